@@ -1,0 +1,72 @@
+"""ragaudit: audit the retrieval half of RAG systems.
+
+The public API is imported lazily so ``import ragaudit`` stays fast::
+
+    import ragaudit
+    result = ragaudit.evaluate("golden.jsonl", "run.trec", metrics="nDCG@10,R@5")
+    print(result.metrics["nDCG@10"])
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from ragaudit.version import __version__
+
+_EXPORTS = {
+    "evaluate": "ragaudit.evaluation.evaluate",
+    "evaluate_retriever": "ragaudit.evaluation.retriever_eval",
+    "EvalResult": "ragaudit.evaluation.result",
+    "CaseResult": "ragaudit.evaluation.result",
+    "Policy": "ragaudit.metrics.policy",
+    "MetricSpec": "ragaudit.metrics.names",
+    "parse_metric": "ragaudit.metrics.names",
+    "parse_metrics": "ragaudit.metrics.names",
+    "Dataset": "ragaudit.data.schema",
+    "GoldenCase": "ragaudit.data.schema",
+    "Evidence": "ragaudit.data.schema",
+    "load_dataset": "ragaudit.data.loading",
+    "load_run": "ragaudit.data.loading",
+    "Run": "ragaudit.data.run",
+    "Retriever": "ragaudit.retrieval.protocol",
+    "RetrievedChunk": "ragaudit.retrieval.protocol",
+}
+
+__all__ = [
+    "CaseResult",
+    "Dataset",
+    "EvalResult",
+    "Evidence",
+    "GoldenCase",
+    "MetricSpec",
+    "Policy",
+    "RetrievedChunk",
+    "Retriever",
+    "Run",
+    "__version__",
+    "evaluate",
+    "evaluate_retriever",
+    "load_dataset",
+    "load_run",
+    "parse_metric",
+    "parse_metrics",
+]
+
+if TYPE_CHECKING:
+    from ragaudit.data.loading import load_dataset, load_run
+    from ragaudit.data.run import Run
+    from ragaudit.data.schema import Dataset, Evidence, GoldenCase
+    from ragaudit.evaluation.evaluate import evaluate
+    from ragaudit.evaluation.result import CaseResult, EvalResult
+    from ragaudit.evaluation.retriever_eval import evaluate_retriever
+    from ragaudit.metrics.names import MetricSpec, parse_metric, parse_metrics
+    from ragaudit.metrics.policy import Policy
+    from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragaudit' has no attribute {name!r}")
+    return getattr(import_module(module), name)

@@ -1,0 +1,1 @@
+"""The ``ragaudit`` command line: one thin module per command."""

@@ -1,0 +1,27 @@
+"""``ragaudit import beir DIR --out OUT``: convert a BEIR folder into ragaudit's corpus and golden set."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "import a BEIR folder as OUT/corpus.jsonl and OUT/dataset.jsonl"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source_format", choices=["beir"], help="the format to import")
+    parser.add_argument("path", help="the BEIR folder (corpus.jsonl, queries.jsonl, qrels/)")
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--relevance-threshold", type=int, default=1, metavar="GRADE")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragaudit.data.beir import import_beir
+
+    summary = import_beir(args.path, args.out, args.split, args.relevance_threshold)
+    print(
+        f"wrote {summary['out']}/corpus.jsonl ({summary['documents']} documents) and "
+        f"{summary['out']}/dataset.jsonl ({summary['cases']} cases, {summary['unanswerable']} with no relevant "
+        f"item); left out {summary['queries_without_judgments']} queries without judgments"
+    )
+    return 0

@@ -1,0 +1,56 @@
+"""Entry point of the ``ragaudit`` command.
+
+Each command lives in its own module exposing ``NAME``, ``HELP``, ``configure(parser)`` and
+``run(args) -> int``; heavy imports happen inside ``run`` so ``ragaudit --help`` stays fast.
+Exit codes: 0 success, 1 the check failed (validation errors, a failed gate), 2 bad usage or input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import import_module
+
+from ragaudit.errors import RagauditError, ValidationError
+from ragaudit.version import __version__
+
+COMMANDS = ("eval", "validate", "import", "metrics")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ragaudit", description="Audit the retrieval half of RAG systems.")
+    parser.add_argument("--version", action="version", version=f"ragaudit {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        module = import_module(f"ragaudit.cli.cmd_{name}")
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.configure(command)
+        command.set_defaults(handler=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "handler", None) is None:
+        parser.print_help()
+        return 2
+    try:
+        code: int = args.handler(args)
+        return code
+    except ValidationError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        print(f"{len(exc.problems)} problem(s); run 'ragaudit validate' for a full list", file=sys.stderr)
+        return 2
+    except RagauditError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Line-by-line reading of text inputs that names file:line on every failure.
+
+Handles a UTF-8 byte-order mark, CRLF line ends and invalid UTF-8 (reported with its line, never a
+traceback), and streams: memory is bounded by the longest line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypeGuard
+
+from ragaudit.errors import InputError
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, str | InputError]]:
+    """Yield ``(line_number, text)`` for each non-blank line; an undecodable line yields an error instead."""
+    p = Path(path)
+    try:
+        handle = p.open("rb")
+    except FileNotFoundError:
+        raise InputError(str(p), None, "file not found", "check the path") from None
+    except IsADirectoryError:
+        raise InputError(str(p), None, "is a directory, expected a file", "name the file inside it") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if len(raw) > MAX_LINE_BYTES:
+                yield (
+                    number,
+                    InputError(
+                        str(p),
+                        number,
+                        f"line is {len(raw):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit",
+                        "split the record or check the file is the right format",
+                    ),
+                )
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield (
+                    number,
+                    InputError(
+                        str(p),
+                        number,
+                        f"invalid UTF-8 at byte {exc.start} of the line",
+                        "re-save the file as UTF-8",
+                    ),
+                )
+                continue
+            text = text.rstrip("\r\n")
+            if text.strip():
+                yield number, text
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json_line(path: str, number: int, text: str) -> Any:
+    """Parse one JSON line strictly (no NaN/Infinity); raise :class:`InputError` naming file:line."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except (json.JSONDecodeError, ValueError) as exc:
+        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        col = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise InputError(
+            path, number, f"malformed JSON{col}: {detail}", "write one JSON object per line"
+        ) from None
+
+
+def is_finite_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def sha256_of(*paths: str | Path) -> str:
+    """SHA-256 over the bytes of one or more files, in order."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with Path(path).open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,78 @@
+"""What a system returned for each case: rankings, scores, errors and latencies.
+
+A :class:`Run` is what every retriever produces (live pipelines, HTTP services, run files) and what
+the evaluator scores. The order of ``items`` is the ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class RankedItem:
+    """One retrieved item. ``tenant_id`` and ``content`` are filled by live retrievers when known."""
+
+    chunk_id: str
+    score: float | None = None
+    tenant_id: str | None = None
+    content: str | None = None
+    source_id: str | None = None
+    metadata: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"chunk_id": self.chunk_id}
+        for key in ("score", "tenant_id", "source_id"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass(slots=True)
+class CaseRun:
+    """The outcome of one case: a ranking, or an error saying why there is none."""
+
+    items: list[RankedItem] = field(default_factory=list)
+    error: str | None = None
+    latency_ms: float | None = None
+    duplicates: int = 0
+
+    @property
+    def ranking(self) -> list[str]:
+        return [item.chunk_id for item in self.items]
+
+
+@dataclass
+class Run:
+    """Results for a set of cases, keyed by case id."""
+
+    cases: dict[str, CaseRun]
+    name: str = "run"
+    source: str | None = None
+    sha256: str | None = None
+    problems: list[str] = field(default_factory=list)
+    """Non-fatal oddities met while reading (duplicate lines, ...), reported with the evaluation."""
+
+    def info(self) -> dict[str, Any]:
+        return {"name": self.name, "source": self.source, "sha256": self.sha256, "cases": len(self.cases)}
+
+
+def order_trec(items: list[RankedItem]) -> list[RankedItem]:
+    """trec_eval's order: score descending, then chunk id descending (the rank column is ignored)."""
+    return sorted(
+        items, key=lambda it: (it.score if it.score is not None else float("-inf"), it.chunk_id), reverse=True
+    )
+
+
+def drop_duplicates(items: list[RankedItem]) -> tuple[list[RankedItem], int]:
+    """Keep the first occurrence of each id in ranking order; return the kept items and how many went."""
+    seen: set[str] = set()
+    kept: list[RankedItem] = []
+    for item in items:
+        if item.chunk_id not in seen:
+            seen.add(item.chunk_id)
+            kept.append(item)
+    return kept, len(items) - len(kept)

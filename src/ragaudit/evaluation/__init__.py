@@ -1,0 +1,1 @@
+"""Scoring runs against golden datasets."""

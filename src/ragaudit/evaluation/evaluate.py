@@ -1,0 +1,121 @@
+"""``evaluate``: score a run against a golden dataset under the semantics policy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from ragaudit.data.loading import load_dataset, load_run
+from ragaudit.data.run import CaseRun, RankedItem, Run
+from ragaudit.data.schema import Dataset
+from ragaudit.evaluation.result import CaseResult, CaseStatus, Counts, EvalResult, RetrievedRecord
+from ragaudit.metrics.bulk import build_rank_matrix, compute
+from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
+from ragaudit.metrics.policy import Policy
+
+RunLike = Run | str | Path | Mapping[str, Sequence[str]]
+
+
+def as_run(run: RunLike) -> Run:
+    """Accept a :class:`Run`, a path to a run file, or ``{case_id: [ranked ids]}``."""
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, (str, Path)):
+        return load_run(run)
+    return Run({cid: CaseRun([RankedItem(d) for d in ids]) for cid, ids in run.items()}, name="in-memory")
+
+
+def _report_depth(specs: Sequence[MetricSpec]) -> int:
+    cutoffs = [s.k for s in specs if s.k is not None]
+    return max(cutoffs) if cutoffs else 100
+
+
+def evaluate(
+    dataset: Dataset | str | Path,
+    run: RunLike,
+    metrics: Iterable[MetricSpec] | str | Sequence[str] | None = None,
+    policy: Policy | None = None,
+) -> EvalResult:
+    """Score ``run`` on ``dataset``; every dataset case appears in the result, marked.
+
+    Averages are macro means over answerable cases; a case the run does not answer (absent, or an
+    error) scores 0 there and is listed. Unanswerable cases are kept out of the averages.
+    """
+    policy = policy or Policy()
+    ds = (
+        dataset
+        if isinstance(dataset, Dataset)
+        else load_dataset(dataset, threshold=policy.relevance_threshold)
+    )
+    the_run = as_run(run)
+    if metrics is None:
+        specs: tuple[MetricSpec, ...] = DEFAULT_METRICS
+    elif isinstance(metrics, (str, list, tuple)) and all(isinstance(m, str) for m in metrics):
+        specs = parse_metrics(metrics)
+    else:
+        specs = tuple(metrics)  # type: ignore[arg-type]
+    threshold = policy.relevance_threshold
+
+    answerable = [c for c in ds.cases if c.is_answerable(threshold)]
+    grades = [c.grades() for c in answerable]
+    rel_sets = [c.relevant_set(threshold) for c in answerable]
+    case_runs = [the_run.cases.get(c.id) for c in answerable]
+    rankings = [cr.ranking if cr is not None and cr.error is None else [] for cr in case_runs]
+    values = compute(build_rank_matrix(rankings, rel_sets, grades), specs, policy.gain)
+    means = {s.name: float(values[s.name].mean()) if answerable else float("nan") for s in specs}
+
+    depth = _report_depth(specs)
+    per_case: list[CaseResult] = []
+    row_of = {c.id: i for i, c in enumerate(answerable)}
+    for case in ds.cases:
+        case_run = the_run.cases.get(case.id)
+        row = row_of.get(case.id)
+        status: CaseStatus
+        if row is None:
+            status = "unanswerable"
+        elif case_run is None:
+            status = "missing"
+        elif case_run.error is not None:
+            status = "error"
+        else:
+            status = "ok"
+        case_grades = case.grades()
+        rel = case.relevant_set(threshold)
+        retrieved = tuple(
+            RetrievedRecord(
+                it.chunk_id, it.score, case_grades.get(it.chunk_id), it.chunk_id in rel, it.tenant_id
+            )
+            for it in (case_run.items[:depth] if case_run is not None else [])
+        )
+        per_case.append(
+            CaseResult(
+                id=case.id,
+                status=status,
+                answered=case_run is not None and case_run.error is None,
+                metrics={s.name: float(values[s.name][row]) for s in specs} if row is not None else {},
+                retrieved=retrieved,
+                tenant_id=case.tenant_id,
+                error=case_run.error if case_run is not None else None,
+                latency_ms=case_run.latency_ms if case_run is not None else None,
+                duplicates=case_run.duplicates if case_run is not None else 0,
+            )
+        )
+    dataset_ids = {c.id for c in ds.cases}
+    extra = sorted(set(the_run.cases) - dataset_ids)
+    notes = list(the_run.problems)
+    if extra:
+        shown = ", ".join(extra[:5]) + (" ..." if len(extra) > 5 else "")
+        notes.append(f"{len(extra)} run result(s) for ids not in the dataset were ignored: {shown}")
+    if ds.skipped:
+        notes += [
+            f"dataset input left out: {n} {reason.replace('_', ' ')}" for reason, n in ds.skipped.items() if n
+        ]
+    counts = Counts(
+        cases=len(ds.cases),
+        answerable=len(answerable),
+        unanswerable=len(ds.cases) - len(answerable),
+        missing=sum(1 for c in per_case if c.status == "missing"),
+        errors=sum(1 for c in per_case if c.status == "error"),
+        not_in_dataset=len(extra),
+    )
+    return EvalResult(means, counts, tuple(per_case), policy, ds.info(), the_run.info(), tuple(notes))

@@ -1,0 +1,149 @@
+"""The typed result of an evaluation and its JSON report form."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from ragaudit.metrics.policy import Policy
+from ragaudit.version import __version__
+
+SCHEMA_VERSION = 1
+CaseStatus = Literal["ok", "missing", "error", "unanswerable"]
+
+
+@dataclass(frozen=True)
+class RetrievedRecord:
+    """One retrieved item as reported: its id, score, tenant and the grade the dataset gives it."""
+
+    chunk_id: str
+    score: float | None
+    grade: int | None
+    relevant: bool
+    tenant_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "chunk_id": self.chunk_id,
+            "score": self.score,
+            "grade": self.grade,
+            "relevant": self.relevant,
+        }
+        if self.tenant_id is not None:
+            out["tenant_id"] = self.tenant_id
+        return out
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """The outcome of one golden case."""
+
+    id: str
+    status: CaseStatus
+    answered: bool
+    metrics: dict[str, float]
+    retrieved: tuple[RetrievedRecord, ...] = ()
+    tenant_id: str | None = None
+    error: str | None = None
+    latency_ms: float | None = None
+    duplicates: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "status": self.status,
+            "answered": self.answered,
+            "answerable": self.status != "unanswerable",
+            "metrics": self.metrics,
+            "retrieved": [r.to_json() for r in self.retrieved],
+        }
+        for key in ("tenant_id", "error", "latency_ms"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.duplicates:
+            out["duplicates"] = self.duplicates
+        return out
+
+
+@dataclass(frozen=True)
+class Counts:
+    cases: int
+    answerable: int
+    unanswerable: int
+    missing: int
+    errors: int
+    not_in_dataset: int
+    """Results in the run for ids the dataset does not have (ignored, listed in ``notes``)."""
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear-interpolation percentile (numpy's default) of a non-empty list."""
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100.0
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """Macro averages over answerable cases, counts, and every case's outcome."""
+
+    metrics: dict[str, float]
+    counts: Counts
+    per_case: tuple[CaseResult, ...]
+    policy: Policy
+    dataset: dict[str, Any]
+    run: dict[str, Any]
+    notes: tuple[str, ...] = ()
+    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    @property
+    def missing(self) -> list[str]:
+        return [c.id for c in self.per_case if c.status == "missing"]
+
+    @property
+    def errors(self) -> list[CaseResult]:
+        return [c for c in self.per_case if c.status == "error"]
+
+    def latency(self) -> dict[str, float] | None:
+        values = [c.latency_ms for c in self.per_case if c.latency_ms is not None]
+        if not values:
+            return None
+        return {
+            "p50": percentile(values, 50),
+            "p95": percentile(values, 95),
+            "p99": percentile(values, 99),
+            "mean": sum(values) / len(values),
+        }
+
+    def per_case_values(self, metric: str) -> dict[str, float]:
+        """``{case_id: value}`` of one metric over the answerable cases (the basis of paired tests)."""
+        return {c.id: c.metrics[metric] for c in self.per_case if metric in c.metrics}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "kind": "eval",
+            "ragaudit_version": __version__,
+            "created_at": self.created_at,
+            "dataset": self.dataset,
+            "run": self.run,
+            "policy": self.policy.to_dict(),
+            "metrics": self.metrics,
+            "counts": self.counts.__dict__,
+            "latency_ms": self.latency(),
+            "missing": self.missing,
+            "errors": [{"id": c.id, "error": c.error} for c in self.errors],
+            "notes": list(self.notes),
+            "per_case": [c.to_json() for c in self.per_case],
+        }
+
+    def write_json(self, path: str | Path) -> None:
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,0 +1,1 @@
+"""Rendering results: terminal tables, JSON, Markdown and HTML reports."""

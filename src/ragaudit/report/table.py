@@ -1,0 +1,57 @@
+"""Plain-text tables for the terminal (no dependency, aligned, numbers right-justified)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ragaudit.evaluation.result import EvalResult
+
+
+def fmt_number(value: float | int | None, digits: int = 4) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return "nan" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), rule, *(line(r) for r in rows)])
+
+
+def eval_table(result: EvalResult) -> str:
+    """The metrics table plus counts, as ``ragaudit eval`` prints it."""
+    rows = [[name, fmt_number(value)] for name, value in result.metrics.items()]
+    table = render_table(["metric", "mean"], rows)
+    c = result.counts
+    counts = (
+        f"cases {c.cases}: answerable {c.answerable} (averaged), unanswerable {c.unanswerable} (excluded), "
+        f"missing {c.missing} (scored 0), errors {c.errors} (scored 0)"
+    )
+    gain = result.policy.gain
+    lines = [
+        table,
+        counts,
+        f"policy: nDCG gain {gain}, relevance threshold {result.policy.relevance_threshold}",
+    ]
+    latency = result.latency()
+    if latency:
+        lines.append(
+            f"latency ms: p50 {latency['p50']:.1f}  p95 {latency['p95']:.1f}  p99 {latency['p99']:.1f}"
+        )
+    if result.missing:
+        shown = ", ".join(result.missing[:10]) + (" ..." if len(result.missing) > 10 else "")
+        lines.append(f"missing from the run: {shown}")
+    for case in result.errors[:10]:
+        lines.append(f"error in {case.id}: {case.error}")
+    lines += [f"note: {n}" for n in result.notes[:10]]
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Retrievers: the protocol every retrieval source implements, and the built-in ones."""

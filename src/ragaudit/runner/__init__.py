@@ -1,0 +1,1 @@
+"""Running retrievers over datasets: concurrency, timeouts, per-case errors."""
