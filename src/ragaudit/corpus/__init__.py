@@ -1,0 +1,1 @@
+"""Corpora: documents, chunkers, and the projection of span labels onto chunks."""
