@@ -6,6 +6,7 @@ Hierarchy::
     ├── InputError                a user file or argument is wrong; carries file:line and the fix
     │   └── ValidationError       several problems found at once (``ragaudit validate``)
     ├── MetricNameError           an unknown metric name; lists valid names, suggests the closest
+    ├── TenantError               a retrieval request without a usable tenant (refused, never served)
     └── MissingDependencyError    an optional extra is not installed; names the pip command
 
 ``MetricNameError`` is also a ``ValueError`` so callers that only know the builtin keep working.
@@ -61,6 +62,10 @@ class ValidationError(InputError):
 
 class MetricNameError(RagauditError, ValueError):
     """An unknown or malformed metric name."""
+
+
+class TenantError(RagauditError, ValueError):
+    """A retrieval request without a tenant (or an empty one): refused, never served from any tenant's data."""
 
 
 class MissingDependencyError(RagauditError, ImportError):
