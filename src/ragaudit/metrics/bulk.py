@@ -127,9 +127,11 @@ def compute(
             values = (hits > 0).astype(np.float64)
         elif spec.family == "MRR":
             window = rel[:, :cut]
-            any_hit = window.any(axis=1)
-            first = window.argmax(axis=1)
-            values = np.where(any_hit, 1.0 / (first + 1.0), 0.0)
+            if cut == 0:
+                values = np.zeros(matrix.n_queries)
+            else:
+                first = window.argmax(axis=1)
+                values = np.where(window.any(axis=1), 1.0 / (first + 1.0), 0.0)
         elif spec.family == "MAP":
             ranks = np.arange(1, cut + 1, dtype=np.float64)
             precision_at_hits = np.where(rel[:, :cut], cum_hits[:, :cut] / ranks, 0.0)

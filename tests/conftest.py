@@ -1,0 +1,26 @@
+"""Shared fixtures: paths to the public benchmark data (tests using it skip cleanly when it is absent)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+BEIR_ROOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir"
+
+
+@pytest.fixture(scope="session")
+def beir_root() -> Path:
+    if not BEIR_ROOT.is_dir():
+        pytest.skip(f"public benchmark data not found at {BEIR_ROOT}")
+    return BEIR_ROOT
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path

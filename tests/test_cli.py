@@ -1,0 +1,114 @@
+"""The command line: exit codes, tables, reports, and errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import write_lines
+from ragaudit.cli.main import main
+
+DEMO = Path(__file__).resolve().parents[1] / "src" / "ragaudit" / "demo_data"
+
+
+def test_eval_prints_table_and_writes_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "report.json"
+    code = main(
+        [
+            "eval",
+            "--dataset",
+            str(DEMO / "lesson_golden.jsonl"),
+            "--run",
+            str(DEMO / "lesson_run.trec"),
+            "--metrics",
+            "nDCG@10,R@5,MRR",
+            "--out",
+            str(out),
+        ]
+    )
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "nDCG@10" in text and "answerable 3" in text and "unanswerable 1" in text
+    report = json.loads(out.read_text())
+    assert set(report["metrics"]) == {"nDCG@10", "R@5", "MRR"} and report["metrics"]["R@5"] == 1.0
+    assert len(report["per_case"]) == 4
+
+
+def test_eval_with_bad_metric_name_exits_2_with_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "eval",
+            "--dataset",
+            str(DEMO / "lesson_golden.jsonl"),
+            "--run",
+            str(DEMO / "lesson_run.trec"),
+            "--metrics",
+            "nDGC@5",
+        ]
+    )
+    assert code == 2 and "did you mean 'nDCG@5'" in capsys.readouterr().err
+
+
+def test_eval_with_broken_run_names_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = write_lines(tmp_path / "run", ["pricing-001 Q0 a 1 1.0 s", "pricing-001 Q0 b 2"])
+    code = main(["eval", "--dataset", str(DEMO / "lesson_golden.jsonl"), "--run", str(run)])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{run}:2" in err and "6 columns" in err and "Traceback" not in err
+
+
+def test_validate_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(DEMO / "lesson_golden.jsonl")]) == 0
+    bad = write_lines(tmp_path / "bad.jsonl", ['{"id": "a", "query": "q", "relevance": {"x": -1}}', "{oops"])
+    assert main(["validate", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}:1" in out and f"{bad}:2" in out and "2 error(s)" in out
+
+
+def test_validate_checks_ids_against_a_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = write_lines(
+        tmp_path / "corpus.jsonl", [json.dumps({"doc_id": "doc1", "tenant_id": "t", "text": "x"})]
+    )
+    golden = write_lines(
+        tmp_path / "g.jsonl",
+        [
+            json.dumps({"id": "a", "query": "q", "relevant_chunk_ids": ["doc1", "doc1#3", "ghost"]}),
+        ],
+    )
+    assert main(["validate", str(golden), "--corpus", str(corpus)]) == 1
+    out = capsys.readouterr().out
+    assert "'ghost'" in out and "doc1#3" not in out and f"{golden}:1" in out
+
+
+def test_import_beir_then_eval(tmp_path: Path, beir_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["import", "beir", str(beir_root / "business-reports"), "--out", str(tmp_path / "br")]) == 0
+    assert "left out 39 queries without judgments" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "validate",
+                str(tmp_path / "br" / "dataset.jsonl"),
+                "--corpus",
+                str(tmp_path / "br" / "corpus.jsonl"),
+            ]
+        )
+        == 0
+    )
+
+
+def test_metrics_command_and_console_script(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["metrics", "ndcg@10", "recall@5"]) == 0
+    assert capsys.readouterr().out.split() == ["nDCG@10", "R@5"]
+    done = subprocess.run(
+        [sys.executable, "-m", "ragaudit.cli.main", "--version"], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.startswith("ragaudit ")
+
+
+def test_import_is_fast_and_light() -> None:
+    code = "import sys, ragaudit; print(any(m in sys.modules for m in ('numpy', 'torch', 'bm25s', 'httpx')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
