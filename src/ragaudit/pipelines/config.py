@@ -1,0 +1,277 @@
+"""Pipeline configuration: a small TOML file, or one of the presets.
+
+::
+
+    name = "hybrid-rerank"
+
+    [chunking]              # whole | fixed | sentence | recursive
+    strategy = "whole"
+
+    [retriever]             # bm25 | dense | hybrid
+    type = "hybrid"
+    method = "rrf"          # rrf | weighted
+    components = [{ type = "bm25" }, { type = "dense", store = "exact" }]
+
+    [rerank]                # bi-encoder | cross-encoder | llm
+    type = "bi-encoder"
+    top_n = 30
+
+    [rewrite]               # synonyms | rm3 | llm
+    type = "rm3"
+
+Every key is checked; an unknown one is an error naming the table, the key and the valid keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ragaudit.errors import InputError, Problem, ValidationError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+CHUNKING_STRATEGIES = ("whole", "fixed", "sentence", "recursive")
+RETRIEVER_KEYS: dict[str, set[str]] = {
+    "bm25": {"k1", "b", "method", "stemmer", "stopwords"},
+    "dense": {
+        "model",
+        "store",
+        "qdrant_url",
+        "qdrant_path",
+        "collection",
+        "batch_size",
+        "cache_dir",
+        "hybrid_sparse",
+    },
+    "hybrid": {"method", "weights", "rrf_k", "normalize", "depth", "components"},
+}
+RERANK_KEYS: dict[str, set[str]] = {
+    "bi-encoder": {"top_n", "model"},
+    "cross-encoder": {"top_n", "model"},
+    "llm": {"top_n", "model", "base_url", "api_key_env", "prompt"},
+}
+REWRITE_KEYS: dict[str, set[str]] = {
+    "synonyms": {"mapping", "mapping_file"},
+    "rm3": {"fb_docs", "fb_terms", "original_weight"},
+    "llm": {"model", "base_url", "api_key_env", "prompt"},
+}
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, dict):
+        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _thawed(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _thawed(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thawed(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class ChunkingConfig:
+    strategy: str = "whole"
+    size: int = 256
+    overlap: int = 0
+
+
+@dataclass(frozen=True)
+class StageConfig:
+    """A retriever, rerank or rewrite stage: its type and its parameters."""
+
+    type: str
+    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    components: tuple[StageConfig, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type, **_thawed(self.params)}
+        if self.components:
+            out["components"] = [c.to_dict() for c in self.components]
+        return out
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    name: str
+    retriever: StageConfig
+    chunking: ChunkingConfig = ChunkingConfig()
+    rerank: StageConfig | None = None
+    rewrite: StageConfig | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "chunking": {
+                "strategy": self.chunking.strategy,
+                "size": self.chunking.size,
+                "overlap": self.chunking.overlap,
+            },
+            "retriever": self.retriever.to_dict(),
+        }
+        if self.rerank is not None:
+            out["rerank"] = self.rerank.to_dict()
+        if self.rewrite is not None:
+            out["rewrite"] = self.rewrite.to_dict()
+        return out
+
+    def sha256(self) -> str:
+        """Hash of the configuration (name excluded), for provenance and comparisons."""
+        body = {k: v for k, v in self.to_dict().items() if k != "name"}
+        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+class _Parser:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.problems: list[Problem] = []
+
+    def fail(self, where: str, message: str, fix: str) -> None:
+        self.problems.append(Problem(self.path, None, f"[{where}] {message}", fix))
+
+    def stage(self, where: str, raw: Any, kinds: dict[str, set[str]]) -> StageConfig | None:
+        if not isinstance(raw, dict):
+            self.fail(where, "must be a table", f"write [{where}] with a 'type' key")
+            return None
+        kind = raw.get("type")
+        if kind not in kinds:
+            self.fail(where, f"unknown or missing type {kind!r}", f"use one of: {', '.join(kinds)}")
+            return None
+        unknown = sorted(set(raw) - kinds[kind] - {"type"})
+        if unknown:
+            valid = ", ".join(sorted(kinds[kind])) or "none"
+            self.fail(where, f"unknown key(s) {', '.join(unknown)} for type {kind!r}", f"valid keys: {valid}")
+        components: list[StageConfig] = []
+        if kind == "hybrid":
+            raw_components = raw.get("components")
+            if not isinstance(raw_components, list) or len(raw_components) < 2:
+                self.fail(
+                    where,
+                    "a hybrid retriever needs at least two components",
+                    'components = [{ type = "bm25" }, { type = "dense" }]',
+                )
+            else:
+                leaf_kinds = {k: v for k, v in RETRIEVER_KEYS.items() if k != "hybrid"}
+                for i, comp in enumerate(raw_components):
+                    parsed = self.stage(f"{where}.components[{i}]", comp, leaf_kinds)
+                    if parsed is not None:
+                        components.append(parsed)
+        params = {k: v for k, v in raw.items() if k not in ("type", "components")}
+        return StageConfig(kind, _frozen(params), tuple(components))
+
+    def chunking(self, raw: Any) -> ChunkingConfig:
+        if raw is None:
+            return ChunkingConfig()
+        if not isinstance(raw, dict):
+            self.fail("chunking", "must be a table", "write [chunking] with strategy, size, overlap")
+            return ChunkingConfig()
+        unknown = sorted(set(raw) - {"strategy", "size", "overlap"})
+        if unknown:
+            self.fail(
+                "chunking", f"unknown key(s) {', '.join(unknown)}", "valid keys: strategy, size, overlap"
+            )
+        strategy = raw.get("strategy", "whole")
+        size, overlap = raw.get("size", 256), raw.get("overlap", 0)
+        if strategy not in CHUNKING_STRATEGIES:
+            self.fail(
+                "chunking", f"unknown strategy {strategy!r}", f"use one of: {', '.join(CHUNKING_STRATEGIES)}"
+            )
+            strategy = "whole"
+        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+            self.fail("chunking", f"size must be a positive integer (got {size!r})", "e.g. size = 256")
+            size = 256
+        if not isinstance(overlap, int) or isinstance(overlap, bool) or not 0 <= overlap < size:
+            self.fail(
+                "chunking", f"overlap must be an integer in [0, size) (got {overlap!r})", "e.g. overlap = 32"
+            )
+            overlap = 0
+        return ChunkingConfig(strategy, size, overlap)
+
+
+def parse_pipeline(
+    raw: Mapping[str, Any], path: str = "<config>", default_name: str = "pipeline"
+) -> PipelineConfig:
+    """Build a :class:`PipelineConfig` from a parsed TOML mapping; raise ValidationError listing every problem."""
+    parser = _Parser(path)
+    unknown = sorted(set(raw) - {"name", "chunking", "retriever", "rerank", "rewrite"})
+    if unknown:
+        parser.fail(
+            "top level",
+            f"unknown key(s) {', '.join(unknown)}",
+            "valid: name, chunking, retriever, rerank, rewrite",
+        )
+    name = raw.get("name", default_name)
+    if not isinstance(name, str) or not name:
+        parser.fail("top level", "name must be a non-empty string", 'name = "my-pipeline"')
+        name = default_name
+    retriever = parser.stage("retriever", raw.get("retriever"), RETRIEVER_KEYS)
+    chunking = parser.chunking(raw.get("chunking"))
+    rerank = parser.stage("rerank", raw["rerank"], RERANK_KEYS) if "rerank" in raw else None
+    rewrite = parser.stage("rewrite", raw["rewrite"], REWRITE_KEYS) if "rewrite" in raw else None
+    if parser.problems or retriever is None:
+        raise ValidationError(
+            parser.problems or [Problem(path, None, "[retriever] missing", "add a [retriever] table")]
+        )
+    return PipelineConfig(name, retriever, chunking, rerank, rewrite)
+
+
+def load_pipeline_file(path: str | Path) -> PipelineConfig:
+    p = Path(path)
+    try:
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(str(p), None, "pipeline config not found", "check the --config path") from None
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"at line (\d+)", str(exc))
+        line = int(found.group(1)) if found else None
+        raise InputError(
+            str(p), line, f"invalid TOML: {exc}", "fix the syntax (see docs/pipelines.md)"
+        ) from None
+    except UnicodeDecodeError:
+        raise InputError(str(p), None, "not UTF-8 text", "re-save the file as UTF-8") from None
+    return parse_pipeline(raw, str(p), p.stem)
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "bm25": {"retriever": {"type": "bm25"}},
+    "dense": {"retriever": {"type": "dense", "store": "exact"}},
+    "hybrid": {
+        "retriever": {"type": "hybrid", "method": "rrf", "components": [{"type": "bm25"}, {"type": "dense"}]}
+    },
+    "hybrid-rerank": {
+        "retriever": {"type": "hybrid", "method": "rrf", "components": [{"type": "bm25"}, {"type": "dense"}]},
+        "rerank": {"type": "bi-encoder", "top_n": 30},
+    },
+}
+
+
+def preset(name: str) -> PipelineConfig:
+    """One of the named presets: ``bm25``, ``dense``, ``hybrid``, ``hybrid-rerank``."""
+    if name not in PRESETS:
+        raise InputError(
+            "--pipeline",
+            None,
+            f"unknown preset {name!r}",
+            f"use one of: {', '.join(PRESETS)}, or --config FILE.toml",
+        )
+    return parse_pipeline({"name": name, **PRESETS[name]}, f"preset:{name}", name)
+
+
+def resolve_pipeline(spec: str) -> PipelineConfig:
+    """A preset name, or a path to a TOML file."""
+    return load_pipeline_file(spec) if spec.endswith(".toml") or Path(spec).is_file() else preset(spec)
