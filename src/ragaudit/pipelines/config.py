@@ -159,18 +159,18 @@ class _Parser:
         components: list[StageConfig] = []
         if kind == "hybrid":
             raw_components = raw.get("components")
-            if not isinstance(raw_components, list) or len(raw_components) < 2:
+            items = raw_components if isinstance(raw_components, list) else []
+            if len(items) < 2:
                 self.fail(
                     where,
                     "a hybrid retriever needs at least two components",
                     'components = [{ type = "bm25" }, { type = "dense" }]',
                 )
-            else:
-                leaf_kinds = {k: v for k, v in RETRIEVER_KEYS.items() if k != "hybrid"}
-                for i, comp in enumerate(raw_components):
-                    parsed = self.stage(f"{where}.components[{i}]", comp, leaf_kinds)
-                    if parsed is not None:
-                        components.append(parsed)
+            leaf_kinds = {k: v for k, v in RETRIEVER_KEYS.items() if k != "hybrid"}
+            for i, comp in enumerate(items):
+                parsed = self.stage(f"{where}.components[{i}]", comp, leaf_kinds)
+                if parsed is not None:
+                    components.append(parsed)
         params = {k: v for k, v in raw.items() if k not in ("type", "components")}
         return StageConfig(kind, _frozen(params), tuple(components))
 
