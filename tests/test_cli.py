@@ -112,3 +112,22 @@ def test_import_is_fast_and_light() -> None:
     code = "import sys, ragaudit; print(any(m in sys.modules for m in ('numpy', 'torch', 'bm25s', 'httpx')))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_unwritable_output_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code = main(
+        [
+            "eval",
+            "--dataset",
+            str(DEMO / "lesson_golden.jsonl"),
+            "--run",
+            str(DEMO / "lesson_run.trec"),
+            "--out",
+            str(blocker / "report.json"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert str(blocker) in err and "Traceback" not in err

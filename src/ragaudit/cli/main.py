@@ -47,6 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RagauditError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # unreadable or unwritable paths: say which, never a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc} (check the path and its permissions)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
