@@ -15,7 +15,7 @@ from importlib import import_module
 from ragaudit.errors import RagauditError, ValidationError
 from ragaudit.version import __version__
 
-COMMANDS = ("eval", "validate", "import", "metrics")
+COMMANDS = ("eval", "compare", "validate", "import", "metrics")
 
 
 def build_parser() -> argparse.ArgumentParser:

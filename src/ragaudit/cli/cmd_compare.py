@@ -1,0 +1,60 @@
+"""``ragaudit compare``: paired significance of several eval reports against a baseline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+HELP = "compare eval reports: deltas, CIs, corrected p-values and significance"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("reports", nargs="+", help="eval reports (JSON written by 'ragaudit eval --out')")
+    parser.add_argument("--baseline", help="the baseline report (default: the first one)")
+    parser.add_argument("--metrics", help="comma-separated metrics (default: all metrics the reports share)")
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--resamples", type=int, default=10_000, help="randomization and bootstrap resamples")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="write the comparison JSON here")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragaudit.experiments.compare import compare_reports, load_report
+    from ragaudit.metrics.names import parse_metrics
+    from ragaudit.report.table import fmt_number, render_table
+
+    paths = list(dict.fromkeys([*([args.baseline] if args.baseline else []), *args.reports]))
+    reports = [load_report(p) for p in paths]
+    labels = [r.label for r in reports]
+    if len(set(labels)) != len(labels):  # two runs with the same name: tell them apart by file name
+        reports = [load_report(p, Path(p).stem) for p in paths]
+    metrics = [m.name for m in parse_metrics(args.metrics)] if args.metrics else None
+    result = compare_reports(reports, reports[0], metrics, args.alpha, args.resamples, args.seed)
+    rows = []
+    for c in result["comparisons"]:
+        mark = "*" if c["significant"] else ""
+        rows.append(
+            [
+                c["metric"],
+                c["system"],
+                fmt_number(c["baseline_mean"]),
+                fmt_number(c["system_mean"]),
+                f"{c['delta']:+.4f}{mark}",
+                f"[{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}]",
+                fmt_number(c["p_value_corrected"]),
+                f"{c['wins']}/{c['ties']}/{c['losses']}",
+            ]
+        )
+    print(
+        render_table(["metric", "system", "baseline", "system", "delta", "95% CI", "p (Holm)", "W/T/L"], rows)
+    )
+    print(
+        f"baseline: {result['baseline']}; * = significant at alpha {args.alpha} after Holm correction "
+        f"across {len(rows)} comparisons (paired randomization test, {args.resamples} resamples)"
+    )
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"comparison written to {args.out}")
+    return 0

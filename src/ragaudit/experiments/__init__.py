@@ -1,0 +1,1 @@
+"""Experiments that answer "is it better?": comparisons, benchmarks, ablations, sweeps."""

@@ -1,0 +1,218 @@
+"""Paired comparison of evaluation reports: deltas, bootstrap CIs, corrected p-values, win/tie/loss.
+
+Reports are comparable only when made on the same dataset (same sha256) under the same policy;
+``compare_reports`` refuses otherwise and says why. Pairs are the answerable cases both reports scored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragaudit.errors import InputError
+from ragaudit.stats.bootstrap import bootstrap_mean_ci
+from ragaudit.stats.correction import holm_bonferroni
+from ragaudit.stats.paired import paired_effect_size, paired_t_test, randomization_test, win_tie_loss
+from ragaudit.version import __version__
+
+MOVED = 5
+
+
+@dataclass(frozen=True)
+class LoadedReport:
+    """An eval report as read from JSON, reduced to what comparisons need."""
+
+    label: str
+    path: str
+    data: Mapping[str, Any]
+
+    @property
+    def dataset_sha(self) -> str:
+        return str(self.data.get("dataset", {}).get("sha256", ""))
+
+    @property
+    def policy(self) -> Mapping[str, Any]:
+        policy = self.data.get("policy", {})
+        return policy if isinstance(policy, Mapping) else {}
+
+    def per_case(self, metric: str) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for case in self.data.get("per_case", []):
+            value = case.get("metrics", {}).get(metric)
+            if isinstance(value, (int, float)) and math.isfinite(value):
+                out[str(case["id"])] = float(value)
+        return out
+
+    def metric_names(self) -> list[str]:
+        return list(self.data.get("metrics", {}))
+
+
+def load_report(path: str | Path, label: str | None = None) -> LoadedReport:
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(str(p), None, "report not found", "check the path") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            str(p), exc.lineno, f"not valid JSON: {exc.msg}", "pass a report written by ragaudit --out"
+        ) from None
+    if not isinstance(data, dict) or "per_case" not in data or "metrics" not in data:
+        raise InputError(
+            str(p),
+            None,
+            "not a ragaudit eval report (no per_case / metrics)",
+            "pass a report written by 'ragaudit eval --out'",
+        )
+    name = label or str(data.get("run", {}).get("name") or p.stem)
+    return LoadedReport(name, str(p), data)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    metric: str
+    baseline: str
+    system: str
+    baseline_mean: float
+    system_mean: float
+    delta: float
+    ci: tuple[float, float]
+    p_value: float
+    p_value_corrected: float
+    test: str
+    significant: bool
+    wins: int
+    ties: int
+    losses: int
+    n: int
+    effect_size: float
+    p_value_t_test: float
+    most_improved: list[dict[str, Any]] = field(default_factory=list)
+    most_regressed: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["ci"] = list(self.ci)
+        return out
+
+
+def check_comparable(reports: Sequence[LoadedReport]) -> None:
+    first = reports[0]
+    for other in reports[1:]:
+        if other.dataset_sha != first.dataset_sha:
+            raise InputError(
+                other.path,
+                None,
+                f"made on a different dataset (sha256 {other.dataset_sha[:12]} vs {first.dataset_sha[:12]} in {first.path})",
+                "compare reports evaluated on the same golden dataset",
+            )
+        keys = set(first.policy) | set(other.policy)
+        diff = sorted(k for k in keys if first.policy.get(k) != other.policy.get(k))
+        if diff:
+            detail = ", ".join(f"{k}: {first.policy.get(k)!r} vs {other.policy.get(k)!r}" for k in diff)
+            raise InputError(
+                other.path,
+                None,
+                f"made under a different metric policy ({detail})",
+                "re-run both evaluations with the same --gain and --relevance-threshold",
+            )
+
+
+def _moved(ids: list[str], d: np.ndarray, reverse: bool) -> list[dict[str, Any]]:
+    order = np.argsort(-d if reverse else d, kind="stable")[:MOVED]
+    return [{"id": ids[i], "delta": float(d[i])} for i in order if (d[i] > 0 if reverse else d[i] < 0)]
+
+
+def compare_pair(
+    baseline: LoadedReport, system: LoadedReport, metric: str, *, alpha: float, n_resamples: int, seed: int
+) -> Comparison:
+    a_map, b_map = baseline.per_case(metric), system.per_case(metric)
+    ids = sorted(set(a_map) & set(b_map))
+    a = np.array([a_map[i] for i in ids])
+    b = np.array([b_map[i] for i in ids])
+    d = b - a
+    rng = np.random.default_rng(seed)
+    p = randomization_test(a, b, n_resamples=n_resamples, rng=rng) if ids else math.nan
+    wtl = win_tie_loss(a, b)
+    return Comparison(
+        metric=metric,
+        baseline=baseline.label,
+        system=system.label,
+        baseline_mean=float(a.mean()) if ids else math.nan,
+        system_mean=float(b.mean()) if ids else math.nan,
+        delta=float(d.mean()) if ids else math.nan,
+        ci=bootstrap_mean_ci(d, n_resamples=n_resamples, rng=rng),
+        p_value=p,
+        p_value_corrected=p,
+        test="paired randomization (sign-flip)",
+        significant=False,
+        wins=wtl.wins,
+        ties=wtl.ties,
+        losses=wtl.losses,
+        n=len(ids),
+        effect_size=paired_effect_size(a, b) if ids else math.nan,
+        p_value_t_test=paired_t_test(a, b).p_value if ids else math.nan,
+        most_improved=_moved(ids, d, True),
+        most_regressed=_moved(ids, d, False),
+    )
+
+
+def compare_reports(
+    reports: Sequence[LoadedReport],
+    baseline: LoadedReport | None = None,
+    metrics: Sequence[str] | None = None,
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Compare every system against the baseline on every metric; Holm-correct across the whole table."""
+    if len(reports) < 2:
+        raise InputError("compare", None, "need at least two reports", "pass two or more report files")
+    base = baseline or reports[0]
+    everyone = [base, *[r for r in reports if r is not base and r.path != base.path]]
+    check_comparable(everyone)
+    names = (
+        list(metrics)
+        if metrics
+        else [m for m in base.metric_names() if all(m in r.metric_names() for r in everyone)]
+    )
+    rows = [
+        compare_pair(base, other, m, alpha=alpha, n_resamples=n_resamples, seed=seed)
+        for other in everyone[1:]
+        for m in names
+    ]
+    corrected = holm_bonferroni([r.p_value for r in rows])
+    final = [
+        Comparison(
+            **{
+                **asdict(r),
+                "ci": r.ci,
+                "p_value_corrected": c,
+                "significant": bool(not math.isnan(c) and c < alpha),
+            }
+        )
+        for r, c in zip(rows, corrected, strict=True)
+    ]
+    return {
+        "schema_version": 1,
+        "kind": "compare",
+        "ragaudit_version": __version__,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "dataset": dict(base.data.get("dataset", {})),
+        "policy": dict(base.policy),
+        "baseline": base.label,
+        "systems": [r.label for r in everyone[1:]],
+        "alpha": alpha,
+        "correction": "holm-bonferroni",
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "reports": {r.label: r.path for r in everyone},
+        "comparisons": [c.to_json() for c in final],
+    }
