@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ragaudit.data.loading import load_dataset, load_run
 from ragaudit.data.run import CaseRun, RankedItem, Run
@@ -35,6 +36,7 @@ def evaluate(
     run: RunLike,
     metrics: Iterable[MetricSpec] | str | Sequence[str] | None = None,
     policy: Policy | None = None,
+    context: Mapping[str, Any] | None = None,
 ) -> EvalResult:
     """Score ``run`` on ``dataset``; every dataset case appears in the result, marked.
 
@@ -118,4 +120,6 @@ def evaluate(
         errors=sum(1 for c in per_case if c.status == "error"),
         not_in_dataset=len(extra),
     )
-    return EvalResult(means, counts, tuple(per_case), policy, ds.info(), the_run.info(), tuple(notes))
+    return EvalResult(
+        means, counts, tuple(per_case), policy, ds.info(), the_run.info(), tuple(notes), dict(context or {})
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -51,6 +52,8 @@ class CaseResult:
     error: str | None = None
     latency_ms: float | None = None
     duplicates: int = 0
+    leaks: tuple[dict[str, Any], ...] = ()
+    """Returned chunks the caller's tenant must not see (chunk_id, rank, claimed and caller tenant)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -67,6 +70,8 @@ class CaseResult:
                 out[key] = value
         if self.duplicates:
             out["duplicates"] = self.duplicates
+        if self.leaks:
+            out["leaks"] = list(self.leaks)
         return out
 
 
@@ -100,6 +105,8 @@ class EvalResult:
     dataset: dict[str, Any]
     run: dict[str, Any]
     notes: tuple[str, ...] = ()
+    context: Mapping[str, Any] = field(default_factory=dict)
+    """Provenance beyond dataset and run: pipeline config and hash, corpus, models, k."""
     created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
     @property
@@ -121,6 +128,10 @@ class EvalResult:
             "mean": sum(values) / len(values),
         }
 
+    def leaks(self) -> list[dict[str, Any]]:
+        """Every cross-tenant leak found, with the case it happened in."""
+        return [{"case_id": c.id, **leak} for c in self.per_case for leak in c.leaks]
+
     def per_case_values(self, metric: str) -> dict[str, float]:
         """``{case_id: value}`` of one metric over the answerable cases (the basis of paired tests)."""
         return {c.id: c.metrics[metric] for c in self.per_case if metric in c.metrics}
@@ -139,6 +150,12 @@ class EvalResult:
             "latency_ms": self.latency(),
             "missing": self.missing,
             "errors": [{"id": c.id, "error": c.error} for c in self.errors],
+            "security": {
+                "leaks": len(self.leaks()),
+                "cases_with_leaks": sum(1 for c in self.per_case if c.leaks),
+                "records": self.leaks(),
+            },
+            **dict(self.context),
             "notes": list(self.notes),
             "per_case": [c.to_json() for c in self.per_case],
         }

@@ -43,14 +43,14 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 CHUNKING_STRATEGIES = ("whole", "fixed", "sentence", "recursive")
 RETRIEVER_KEYS: dict[str, set[str]] = {
-    "bm25": {"k1", "b", "method", "stemmer", "stopwords"},
+    "bm25": {"k1", "b", "delta", "method", "stemmer", "stopwords"},
     "dense": {
         "model",
         "store",
         "qdrant_url",
+        "qdrant_api_key_env",
         "qdrant_path",
         "collection",
-        "batch_size",
         "cache_dir",
         "hybrid_sparse",
     },

@@ -53,5 +53,16 @@ def eval_table(result: EvalResult) -> str:
         lines.append(f"missing from the run: {shown}")
     for case in result.errors[:10]:
         lines.append(f"error in {case.id}: {case.error}")
+    leaks = result.leaks()
+    if leaks:
+        cases = len({leak["case_id"] for leak in leaks})
+        lines.append(
+            f"SECURITY: {len(leaks)} cross-tenant chunk(s) returned in {cases} case(s) - a release blocker"
+        )
+        for leak in leaks[:10]:
+            lines.append(
+                f"  leak in {leak['case_id']}: {leak['chunk_id']} (rank {leak['rank']}) owned by "
+                f"{leak['claimed_tenant']!r}, asked as {leak['caller_tenant']!r}"
+            )
     lines += [f"note: {n}" for n in result.notes[:10]]
     return "\n".join(lines)
