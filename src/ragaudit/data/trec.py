@@ -13,7 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from ragaudit.data.lines import iter_lines, sha256_of
-from ragaudit.data.run import CaseRun, RankedItem, Run, drop_duplicates, order_trec
+from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates, order_trec
 from ragaudit.errors import InputError, Problem, ValidationError
 
 MAX_PROBLEMS = 200
@@ -144,10 +144,11 @@ def read_trec_run(path: str | Path, name: str | None = None) -> tuple[Run, list[
     cases: dict[str, CaseRun] = {}
     notes: list[str] = []
     for qid, items in raw.items():
-        kept, dropped = drop_duplicates(order_trec(items))
-        if dropped:
-            notes.append(f"{qid}: {dropped} duplicate doc id(s) counted once (highest score kept)")
-        cases[qid] = CaseRun(kept, duplicates=dropped)
+        ordered = order_trec(items)
+        repeats = count_duplicates(ordered)
+        if repeats:
+            notes.append(f"{qid}: {repeats} duplicate doc id line(s); each id counts once, at its best rank")
+        cases[qid] = CaseRun(ordered, duplicates=repeats)
     run_name = name or (sorted(tags)[0] if len(tags) == 1 else Path(p).stem)
     sha = sha256_of(path) if not any(pr.severity == "error" for pr in problems) else None
     return Run(cases, run_name, p, sha, notes), problems

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.data.loading import load_dataset, load_run
-from ragaudit.data.run import CaseRun, RankedItem, Run
+from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates
 from ragaudit.data.schema import Dataset
 from ragaudit.evaluation.result import CaseResult, CaseStatus, Counts, EvalResult, RetrievedRecord
 from ragaudit.metrics.bulk import build_rank_matrix, compute
@@ -23,7 +23,11 @@ def as_run(run: RunLike) -> Run:
         return run
     if isinstance(run, (str, Path)):
         return load_run(run)
-    return Run({cid: CaseRun([RankedItem(d) for d in ids]) for cid, ids in run.items()}, name="in-memory")
+    cases = {}
+    for cid, ids in run.items():
+        items = [RankedItem(d) for d in ids]
+        cases[cid] = CaseRun(items, duplicates=count_duplicates(items))
+    return Run(cases, name="in-memory")
 
 
 def _report_depth(specs: Sequence[MetricSpec]) -> int:
