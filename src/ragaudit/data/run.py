@@ -31,14 +31,44 @@ class RankedItem:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class LeakRecord:
+    """A returned chunk that the caller's tenant must not see.
+
+    ``claimed_tenant`` is the owner the retriever reported for the chunk; ``None`` means the chunk
+    carried no tenant label (a leak only when the run requires labels: unlabelled data cannot be
+    shown to belong to the caller). ``rank`` is the chunk's 1-based position in the returned list.
+    """
+
+    chunk_id: str
+    rank: int
+    claimed_tenant: str | None
+    caller_tenant: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "chunk_id": self.chunk_id,
+            "rank": self.rank,
+            "claimed_tenant": self.claimed_tenant,
+            "caller_tenant": self.caller_tenant,
+        }
+
+
 @dataclass(slots=True)
 class CaseRun:
-    """The outcome of one case: a ranking, or an error saying why there is none."""
+    """The outcome of one case: a ranking, or an error saying why there is none.
+
+    Live runs also record the tenant the case was asked for, how many attempts it took (retries of
+    transient failures included; 0 when it was never sent) and any tenant leaks found in the ranking.
+    """
 
     items: list[RankedItem] = field(default_factory=list)
     error: str | None = None
     latency_ms: float | None = None
     duplicates: int = 0
+    attempts: int = 1
+    leaks: list[LeakRecord] = field(default_factory=list)
+    tenant_id: str | None = None
 
     @property
     def ranking(self) -> list[str]:
@@ -65,6 +95,14 @@ def order_trec(items: list[RankedItem]) -> list[RankedItem]:
     return sorted(
         items, key=lambda it: (it.score if it.score is not None else float("-inf"), it.chunk_id), reverse=True
     )
+
+
+def count_duplicates(items: list[RankedItem]) -> int:
+    """How many items repeat an id seen earlier in the ranking.
+
+    The items themselves are kept: under the policy a later copy keeps its slot and gains nothing.
+    """
+    return len(items) - len({item.chunk_id for item in items})
 
 
 def drop_duplicates(items: list[RankedItem]) -> tuple[list[RankedItem], int]:
