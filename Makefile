@@ -21,8 +21,7 @@ $(STAMP): pyproject.toml constraints.txt
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/ragaudit eval --dataset src/ragaudit/demo_data/lesson_golden.jsonl \
-		--run src/ragaudit/demo_data/lesson_run.trec --out reports/demo/lesson_eval.json
+	$(BIN)/ragaudit demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# one embedding/LLM cache per test session: tests never touch the user's .ragaudit/cache
+os.environ.setdefault("RAGAUDIT_CACHE_DIR", tempfile.mkdtemp(prefix="ragaudit-test-cache-"))
 
 BEIR_ROOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir"
 
@@ -19,6 +22,9 @@ def beir_root() -> Path:
     if not BEIR_ROOT.is_dir():
         pytest.skip(f"public benchmark data not found at {BEIR_ROOT}")
     return BEIR_ROOT
+
+
+KB = Path(__file__).resolve().parents[1] / "src" / "ragaudit" / "demo_data" / "kb"
 
 
 def write_lines(path: Path, lines: list[str]) -> Path:

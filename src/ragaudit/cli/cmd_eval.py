@@ -1,17 +1,28 @@
-"""``ragaudit eval``: score a run (or a retriever) on a golden dataset; print a table, write a JSON report."""
+"""``ragaudit eval``: score a run file, a built pipeline, an HTTP service or a Python retriever on a
+golden dataset; print a table, write a JSON report."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+from typing import Any
 
 from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
 
-HELP = "evaluate a run file against a golden dataset"
+HELP = "evaluate a run file, a pipeline over a corpus, an HTTP endpoint or a Python retriever"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_dataset_options(parser)
-    parser.add_argument("--run", required=True, help="TREC run file or JSONL run")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--run", help="TREC run file or JSONL run")
+    source.add_argument(
+        "--pipeline", help="a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML file"
+    )
+    source.add_argument("--config", help="a pipeline TOML file (same as --pipeline FILE)")
+    source.add_argument("--endpoint", help="URL of a retrieval service: POST {tenant_id, query, top_k}")
+    source.add_argument("--retriever", help="a Python retriever: module:factory")
+    parser.add_argument("--corpus", help="corpus JSONL or BEIR folder (needed with --pipeline/--config)")
     parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
     parser.add_argument(
         "--metrics",
@@ -19,20 +30,119 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="comma-separated metric names (default nDCG@10,R@5,R@10,R@100,P@5,MRR@10,MAP@100,Hit@5)",
     )
     parser.add_argument("--out", help="write the JSON report here")
+    parser.add_argument(
+        "--name", help="a label for this system in reports (default: derived from the source)"
+    )
+    live = parser.add_argument_group("live sources (pipeline, endpoint, retriever)")
+    live.add_argument(
+        "--top-k", type=int, help="results to request per query (default: largest metric cut-off)"
+    )
+    live.add_argument("--tenant", help="tenant for cases that name none")
+    live.add_argument("--concurrency", type=int, default=8)
+    live.add_argument("--timeout", type=float, default=30.0, help="per-query timeout in seconds")
+    live.add_argument("--results", help="append-only JSONL of finished cases (enables --resume)")
+    live.add_argument("--resume", action="store_true", help="continue from --results without redoing cases")
+    live.add_argument("--no-progress", action="store_true", help="no progress bar")
+    live.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
+    http = parser.add_argument_group("HTTP endpoint")
+    http.add_argument(
+        "--auth-env", help="name of the env var holding the auth token (never written anywhere)"
+    )
+    http.add_argument(
+        "--field",
+        action="append",
+        default=[],
+        metavar="OURS=THEIRS",
+        help="map a response field, e.g. chunk_id=id (repeatable)",
+    )
+    http.add_argument("--results-field", help="where the result list is in the response, e.g. data.hits")
     add_policy_options(parser)
+
+
+def _field_map(pairs: list[str]) -> dict[str, str]:
+    from ragaudit.errors import InputError
+
+    out: dict[str, str] = {}
+    for pair in pairs:
+        ours, eq, theirs = pair.partition("=")
+        if not eq or not ours or not theirs:
+            raise InputError(
+                "--field", None, f"expected OURS=THEIRS, got {pair!r}", "e.g. --field chunk_id=id"
+            )
+        out[ours] = theirs
+    return out
+
+
+def _live_source(
+    args: argparse.Namespace, dataset: Any, threshold: int
+) -> tuple[Any, Any, str, dict[str, Any]]:
+    """The retriever to query, the dataset it is scored on, its label, and its provenance."""
+    from ragaudit.errors import InputError
+
+    if args.pipeline or args.config:
+        from ragaudit.pipelines.config import resolve_pipeline
+        from ragaudit.pipelines.prepare import prepare_pipeline
+
+        if not args.corpus:
+            raise InputError(
+                "--corpus", None, "a pipeline needs a corpus to index", "add --corpus corpus.jsonl"
+            )
+        config = resolve_pipeline(args.pipeline or args.config)
+        prepared = prepare_pipeline(
+            dataset, args.corpus, config, threshold=threshold, qdrant_url=args.qdrant_url
+        )
+        return prepared.pipeline.retriever, prepared.dataset, config.name, prepared.context()
+    if args.endpoint:
+        from ragaudit.retrieval.http import HttpRetriever, display_url
+
+        retriever = HttpRetriever(
+            args.endpoint,
+            field_map=_field_map(args.field) or None,
+            results_path=args.results_field,
+            auth_header_env=args.auth_env,
+            timeout_s=args.timeout,
+            max_connections=args.concurrency,
+        )
+        return retriever, dataset, "endpoint", {"source": {"endpoint": display_url(args.endpoint)}}
+    from ragaudit.retrieval.plugin import load_plugin
+
+    return load_plugin(args.retriever), dataset, args.retriever, {"source": {"retriever": args.retriever}}
 
 
 def run(args: argparse.Namespace) -> int:
     from ragaudit.data.loading import load_dataset, load_run
     from ragaudit.evaluation.evaluate import evaluate
+    from ragaudit.evaluation.live import RunOptions, evaluate_live, retrieval_depth
     from ragaudit.metrics.names import DEFAULT_METRICS, parse_metrics
     from ragaudit.report.table import eval_table
 
+    if args.resume and not args.results:
+        from ragaudit.errors import InputError
+
+        raise InputError(
+            "--resume", None, "nothing to resume from", "add --results FILE (the run's results file)"
+        )
     policy = policy_from(args)
     specs = parse_metrics(args.metrics) if args.metrics else DEFAULT_METRICS
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
-    the_run = load_run(args.run, args.run_format)
-    result = evaluate(dataset, the_run, specs, policy)
+    if args.run:
+        result = evaluate(dataset, load_run(args.run, args.run_format, args.name), specs, policy)
+    else:
+        retriever, scored_on, label, context = _live_source(args, dataset, policy.relevance_threshold)
+        options = RunOptions(
+            retrieval_depth(specs, args.top_k),
+            args.tenant,
+            args.concurrency,
+            args.timeout,
+            args.results,
+            args.resume,
+            False if args.no_progress else None,
+        )
+        result = asyncio.run(
+            evaluate_live(
+                scored_on, retriever, specs, policy, options, name=args.name or label, context=context
+            )
+        )
     print(eval_table(result))
     if args.out:
         result.write_json(args.out)

@@ -8,6 +8,7 @@ Exit codes: 0 success, 1 the check failed (validation errors, a failed gate), 2 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -15,7 +16,7 @@ from importlib import import_module
 from ragaudit.errors import RagauditError, ValidationError
 from ragaudit.version import __version__
 
-COMMANDS = ("eval", "compare", "validate", "import", "metrics")
+COMMANDS = ("demo", "eval", "bench", "compare", "validate", "import", "metrics")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,7 +31,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_offline_environment() -> None:
+    """Offline and quiet by default for the command line (a library never touches these)."""
+    for key, value in (
+        ("HF_HUB_OFFLINE", "1"),
+        ("TRANSFORMERS_OFFLINE", "1"),
+        ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
+        ("TRANSFORMERS_VERBOSITY", "error"),
+        ("TOKENIZERS_PARALLELISM", "false"),
+    ):
+        os.environ.setdefault(key, value)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _quiet_offline_environment()
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:

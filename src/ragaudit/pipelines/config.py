@@ -249,7 +249,7 @@ def load_pipeline_file(path: str | Path) -> PipelineConfig:
 
 PRESETS: dict[str, dict[str, Any]] = {
     "bm25": {"retriever": {"type": "bm25"}},
-    "dense": {"retriever": {"type": "dense", "store": "exact"}},
+    "dense": {"retriever": {"type": "dense"}},
     "hybrid": {
         "retriever": {"type": "hybrid", "method": "rrf", "components": [{"type": "bm25"}, {"type": "dense"}]}
     },

@@ -1,19 +1,52 @@
 """Run a :class:`~ragaudit.retrieval.protocol.Retriever` over golden cases, concurrently and bounded.
 
 Every case comes back: with its ranking, or with the error that stopped it (an exception, a timeout,
-a malformed result). Nothing is dropped.
+a malformed result, no tenant). Nothing is dropped, and a failed case scores 0 downstream.
+
+What the runner does per case:
+
+- asks the case's tenant (else ``default_tenant``); at most ``concurrency`` requests are in flight;
+- gives each attempt ``timeout_s`` and retries transient failures (timeouts, connection errors,
+  HTTP 408/429/5xx) under a :class:`~ragaudit.runner.retry.RetryPolicy`; the number of attempts is kept;
+- records the latency of the attempt that answered, and the error of a case that failed;
+- keeps the ranking as returned (a repeated id keeps its slot and is counted in ``duplicates``);
+- checks every returned chunk's tenant against the caller's (:mod:`ragaudit.runner.tenancy`);
+- appends the finished case to the results file, if one is given (:mod:`ragaudit.runner.checkpoint`),
+  so ``resume=True`` continues an interrupted run without redoing finished cases.
+
+Batch fast path: a retriever that also has ``search_many(*, tenant_id, queries, top_k)`` returning one
+list of chunks per query (sync: run in a worker thread; or async) gets the cases grouped by tenant,
+``batch_size`` at a time, one batch after another (in-process engines already use every core per
+batch). A batch that fails as a whole is re-run case by case through ``search``, so errors, retries
+and timeouts stay per case; the latency of a batched case is its batch's time divided by its size.
+
+Retrievers that hold connections may define ``async start_session(*, concurrency)`` and
+``async end_session()``; the runner calls them around the run (the HTTP adapter sizes its connection
+pool from ``concurrency`` there).
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
 
-from ragaudit.data.run import CaseRun, RankedItem, Run, drop_duplicates
+from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates
 from ragaudit.data.schema import GoldenCase
 from ragaudit.retrieval.protocol import Retriever
+from ragaudit.runner.checkpoint import ResultsWriter, open_results
+from ragaudit.runner.progress import progress_bar
+from ragaudit.runner.retry import Attempted, RetryPolicy, call_with_retries, describe
+from ragaudit.runner.tenancy import find_leaks
+
+T = TypeVar("T")
+
+NO_TENANT = "no tenant: the case has no tenant_id and no default tenant was given"
+DEFAULT_RETRY = RetryPolicy()
 
 
 def _field(raw: Any, key: str) -> Any:
@@ -47,9 +80,131 @@ def to_ranked_items(results: Any) -> list[RankedItem]:
     return items
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+def supports_batches(retriever: object) -> bool:
+    """True when ``retriever`` offers the ``search_many`` batch fast path."""
+    return callable(getattr(retriever, "search_many", None))
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every case of one run shares."""
+
+    retriever: Retriever
+    top_k: int
+    default_tenant: str | None
+    timeout_s: float | None
+    retry: RetryPolicy
+    require_tenant_labels: bool
+
+    def outcome(self, tenant: str, got: Attempted[list[RankedItem]]) -> CaseRun:
+        if got.error is not None or got.value is None:
+            return CaseRun(
+                [], got.error or "no result", got.latency_ms, attempts=got.attempts, tenant_id=tenant
+            )
+        items = got.value  # a repeated id keeps its slot (and gains nothing): the metrics policy
+        leaks = find_leaks(items, tenant, self.require_tenant_labels)
+        return CaseRun(items, None, got.latency_ms, count_duplicates(items), got.attempts, leaks, tenant)
+
+    async def one(self, case: GoldenCase) -> CaseRun:
+        tenant = case.tenant_id or self.default_tenant
+        if not tenant:
+            return CaseRun([], NO_TENANT, attempts=0)
+
+        async def fetch() -> list[RankedItem]:
+            return to_ranked_items(
+                await self.retriever.search(tenant_id=tenant, query=case.query, top_k=self.top_k)
+            )
+
+        return self.outcome(tenant, await call_with_retries(fetch, self.retry, case.id, self.timeout_s))
+
+    async def batch(self, tenant: str, cases: Sequence[GoldenCase]) -> list[CaseRun] | None:
+        """One ``search_many`` call for ``cases``; ``None`` when the call as a whole failed."""
+        search_many: Callable[..., Any] = getattr(self.retriever, "search_many")  # noqa: B009
+        queries = [case.query for case in cases]
+        call = (
+            search_many(tenant_id=tenant, queries=queries, top_k=self.top_k)
+            if inspect.iscoroutinefunction(search_many)
+            else asyncio.to_thread(search_many, tenant_id=tenant, queries=queries, top_k=self.top_k)
+        )
+        started = time.perf_counter()
+        try:
+            deadline = self.timeout_s * len(cases) if self.timeout_s is not None else None
+            raw = await asyncio.wait_for(call, deadline)
+        except Exception:
+            return None
+        if not isinstance(raw, list) or len(raw) != len(cases):
+            return None
+        each_ms = (time.perf_counter() - started) * 1000.0 / len(cases)
+        outcomes: list[CaseRun] = []
+        for result in raw:
+            try:
+                outcomes.append(self.outcome(tenant, Attempted(to_ranked_items(result), None, 1, each_ms)))
+            except TypeError as exc:
+                outcomes.append(CaseRun([], describe(exc), each_ms, tenant_id=tenant))
+        return outcomes
+
+
+async def _drain(items: Iterable[T], handle: Callable[[T], Awaitable[None]], workers: int) -> None:
+    """Run ``handle`` over ``items`` with ``workers`` concurrent workers; on any failure stop them all."""
+    queue = iter(items)
+
+    async def worker() -> None:
+        for item in queue:  # one shared iterator: each item goes to exactly one worker
+            await handle(item)
+
+    tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+async def _run_batched(
+    job: _Job,
+    todo: Sequence[GoldenCase],
+    batch_size: int,
+    concurrency: int,
+    record: Callable[[str, CaseRun], None],
+) -> None:
+    by_tenant: dict[str, list[GoldenCase]] = {}
+    for case in todo:
+        tenant = case.tenant_id or job.default_tenant
+        if tenant:
+            by_tenant.setdefault(tenant, []).append(case)
+        else:
+            record(case.id, CaseRun([], NO_TENANT, attempts=0))
+
+    async def singly(case: GoldenCase) -> None:
+        record(case.id, await job.one(case))
+
+    for tenant, group in by_tenant.items():
+        for start in range(0, len(group), batch_size):
+            chunk = group[start : start + batch_size]
+            outcomes = await job.batch(tenant, chunk)
+            if outcomes is None:
+                await _drain(chunk, singly, min(concurrency, len(chunk)))
+                continue
+            for case, outcome in zip(chunk, outcomes, strict=True):
+                record(case.id, outcome)
+
+
+async def _call_hook(retriever: object, name: str, **kwargs: Any) -> None:
+    hook = getattr(retriever, name, None)
+    if hook is not None and inspect.iscoroutinefunction(hook):
+        await hook(**kwargs)
+
+
+def _unique(cases: Sequence[GoldenCase]) -> list[GoldenCase]:
+    seen: set[str] = set()
+    out: list[GoldenCase] = []
+    for case in cases:
+        if case.id not in seen:
+            seen.add(case.id)
+            out.append(case)
+    return out
 
 
 async def run_cases(
@@ -62,38 +217,65 @@ async def run_cases(
     timeout_s: float | None = 30.0,
     name: str = "retriever",
     on_done: Callable[[str, CaseRun], None] | None = None,
+    retry: RetryPolicy | None = None,
+    results_path: str | Path | None = None,
+    resume: bool = False,
+    progress: bool | None = None,
+    require_tenant_labels: bool = False,
+    batch_size: int = 64,
 ) -> Run:
     """Query ``retriever`` for each case (the case's tenant, else ``default_tenant``), at most
-    ``concurrency`` at a time; return a :class:`Run` holding every case."""
+    ``concurrency`` at a time; return a :class:`Run` holding every case, in the order given.
+
+    ``retry`` defaults to :data:`DEFAULT_RETRY` (3 attempts); pass ``NO_RETRY`` to try once.
+    ``results_path`` appends each finished case to a JSONL results file; with ``resume=True`` the
+    cases already in it are taken from it, not queried again. ``progress`` shows a bar on stderr
+    (``None``: only when stderr is a terminal). ``require_tenant_labels`` counts a chunk without a
+    tenant label as a leak. ``batch_size`` > 1 enables the ``search_many`` fast path when the retriever
+    has one. ``on_done(case_id, case_run)`` is called for each case this call runs (resumed ones are
+    not re-announced). Case ids repeated in ``cases`` are run once.
+    """
     if top_k <= 0:
         raise ValueError(f"top_k must be a positive integer (got {top_k})")
     if concurrency <= 0:
         raise ValueError(f"concurrency must be a positive integer (got {concurrency})")
-    gate = asyncio.Semaphore(concurrency)
-    results: dict[str, CaseRun] = {}
+    if timeout_s is not None and timeout_s <= 0:
+        raise ValueError(f"timeout_s must be positive or None (got {timeout_s})")
+    unique = _unique(cases)
+    writer: ResultsWriter | None = None
+    finished: dict[str, CaseRun] = {}
+    if results_path is not None:
+        writer, finished = open_results(results_path, resume=resume, top_k=top_k, name=name)
+    wanted = {case.id for case in unique}
+    results = {case_id: case for case_id, case in finished.items() if case_id in wanted}
+    todo = [case for case in unique if case.id not in results]
+    job = _Job(retriever, top_k, default_tenant, timeout_s, retry or DEFAULT_RETRY, require_tenant_labels)
+    bar = progress_bar(len(unique), initial=len(unique) - len(todo), enabled=progress, desc=name)
 
-    async def one(case: GoldenCase) -> None:
-        tenant = case.tenant_id or default_tenant
-        async with gate:
-            started = time.perf_counter()
-            if not tenant:
-                outcome = CaseRun([], "no tenant: the case has no tenant_id and no default tenant was given")
-            else:
-                try:
-                    raw = await asyncio.wait_for(
-                        retriever.search(tenant_id=tenant, query=case.query, top_k=top_k), timeout_s
-                    )
-                    kept, dropped = drop_duplicates(to_ranked_items(raw))
-                    outcome = CaseRun(kept, None, (time.perf_counter() - started) * 1000.0, dropped)
-                except asyncio.TimeoutError:
-                    outcome = CaseRun(
-                        [], f"timeout after {timeout_s:g}s", (time.perf_counter() - started) * 1000.0
-                    )
-                except Exception as exc:  # a failing case is recorded, never lost
-                    outcome = CaseRun([], _describe(exc), (time.perf_counter() - started) * 1000.0)
-        results[case.id] = outcome
+    def record(case_id: str, outcome: CaseRun) -> None:
+        results[case_id] = outcome
+        if writer is not None:
+            writer.append(case_id, outcome)
+        bar.update()
         if on_done is not None:
-            on_done(case.id, outcome)
+            on_done(case_id, outcome)
 
-    await asyncio.gather(*(one(c) for c in cases))
-    return Run({c.id: results[c.id] for c in cases}, name=name)
+    async def singly(case: GoldenCase) -> None:
+        record(case.id, await job.one(case))
+
+    try:
+        if todo:
+            await _call_hook(retriever, "start_session", concurrency=concurrency)
+            try:
+                if batch_size > 1 and supports_batches(retriever):
+                    await _run_batched(job, todo, batch_size, concurrency, record)
+                else:
+                    await _drain(todo, singly, min(concurrency, len(todo)))
+            finally:
+                await _call_hook(retriever, "end_session")
+    finally:
+        bar.close()
+        if writer is not None:
+            writer.close()
+    source = str(results_path) if results_path is not None else None
+    return Run({case.id: results[case.id] for case in unique}, name=name, source=source)

@@ -1,0 +1,75 @@
+"""``ragaudit bench``: several pipelines side by side on one corpus and golden set, with significance."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+
+HELP = "benchmark pipelines side by side (quality, latency, build time, context tokens, significance)"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_dataset_options(parser)
+    parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
+    parser.add_argument(
+        "--pipelines",
+        default="bm25,dense,hybrid,hybrid-rerank",
+        help="comma-separated presets or pipeline TOML files",
+    )
+    parser.add_argument("--baseline", help="the pipeline to compare against (default: the first)")
+    parser.add_argument("--metrics", default="nDCG@10,R@5,R@10,MRR@10,P@5")
+    parser.add_argument("--top-k", type=int, help="results per query (default: largest metric cut-off)")
+    parser.add_argument("--context-k", type=int, default=5, help="k for the context-token column")
+    parser.add_argument("--tenant", help="tenant for cases that name none")
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--out-dir", default="reports/bench", help="where the per-pipeline reports go")
+    parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
+    parser.add_argument("--no-progress", action="store_true")
+    add_policy_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.data.loading import load_dataset
+    from ragaudit.evaluation.live import RunOptions, retrieval_depth
+    from ragaudit.experiments.benchmark import run_benchmark
+    from ragaudit.metrics.names import parse_metrics
+    from ragaudit.pipelines.config import resolve_pipeline
+
+    policy = policy_from(args)
+    specs = parse_metrics(args.metrics)
+    dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
+    corpus = load_corpus(args.corpus)
+    configs = [resolve_pipeline(p.strip()) for p in args.pipelines.split(",") if p.strip()]
+    options = RunOptions(
+        retrieval_depth(specs, args.top_k),
+        args.tenant,
+        args.concurrency,
+        progress=False if args.no_progress else None,
+    )
+    result = asyncio.run(
+        run_benchmark(
+            dataset,
+            corpus,
+            configs,
+            specs,
+            policy,
+            options,
+            baseline=args.baseline,
+            context_k=args.context_k,
+            report_dir=args.out_dir,
+            resamples=args.resamples,
+            qdrant_url=args.qdrant_url,
+        )
+    )
+    print(result.table())
+    inv = result.invariants
+    print(
+        f"every pipeline: the same {inv['cases']} cases, tenants {', '.join(inv['tenants'])}, top_k {inv['top_k']}; "
+        f"* = significantly different from {result.baseline} (paired randomization test, Holm-corrected, alpha 0.05)"
+    )
+    print(f"reports written to {args.out_dir}/ (one per pipeline, plus benchmark.json)")
+    return 0

@@ -1,0 +1,77 @@
+"""Evaluate a live retrieval source (a built pipeline, an HTTP service, a plugin) on a golden dataset.
+
+The source is queried through the runner (bounded concurrency, timeouts, retries, an append-only
+results file for ``--resume``, a progress bar), then scored exactly like a run file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragaudit.data.schema import Dataset
+from ragaudit.evaluation.evaluate import evaluate
+from ragaudit.evaluation.result import EvalResult
+from ragaudit.metrics.names import MetricSpec
+from ragaudit.metrics.policy import Policy
+from ragaudit.retrieval.protocol import Retriever
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How the runner queries a live source."""
+
+    top_k: int = 100
+    default_tenant: str | None = None
+    concurrency: int = 8
+    timeout_s: float | None = 30.0
+    results_path: str | Path | None = None
+    resume: bool = False
+    progress: bool | None = None
+
+
+def retrieval_depth(specs: tuple[MetricSpec, ...], requested: int | None = None) -> int:
+    """How many results to ask for: ``requested``, else the largest metric cut-off (100 if none)."""
+    if requested is not None:
+        if requested <= 0:
+            raise ValueError(f"--top-k must be a positive integer (got {requested})")
+        return requested
+    cutoffs = [s.k for s in specs if s.k is not None]
+    return max(cutoffs) if cutoffs else 100
+
+
+async def evaluate_live(
+    dataset: Dataset,
+    retriever: Retriever,
+    specs: tuple[MetricSpec, ...],
+    policy: Policy,
+    options: RunOptions,
+    *,
+    name: str,
+    context: Mapping[str, Any] | None = None,
+) -> EvalResult:
+    from ragaudit.runner.execute import run_cases
+
+    run = await run_cases(
+        retriever,
+        dataset.cases,
+        options.top_k,
+        default_tenant=options.default_tenant,
+        concurrency=options.concurrency,
+        timeout_s=options.timeout_s,
+        name=name,
+        results_path=options.results_path,
+        resume=options.resume,
+        progress=options.progress,
+    )
+    full_context = {
+        "retrieval": {
+            "top_k": options.top_k,
+            "concurrency": options.concurrency,
+            "timeout_s": options.timeout_s,
+        },
+        **dict(context or {}),
+    }
+    return evaluate(dataset, run, specs, policy, full_context)

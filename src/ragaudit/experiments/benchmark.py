@@ -1,0 +1,174 @@
+"""Strategy benchmark: several pipelines over one corpus and golden set, side by side, with paired
+significance against a baseline.
+
+Invariants (the lesson's): every pipeline sees the same cases, the same tenants and the same k; the
+result says so. Indexes shared between pipelines (BM25 under ``bm25`` and ``hybrid``) are built once,
+but each pipeline's build time counts every index it uses.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ragaudit.corpus.chunkers import count_tokens
+from ragaudit.corpus.loading import Corpus
+from ragaudit.data.run import Run
+from ragaudit.data.schema import Dataset
+from ragaudit.evaluation.evaluate import evaluate
+from ragaudit.evaluation.live import RunOptions
+from ragaudit.evaluation.result import EvalResult
+from ragaudit.experiments.compare import LoadedReport, compare_reports
+from ragaudit.metrics.names import MetricSpec
+from ragaudit.metrics.policy import Policy
+from ragaudit.pipelines.build import ComponentCache
+from ragaudit.pipelines.config import PipelineConfig
+from ragaudit.pipelines.prepare import prepare_pipeline
+from ragaudit.report.table import fmt_number, render_table
+from ragaudit.version import __version__
+
+
+def context_tokens(run: Run, k: int) -> float:
+    """Mean number of tokens in the top-k retrieved contents over answered cases (``count_tokens``)."""
+    sizes = [
+        sum(count_tokens(item.content or "") for item in case.items[:k])
+        for case in run.cases.values()
+        if case.error is None
+    ]
+    return sum(sizes) / len(sizes) if sizes else math.nan
+
+
+@dataclass
+class PipelineOutcome:
+    name: str
+    result: EvalResult
+    build_seconds: float
+    context_tokens: float
+
+
+@dataclass
+class BenchmarkResult:
+    outcomes: list[PipelineOutcome]
+    baseline: str
+    comparison: dict[str, Any]
+    context_k: int
+    invariants: dict[str, Any] = field(default_factory=dict)
+
+    def significant(self, system: str, metric: str) -> bool:
+        return any(
+            c["system"] == system and c["metric"] == metric and c["significant"]
+            for c in self.comparison.get("comparisons", [])
+        )
+
+    def table(self) -> str:
+        metrics = list(self.outcomes[0].result.metrics) if self.outcomes else []
+        headers = ["pipeline", *metrics, "p50 ms", "p95 ms", "build s", f"tokens@{self.context_k}"]
+        rows = []
+        for o in self.outcomes:
+            latency = o.result.latency() or {}
+            cells = [o.name]
+            for m in metrics:
+                mark = "*" if self.significant(o.name, m) else ""
+                cells.append(fmt_number(o.result.metrics[m]) + mark)
+            cells += [
+                fmt_number(latency.get("p50"), 1),
+                fmt_number(latency.get("p95"), 1),
+                fmt_number(o.build_seconds, 2),
+                fmt_number(o.context_tokens, 0),
+            ]
+            rows.append(cells)
+        return render_table(headers, rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": 1,
+            "kind": "benchmark",
+            "ragaudit_version": __version__,
+            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "baseline": self.baseline,
+            "invariants": self.invariants,
+            "context_k": self.context_k,
+            "pipelines": [
+                {
+                    "name": o.name,
+                    "metrics": o.result.metrics,
+                    "latency_ms": o.result.latency(),
+                    "index_build_seconds": round(o.build_seconds, 3),
+                    "context_tokens": o.context_tokens,
+                    "counts": o.result.counts.__dict__,
+                    "leaks": len(o.result.leaks()),
+                }
+                for o in self.outcomes
+            ],
+            "comparisons": self.comparison.get("comparisons", []),
+        }
+
+
+async def run_benchmark(
+    dataset: Dataset,
+    corpus: Corpus,
+    pipelines: Sequence[PipelineConfig],
+    specs: tuple[MetricSpec, ...],
+    policy: Policy,
+    options: RunOptions,
+    *,
+    baseline: str | None = None,
+    context_k: int = 5,
+    report_dir: str | Path | None = None,
+    resamples: int = 10_000,
+    qdrant_url: str | None = None,
+) -> BenchmarkResult:
+    """Build and evaluate every pipeline; compare each against ``baseline`` (default: the first)."""
+    from ragaudit.runner.execute import run_cases
+
+    cache = ComponentCache()
+    outcomes: list[PipelineOutcome] = []
+    for config in pipelines:
+        prepared = prepare_pipeline(
+            dataset, corpus, config, threshold=policy.relevance_threshold, cache=cache, qdrant_url=qdrant_url
+        )
+        run = await run_cases(
+            prepared.pipeline.retriever,
+            prepared.dataset.cases,
+            options.top_k,
+            default_tenant=options.default_tenant,
+            concurrency=options.concurrency,
+            timeout_s=options.timeout_s,
+            name=config.name,
+            progress=options.progress,
+        )
+        context = {"retrieval": {"top_k": options.top_k}, **prepared.context()}
+        result = evaluate(prepared.dataset, run, specs, policy, context)
+        outcomes.append(
+            PipelineOutcome(
+                config.name, result, prepared.pipeline.build_seconds, context_tokens(run, context_k)
+            )
+        )
+        if report_dir is not None:
+            result.write_json(Path(report_dir) / f"{config.name}.json")
+    names = [o.name for o in outcomes]
+    base_name = baseline or names[0]
+    if base_name not in names:
+        raise ValueError(f"baseline {base_name!r} is not one of the pipelines ({', '.join(names)})")
+    loaded = {o.name: LoadedReport(o.name, f"<{o.name}>", o.result.to_dict()) for o in outcomes}
+    comparison = (
+        compare_reports([loaded[n] for n in names], loaded[base_name], n_resamples=resamples)
+        if len(names) > 1
+        else {}
+    )
+    invariants = {
+        "cases": len(dataset.cases),
+        "tenants": sorted({c.tenant_id or "" for c in dataset.cases}),
+        "top_k": options.top_k,
+        "same_cases_for_every_pipeline": True,
+    }
+    bench = BenchmarkResult(outcomes, base_name, comparison, context_k, invariants)
+    if report_dir is not None:
+        out = Path(report_dir) / "benchmark.json"
+        out.write_text(json.dumps(bench.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return bench

