@@ -1,7 +1,7 @@
 """Entry point of the ``ragaudit`` command.
 
-Each command lives in its own module exposing ``NAME``, ``HELP``, ``configure(parser)`` and
-``run(args) -> int``; heavy imports happen inside ``run`` so ``ragaudit --help`` stays fast.
+Each command lives in its own module ``cmd_<name>.py`` exposing ``HELP``, ``configure(parser)`` and
+``run(args) -> int`` (found automatically; ``cmd_audit_tenants`` is ``ragaudit audit-tenants``); heavy imports happen inside ``run`` so ``ragaudit --help`` stays fast.
 Exit codes: 0 success, 1 the check failed (validation errors, a failed gate), 2 bad usage or input.
 """
 
@@ -16,16 +16,29 @@ from importlib import import_module
 from ragaudit.errors import RagauditError, ValidationError
 from ragaudit.version import __version__
 
-COMMANDS = ("demo", "eval", "bench", "compare", "validate", "import", "metrics")
+FIRST = ("demo", "eval", "bench", "compare")
+"""Shown first in ``--help``; every other ``cmd_*`` module follows in alphabetical order."""
+
+
+def command_names() -> list[str]:
+    """Every command: one ``ragaudit.cli.cmd_<name>`` module each (``-`` in a name is ``_`` in its module)."""
+    import pkgutil
+
+    import ragaudit.cli
+
+    found = sorted(
+        m.name[4:] for m in pkgutil.iter_modules(ragaudit.cli.__path__) if m.name.startswith("cmd_")
+    )
+    return [n for n in FIRST if n in found] + [n for n in found if n not in FIRST]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragaudit", description="Audit the retrieval half of RAG systems.")
     parser.add_argument("--version", action="version", version=f"ragaudit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in command_names():
         module = import_module(f"ragaudit.cli.cmd_{name}")
-        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        command = sub.add_parser(name.replace("_", "-"), help=module.HELP, description=module.HELP)
         module.configure(command)
         command.set_defaults(handler=module.run)
     return parser
