@@ -169,3 +169,25 @@ def test_evaluate_retriever_without_any_tenant_records_an_error(tmp_path: Path) 
     )
     result = asyncio.run(ragaudit.evaluate_retriever(DictRetriever({}), path, top_k=3))
     assert result.per_case[0].status == "error" and "no tenant" in (result.per_case[0].error or "")
+
+
+def test_leaks_recorded_by_the_runner_survive_a_round_trip_through_the_results_file(
+    golden: Path, tmp_path: Path
+) -> None:
+    line = {
+        "id": "a",
+        "retrieved": [{"chunk_id": "x", "tenant_id": "t9"}],
+        "tenant_id": "t1",
+        "attempts": 2,
+        "leaks": [{"chunk_id": "x", "rank": 1, "claimed_tenant": "t9", "caller_tenant": "t1"}],
+    }
+    run_path = write_lines(tmp_path / "results.jsonl", [json.dumps(line)])
+    result = ragaudit.evaluate(golden, run_path, "R@5")
+    assert result.to_dict()["security"]["leaks"] == 1
+    assert result.leaks()[0] == {
+        "case_id": "a",
+        "chunk_id": "x",
+        "rank": 1,
+        "claimed_tenant": "t9",
+        "caller_tenant": "t1",
+    }

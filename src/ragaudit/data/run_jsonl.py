@@ -3,6 +3,10 @@
 ``{"id": "q1", "retrieved": ["doc-1#0", {"chunk_id": "doc-2#3", "score": 0.7, "tenant_id": "acme"}],
 "latency_ms": 41.5}`` or ``{"id": "q2", "error": "timeout after 10s"}``. ``query_id`` / ``qid`` are
 accepted for ``id``, ``results`` for ``retrieved``.
+
+Lines the runner writes may also carry ``attempts`` (when not 1), ``tenant_id`` (the tenant asked for)
+and ``leaks`` (``[{chunk_id, rank, claimed_tenant, caller_tenant}]``); they are read back, so a results
+file evaluated with ``ragaudit eval --run`` keeps its leaks.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.data.lines import is_finite_number, iter_lines, parse_json_line, sha256_of
-from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates
+from ragaudit.data.run import CaseRun, LeakRecord, RankedItem, Run, count_duplicates
 from ragaudit.errors import InputError, Problem, ValidationError
 
 
@@ -38,8 +42,43 @@ def _item(raw: Any) -> RankedItem | str:
     )
 
 
+def _leak(raw: Any) -> LeakRecord | None:
+    if not isinstance(raw, dict):
+        return None
+    chunk_id, rank, claimed, caller = (
+        raw.get(k) for k in ("chunk_id", "rank", "claimed_tenant", "caller_tenant")
+    )
+    if not isinstance(chunk_id, str) or not isinstance(rank, int) or not isinstance(caller, str):
+        return None
+    return LeakRecord(chunk_id, rank, claimed if isinstance(claimed, str) else None, caller)
+
+
+def _runner_fields(obj: dict[str, Any], case: CaseRun) -> str | None:
+    """Fill ``attempts``, ``tenant_id`` and ``leaks`` from a line; return what is wrong, if anything."""
+    attempts = obj.get("attempts", 1)
+    if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 0:
+        return f"'attempts' must be a non-negative integer (got {attempts!r})"
+    case.attempts = attempts
+    tenant = obj.get("tenant_id")
+    case.tenant_id = tenant if isinstance(tenant, str) else None
+    raw_leaks = obj.get("leaks", [])
+    leaks = [_leak(raw) for raw in raw_leaks] if isinstance(raw_leaks, list) else [None]
+    if any(leak is None for leak in leaks):
+        return "'leaks' must be a list of {chunk_id, rank, claimed_tenant, caller_tenant} objects"
+    case.leaks = [leak for leak in leaks if leak is not None]
+    return None
+
+
 def parse_case_run(obj: Any) -> tuple[str, CaseRun] | str:
     """Parse one JSON case result; return ``(case_id, CaseRun)`` or a message saying what is wrong."""
+    parsed = _parse_ranking(obj)
+    if isinstance(parsed, str):
+        return parsed
+    problem = _runner_fields(obj, parsed[1])
+    return problem if problem is not None else parsed
+
+
+def _parse_ranking(obj: Any) -> tuple[str, CaseRun] | str:
     if not isinstance(obj, dict):
         return "expected a JSON object per line"
     case_id = obj.get("id", obj.get("query_id", obj.get("qid")))
@@ -115,4 +154,10 @@ def case_run_to_json(case_id: str, case: CaseRun) -> str:
         obj["retrieved"] = [item.to_json() for item in case.items]
     if case.latency_ms is not None:
         obj["latency_ms"] = round(case.latency_ms, 3)
+    if case.attempts != 1:
+        obj["attempts"] = case.attempts
+    if case.tenant_id is not None:
+        obj["tenant_id"] = case.tenant_id
+    if case.leaks:
+        obj["leaks"] = [leak.to_json() for leak in case.leaks]
     return json.dumps(obj, ensure_ascii=False)

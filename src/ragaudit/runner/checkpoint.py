@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.data.lines import parse_json_line
-from ragaudit.data.run import CaseRun, LeakRecord
+from ragaudit.data.run import CaseRun
 from ragaudit.data.run_jsonl import case_run_to_json, parse_case_run
 from ragaudit.errors import InputError, Problem, ValidationError
 
@@ -38,51 +38,10 @@ FORMAT = "ragaudit-results/1"
 META_SUFFIX = ".meta.json"
 
 
-def encode_line(case_id: str, case: CaseRun) -> str:
-    """One results-file line: the JSONL run line plus the runner's fields that differ from defaults."""
-    line = case_run_to_json(case_id, case)
-    extra: dict[str, Any] = {}
-    if case.attempts != 1:
-        extra["attempts"] = case.attempts
-    if case.tenant_id is not None:
-        extra["tenant_id"] = case.tenant_id
-    if case.leaks:
-        extra["leaks"] = [leak.to_json() for leak in case.leaks]
-    if not extra:
-        return line
-    # ``line`` is one JSON object, so it ends with "}": splice the extra keys in before it.
-    return line[:-1] + ", " + json.dumps(extra, ensure_ascii=False)[1:]
-
-
-def _leak(raw: Any) -> LeakRecord | None:
-    if not isinstance(raw, dict):
-        return None
-    chunk_id, rank, claimed, caller = (
-        raw.get(k) for k in ("chunk_id", "rank", "claimed_tenant", "caller_tenant")
-    )
-    if not isinstance(chunk_id, str) or not isinstance(rank, int) or not isinstance(caller, str):
-        return None
-    return LeakRecord(chunk_id, rank, claimed if isinstance(claimed, str) else None, caller)
-
-
-def decode_line(obj: Any) -> tuple[str, CaseRun] | str:
-    """Parse one results-file line (a JSONL run line, runner fields optional); or say what is wrong."""
-    parsed = parse_case_run(obj)
-    if isinstance(parsed, str):
-        return parsed
-    case_id, case = parsed
-    attempts = obj.get("attempts", 1)
-    if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 0:
-        return f"'attempts' must be a non-negative integer (got {attempts!r})"
-    case.attempts = attempts
-    tenant = obj.get("tenant_id")
-    case.tenant_id = tenant if isinstance(tenant, str) else None
-    raw_leaks = obj.get("leaks", [])
-    leaks = [_leak(raw) for raw in raw_leaks] if isinstance(raw_leaks, list) else [None]
-    if any(leak is None for leak in leaks):
-        return "'leaks' must be a list of {chunk_id, rank, claimed_tenant, caller_tenant} objects"
-    case.leaks = [leak for leak in leaks if leak is not None]
-    return case_id, case
+encode_line = case_run_to_json
+"""One results-file line: a JSONL run line (runner fields included when they say something)."""
+decode_line = parse_case_run
+"""Parse one results-file line, or say what is wrong."""
 
 
 def read_results(path: Path) -> tuple[dict[str, CaseRun], int]:
