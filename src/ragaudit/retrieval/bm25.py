@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from ragaudit.corpus.model import Chunk
 from ragaudit.errors import InputError, MissingDependencyError
-from ragaudit.retrieval.protocol import RetrievedChunk
+from ragaudit.retrieval.protocol import RetrievedChunk, chunk_result
 from ragaudit.retrieval.tenancy import require_tenant, require_top_k
 
 BM25_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
@@ -124,22 +124,6 @@ class _Partition:
     index: Any
     tie_key: npt.NDArray[np.int64]
     """Position of each chunk in chunk-id-descending order: the tie-breaker of equal scores."""
-
-
-def _result(chunk: Chunk, score: float) -> RetrievedChunk:
-    metadata: dict[str, Any] = dict(chunk.metadata)
-    metadata.update(doc_id=chunk.doc_id, start=chunk.start, end=chunk.end)
-    if chunk.title:
-        metadata.setdefault("title", chunk.title)
-    source = chunk.metadata.get("source_id")
-    return {
-        "chunk_id": chunk.chunk_id,
-        "score": score,
-        "content": chunk.text,
-        "source_id": source if isinstance(source, str) and source else chunk.doc_id,
-        "tenant_id": chunk.tenant_id,
-        "metadata": metadata,
-    }
 
 
 def _group_by_tenant(chunks: Iterable[Chunk]) -> dict[str, list[Chunk]]:
@@ -248,4 +232,4 @@ class BM25Retriever:
         )
         scores = index.get_scores_from_ids(term_ids)[matched]
         order = np.lexsort((part.tie_key[matched], -scores))[:top_k]
-        return [_result(part.chunks[int(matched[i])], float(scores[i])) for i in order]
+        return [chunk_result(part.chunks[int(matched[i])], float(scores[i])) for i in order]

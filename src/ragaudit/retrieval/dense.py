@@ -29,31 +29,12 @@ from typing import Any, Literal
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.embedder import Embedder, TextEncoder
 from ragaudit.retrieval.embedding_cache import EmbeddingCache
-from ragaudit.retrieval.protocol import RetrievedChunk
+from ragaudit.retrieval.protocol import RetrievedChunk, chunk_result
 from ragaudit.retrieval.tenancy import require_tenant, require_top_k
-from ragaudit.retrieval.vector_store import ExactVectorStore, Hit, VectorStore
+from ragaudit.retrieval.vector_store import ExactVectorStore, VectorStore
 
 StoreKind = Literal["exact", "qdrant"]
 _Request = tuple[str, str, int, "asyncio.Future[list[RetrievedChunk]]"]
-
-
-def to_retrieved_chunk(hit: Hit) -> RetrievedChunk:
-    """The protocol's result for a hit, shaped as the ``bm25`` retriever shapes its own: the chunk text
-    as content, the document's ``source_id`` (else its id), metadata plus ``doc_id``/``start``/``end``."""
-    chunk = hit.chunk
-    metadata: dict[str, Any] = dict(chunk.metadata)
-    metadata.update(doc_id=chunk.doc_id, start=chunk.start, end=chunk.end)
-    if chunk.title:
-        metadata.setdefault("title", chunk.title)
-    source = chunk.metadata.get("source_id")
-    return {
-        "chunk_id": chunk.chunk_id,
-        "score": hit.score,
-        "content": chunk.text,
-        "source_id": source if isinstance(source, str) and source else chunk.doc_id,
-        "tenant_id": chunk.tenant_id,
-        "metadata": metadata,
-    }
 
 
 def make_encoder(
@@ -158,7 +139,7 @@ class DenseRetriever:
             self.timings["query_embed_s"] += embedded - started
             self.timings["search_s"] += time.perf_counter() - embedded
             self.queries_served += len(texts)
-        return [[to_retrieved_chunk(h) for h in row] for row in hits]
+        return [[chunk_result(h.chunk, h.score) for h in row] for row in hits]
 
     async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
         """Query the index with strictly enforced tenant filtering (batched with concurrent calls)."""

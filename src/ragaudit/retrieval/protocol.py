@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
+from ragaudit.corpus.model import Chunk
+
 
 class _RequiredChunk(TypedDict):
     chunk_id: str
@@ -22,6 +24,25 @@ class RetrievedChunk(_RequiredChunk, total=False):
 
     tenant_id: str
     metadata: Mapping[str, Any]
+
+
+def chunk_result(chunk: Chunk, score: float) -> RetrievedChunk:
+    """The protocol's result for one indexed chunk, as every built-in retriever shapes it: the chunk text
+    as content, the document's ``source_id`` (else its id), the owner's tenant, and the chunk's metadata
+    plus ``doc_id`` / ``start`` / ``end`` (and ``title``)."""
+    metadata: dict[str, Any] = dict(chunk.metadata)
+    metadata.update(doc_id=chunk.doc_id, start=chunk.start, end=chunk.end)
+    if chunk.title:
+        metadata.setdefault("title", chunk.title)
+    source = chunk.metadata.get("source_id")
+    return {
+        "chunk_id": chunk.chunk_id,
+        "score": score,
+        "content": chunk.text,
+        "source_id": source if isinstance(source, str) and source else chunk.doc_id,
+        "tenant_id": chunk.tenant_id,
+        "metadata": metadata,
+    }
 
 
 @runtime_checkable
