@@ -34,10 +34,9 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from ragaudit.data.run import RankedItem
+from ragaudit.data.run import RankedItem, to_ranked_items
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 from ragaudit.retrieval.tenancy import require_tenant, require_top_k
-from ragaudit.runner.execute import to_ranked_items
 
 FusionMethod = Literal["rrf", "weighted"]
 Normalization = Literal["minmax", "zscore"]

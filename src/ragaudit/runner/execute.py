@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates
+from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates, to_ranked_items
 from ragaudit.data.schema import GoldenCase
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.runner.checkpoint import ResultsWriter, open_results
@@ -47,37 +47,6 @@ T = TypeVar("T")
 
 NO_TENANT = "no tenant: the case has no tenant_id and no default tenant was given"
 DEFAULT_RETRY = RetryPolicy()
-
-
-def _field(raw: Any, key: str) -> Any:
-    return raw.get(key) if isinstance(raw, dict) else getattr(raw, key, None)
-
-
-def to_ranked_items(results: Any) -> list[RankedItem]:
-    """Normalise what a retriever returned (dicts or objects) into :class:`RankedItem` s; raise on garbage."""
-    if not isinstance(results, list):
-        raise TypeError(f"retriever returned {type(results).__name__}, expected a list of chunks")
-    items: list[RankedItem] = []
-    for position, raw in enumerate(results, start=1):
-        chunk_id = _field(raw, "chunk_id")
-        if not isinstance(chunk_id, str) or not chunk_id:
-            raise TypeError(f"result #{position} has no 'chunk_id' string")
-        score = _field(raw, "score")
-        tenant = _field(raw, "tenant_id")
-        content = _field(raw, "content")
-        source = _field(raw, "source_id")
-        metadata = _field(raw, "metadata")
-        items.append(
-            RankedItem(
-                chunk_id,
-                float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
-                tenant if isinstance(tenant, str) else None,
-                content if isinstance(content, str) else None,
-                source if isinstance(source, str) else None,
-                metadata if isinstance(metadata, dict) else None,
-            )
-        )
-    return items
 
 
 def supports_batches(retriever: object) -> bool:
