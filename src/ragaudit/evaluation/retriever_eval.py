@@ -13,6 +13,7 @@ from ragaudit.evaluation.result import EvalResult
 from ragaudit.metrics.names import MetricSpec, parse_metrics
 from ragaudit.metrics.policy import Policy
 from ragaudit.retrieval.protocol import Retriever
+from ragaudit.runner.retry import RetryPolicy
 from ragaudit.runner.execute import run_cases
 
 
@@ -26,11 +27,18 @@ async def evaluate_retriever(
     policy: Policy | None = None,
     concurrency: int = 8,
     timeout_s: float | None = 30.0,
+    retry: RetryPolicy | None = None,
+    results_path: str | Path | None = None,
+    resume: bool = False,
+    progress: bool | None = False,
+    require_tenant_labels: bool = False,
 ) -> EvalResult:
     """Run every case through ``retriever`` and score it.
 
     ``tenant_id`` is the tenant for cases that name none; a case's own ``tenant_id`` wins. The default
-    metrics are the lesson's at ``top_k``: ``R@k``, ``P@k``, ``MRR`` and ``nDCG@k``.
+    metrics are the lesson's at ``top_k``: ``R@k``, ``P@k``, ``MRR`` and ``nDCG@k``. The runner options
+    (retries, an append-only ``results_path`` to ``resume`` from, a progress bar, counting unlabelled
+    chunks as leaks) are those of :func:`ragaudit.runner.execute.run_cases`.
     """
     policy = policy or Policy()
     dataset = (
@@ -51,5 +59,10 @@ async def evaluate_retriever(
         concurrency=concurrency,
         timeout_s=timeout_s,
         name=type(retriever).__name__,
+        retry=retry,
+        results_path=results_path,
+        resume=resume,
+        progress=progress,
+        require_tenant_labels=require_tenant_labels,
     )
     return evaluate(dataset, run, specs, policy)
