@@ -13,8 +13,8 @@ from ragaudit.evaluation.result import EvalResult
 from ragaudit.metrics.names import MetricSpec, parse_metrics
 from ragaudit.metrics.policy import Policy
 from ragaudit.retrieval.protocol import Retriever
-from ragaudit.runner.retry import RetryPolicy
 from ragaudit.runner.execute import run_cases
+from ragaudit.runner.retry import RetryPolicy
 
 
 async def evaluate_retriever(
