@@ -105,6 +105,7 @@ def evaluate(
                 latency_ms=case_run.latency_ms if case_run is not None else None,
                 duplicates=case_run.duplicates if case_run is not None else 0,
                 leaks=tuple(leak.to_json() for leak in case_run.leaks) if case_run is not None else (),
+                query=case.query or None,
             )
         )
     dataset_ids = {c.id for c in ds.cases}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ragaudit.metrics.policy import Policy
+from ragaudit.report.provenance import collect_provenance
 from ragaudit.version import __version__
 
 SCHEMA_VERSION = 1
@@ -54,6 +55,7 @@ class CaseResult:
     duplicates: int = 0
     leaks: tuple[dict[str, Any], ...] = ()
     """Returned chunks the caller's tenant must not see (chunk_id, rank, claimed and caller tenant)."""
+    query: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -64,7 +66,7 @@ class CaseResult:
             "metrics": self.metrics,
             "retrieved": [r.to_json() for r in self.retrieved],
         }
-        for key in ("tenant_id", "error", "latency_ms"):
+        for key in ("query", "tenant_id", "error", "latency_ms"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -142,6 +144,7 @@ class EvalResult:
             "kind": "eval",
             "ragaudit_version": __version__,
             "created_at": self.created_at,
+            "provenance": collect_provenance(self.dataset, self.context, self.policy.to_dict()),
             "dataset": self.dataset,
             "run": self.run,
             "policy": self.policy.to_dict(),

@@ -1,0 +1,67 @@
+"""``ragaudit report``: render a JSON report as Markdown (a PR comment) or one self-contained HTML file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "render a report as Markdown (PR comment) or a self-contained HTML page, optionally vs a baseline"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("report", help="a JSON report (ragaudit eval --out, compare --out, bench)")
+    parser.add_argument("--baseline", help="an eval report of the baseline system, same dataset and policy")
+    parser.add_argument("--format", choices=["md", "html"], default="md", help="md (default) or html")
+    parser.add_argument("--out", help="write here (default: standard output)")
+    parser.add_argument("--dataset", help="the golden dataset, to show each query's text")
+    parser.add_argument("--dataset-format", choices=["auto", "jsonl", "beir", "qrels"], default="auto")
+    parser.add_argument("--split", default="test", help="BEIR qrels split (default test)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level against the baseline")
+    parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap and randomization resamples")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragaudit.errors import InputError
+    from ragaudit.report.artifact import read_report
+    from ragaudit.report.view import build_view, dataset_queries
+
+    if not 0.0 < args.alpha < 1.0:
+        raise InputError("--alpha", None, f"must be between 0 and 1 (got {args.alpha})", "e.g. --alpha 0.05")
+    if args.resamples < 1:
+        raise InputError("--resamples", None, f"must be positive (got {args.resamples})", "e.g. 10000")
+    report = read_report(args.report)
+    baseline = read_report(args.baseline) if args.baseline else None
+    queries = None
+    if args.dataset:
+        expected = (
+            report.get("dataset", {}).get("sha256") if isinstance(report.get("dataset"), dict) else None
+        )
+        queries = dataset_queries(args.dataset, args.dataset_format, args.split, expected)
+    view = build_view(
+        report,
+        baseline,
+        report_path=args.report,
+        baseline_path=args.baseline or "baseline",
+        queries=queries,
+        resamples=args.resamples,
+        alpha=args.alpha,
+        seed=args.seed,
+    )
+    if args.format == "html":
+        from ragaudit.report.html import render_html
+
+        text = render_html(view)
+    else:
+        from ragaudit.report.markdown import render_markdown
+
+        text = render_markdown(view)
+    if args.out:
+        target = Path(args.out)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        print(f"{args.format} report written to {target}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,234 @@
+"""What the Markdown and HTML reports show, computed once from a report and an optional baseline.
+
+* per metric: the mean, a percentile-bootstrap CI of the mean over the per-case values
+  (:func:`ragaudit.stats.bootstrap.bootstrap_mean_ci`), and against a baseline the paired comparison
+  of :mod:`ragaudit.experiments.compare` (delta, CI of the delta, Holm-corrected p, win/tie/loss);
+* per case: the query, what was retrieved (grades, tenants), leaks, and against the baseline what
+  changed (metric deltas, chunks that entered or left the list, rank moves of judged-relevant chunks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragaudit.errors import InputError
+from ragaudit.experiments.compare import LoadedReport, compare_reports
+from ragaudit.stats.bootstrap import bootstrap_mean_ci
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    """One metric of an eval report: mean, bootstrap CI, and the comparison with the baseline if any."""
+
+    name: str
+    value: float | None
+    ci: tuple[float, float] | None
+    n: int
+    comparison: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """A report ready to render."""
+
+    report: Mapping[str, Any]
+    title: str
+    metrics: list[MetricSummary] = field(default_factory=list)
+    cases: list[dict[str, Any]] = field(default_factory=list)
+    """Eval reports: one plain dict per case (JSON-ready; embedded as is in the HTML report)."""
+    comparison: Mapping[str, Any] | None = None
+    """``compare_reports`` output of this report against the baseline."""
+    baseline_label: str | None = None
+    confidence: float = 0.95
+    alpha: float = 0.05
+
+    @property
+    def kind(self) -> str:
+        return str(self.report.get("kind", ""))
+
+    @property
+    def primary_metric(self) -> str | None:
+        return self.metrics[0].name if self.metrics else None
+
+    def leaks(self) -> list[dict[str, Any]]:
+        security = self.report.get("security")
+        records = security.get("records") if isinstance(security, Mapping) else None
+        return [dict(r) for r in records if isinstance(r, Mapping)] if isinstance(records, list) else []
+
+    def latencies(self) -> list[float]:
+        return [float(c["latency_ms"]) for c in self.cases if isinstance(c.get("latency_ms"), (int, float))]
+
+    def significant(self) -> list[Mapping[str, Any]]:
+        rows = self.comparison.get("comparisons", []) if self.comparison else []
+        return [r for r in rows if r.get("significant")]
+
+
+def system_label(report: Mapping[str, Any]) -> str:
+    """The system a report is about: its run name, else its kind."""
+    run = report.get("run")
+    name = run.get("name") if isinstance(run, Mapping) else None
+    return str(name or report.get("kind", "report"))
+
+
+def report_title(report: Mapping[str, Any]) -> str:
+    """``hybrid on golden.jsonl``, ``dense, hybrid vs bm25 on golden.jsonl``, ``bm25, dense``."""
+    kind = report.get("kind")
+    if kind == "compare":
+        label = f"{', '.join(map(str, report.get('systems', [])))} vs {report.get('baseline')}"
+    elif kind == "benchmark":
+        label = ", ".join(str(p.get("name")) for p in report.get("pipelines", []) if isinstance(p, Mapping))
+    else:
+        label = system_label(report)
+    dataset = report.get("dataset")
+    path = dataset.get("path") if isinstance(dataset, Mapping) else None
+    return f"{label} on {Path(str(path)).name}" if path else label
+
+
+def dataset_queries(
+    path: str | Path, fmt: str = "auto", split: str = "test", expected_sha256: str | None = None
+) -> dict[str, str]:
+    """``{case id: query text}`` from the golden dataset, refused if it is not the report's dataset."""
+    from ragaudit.data.loading import load_dataset
+
+    dataset = load_dataset(path, fmt, split)  # type: ignore[arg-type]
+    if expected_sha256 and dataset.sha256 != expected_sha256:
+        raise InputError(
+            str(path),
+            None,
+            f"dataset sha256 {dataset.sha256[:12]} differs from the report's {expected_sha256[:12]}",
+            "pass the golden dataset the report was evaluated on",
+        )
+    return {c.id: c.query for c in dataset.cases if c.query}
+
+
+def _metric_summaries(
+    loaded: LoadedReport, comparison: Mapping[str, Any] | None, confidence: float, resamples: int, seed: int
+) -> list[MetricSummary]:
+    rows = {c["metric"]: c for c in comparison.get("comparisons", [])} if comparison else {}
+    out = []
+    for name, value in loaded.data.get("metrics", {}).items():
+        values = np.array(list(loaded.per_case(name).values()), dtype=np.float64)
+        ci = (
+            bootstrap_mean_ci(values, confidence, resamples, rng=np.random.default_rng(seed))
+            if values.size
+            else None
+        )
+        mean = float(value) if isinstance(value, (int, float)) and np.isfinite(value) else None
+        out.append(MetricSummary(str(name), mean, ci, int(values.size), rows.get(name)))
+    return out
+
+
+def _ranks(case: Mapping[str, Any]) -> dict[str, int]:
+    ranks: dict[str, int] = {}
+    for rank, item in enumerate(case.get("retrieved", []), start=1):
+        ranks.setdefault(str(item["chunk_id"]), rank)
+    return ranks
+
+
+SHOWN_RETRIEVED = 20
+"""The drill-down lists the first this many retrieved chunks of a case (and says how many there were)."""
+
+
+def case_changes(
+    now: Mapping[str, Any], before: Mapping[str, Any], depth: int = SHOWN_RETRIEVED
+) -> dict[str, Any]:
+    """What changed in one case between the baseline (``before``) and this report (``now``): metric
+    deltas, the chunks that entered or left the top ``depth``, and every judged-relevant chunk whose
+    rank changed (anywhere in the reported lists)."""
+    now_metrics, before_metrics = now.get("metrics", {}), before.get("metrics", {})
+    deltas = {m: now_metrics[m] - before_metrics[m] for m in now_metrics if m in before_metrics}
+    now_ranks, before_ranks = _ranks(now), _ranks(before)
+    judged = {
+        str(item["chunk_id"])
+        for case in (now, before)
+        for item in case.get("retrieved", [])
+        if item.get("relevant") or (item.get("grade") or 0) > 0
+    }
+    moves = [
+        {"chunk_id": cid, "before": before_ranks.get(cid), "now": now_ranks.get(cid)}
+        for cid in sorted(judged, key=lambda c: (now_ranks.get(c, 10**9), before_ranks.get(c, 10**9)))
+        if now_ranks.get(cid) != before_ranks.get(cid)
+    ]
+    return {
+        "status_before": before.get("status"),
+        "deltas": deltas,
+        "entered": [c for c, r in now_ranks.items() if r <= depth and before_ranks.get(c, depth + 1) > depth],
+        "left": [c for c, r in before_ranks.items() if r <= depth and now_ranks.get(c, depth + 1) > depth],
+        "moves": moves,
+    }
+
+
+def _case_rows(
+    report: Mapping[str, Any], baseline: Mapping[str, Any] | None, queries: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    before = {str(c["id"]): c for c in baseline.get("per_case", [])} if baseline else {}
+    rows = []
+    for case in report.get("per_case", []):
+        cid = str(case["id"])
+        row = {
+            "id": cid,
+            "query": case.get("query") or queries.get(cid),
+            "tenant_id": case.get("tenant_id"),
+            "status": case.get("status"),
+            "metrics": dict(case.get("metrics", {})),
+            "retrieved": list(case.get("retrieved", []))[:SHOWN_RETRIEVED],
+            "retrieved_total": len(case.get("retrieved", [])),
+            "latency_ms": case.get("latency_ms"),
+            "error": case.get("error"),
+            "leaks": list(case.get("leaks", [])),
+            "changes": case_changes(case, before[cid]) if cid in before else None,
+        }
+        rows.append(row)
+    return rows
+
+
+def build_view(
+    report: Mapping[str, Any],
+    baseline: Mapping[str, Any] | None = None,
+    *,
+    report_path: str = "report",
+    baseline_path: str = "baseline",
+    queries: Mapping[str, str] | None = None,
+    resamples: int = 10_000,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> ReportView:
+    """Everything the renderers need. A baseline needs an eval report on the same dataset and policy."""
+    title = report_title(report)
+    if report.get("kind") != "eval":
+        if baseline is not None:
+            raise InputError(
+                report_path,
+                None,
+                f"--baseline works with eval reports; this is a {report.get('kind')} report",
+                "render it without --baseline, or pass two eval reports",
+            )
+        return ReportView(report, title, confidence=confidence, alpha=alpha)
+    label = system_label(report)
+    loaded = LoadedReport(label, report_path, report)
+    comparison = None
+    base_label = None
+    if baseline is not None:
+        if baseline.get("kind") != "eval" or "per_case" not in baseline:
+            raise InputError(baseline_path, None, "the baseline is not an eval report", "pass an eval report")
+        base_label = system_label(baseline)
+        if base_label == label:
+            base_label = f"{base_label} (baseline)"
+        base = LoadedReport(base_label, baseline_path, baseline)
+        comparison = compare_reports([base, loaded], base, alpha=alpha, n_resamples=resamples, seed=seed)
+    return ReportView(
+        report,
+        title,
+        _metric_summaries(loaded, comparison, confidence, resamples, seed),
+        _case_rows(report, baseline, queries or {}),
+        comparison,
+        base_label,
+        confidence,
+        alpha,
+    )
