@@ -1,0 +1,90 @@
+"""``ragaudit eval-reranker``: before/after metrics of a pipeline's rerank stage with significance, the
+oracle ceiling of its candidates, the first stage's recall, and the latency the reranker adds."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+
+HELP = "evaluate a reranker: before/after with significance, oracle ceiling, first-stage recall, latency"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_dataset_options(parser)
+    parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
+    parser.add_argument(
+        "--pipeline",
+        required=True,
+        help="a pipeline with a rerank stage: a preset (hybrid-rerank) or a TOML file with a [rerank] table",
+    )
+    parser.add_argument(
+        "--top-n", type=int, help="candidates the reranker reorders (default: the stage's top_n)"
+    )
+    parser.add_argument("--metrics", default="nDCG@5,MRR,nDCG@10", help="metrics before and after")
+    parser.add_argument("--tenant", help="tenant for cases that name none")
+    parser.add_argument(
+        "--concurrency", type=int, default=1, help="cases in flight (default 1: latencies do not overlap)"
+    )
+    parser.add_argument("--timeout", type=float, default=30.0, help="per-query timeout in seconds")
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="write the JSON artifact here")
+    parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
+    parser.add_argument("--no-progress", action="store_true")
+    add_policy_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.data.loading import load_dataset
+    from ragaudit.experiments.reranker_eval import evaluate_reranker
+    from ragaudit.metrics.names import parse_metrics
+    from ragaudit.pipelines.config import resolve_pipeline
+    from ragaudit.report.table import fmt_number
+
+    policy = policy_from(args)
+    specs = parse_metrics(args.metrics)
+    config = resolve_pipeline(args.pipeline)
+    dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
+    result = asyncio.run(
+        evaluate_reranker(
+            dataset,
+            load_corpus(args.corpus),
+            config,
+            specs,
+            policy,
+            top_n=args.top_n,
+            default_tenant=args.tenant,
+            concurrency=args.concurrency,
+            timeout_s=args.timeout,
+            progress=False if args.no_progress else None,
+            alpha=args.alpha,
+            resamples=args.resamples,
+            seed=args.seed,
+            qdrant_url=args.qdrant_url,
+        )
+    )
+    print(result.table())
+    print(
+        f"reranker {result.reranker} over the first stage's top {result.top_n}: first-stage "
+        f"{result.recall_metric} = {fmt_number(result.first_stage_recall)} (the share of relevant items "
+        "it can reorder at all); oracle = the candidates in ideal order by grade; captured = "
+        "(after - before) / (oracle - before)"
+    )
+    print(f"* = significant at alpha {args.alpha} (paired randomization test, Holm-corrected)")
+    latency = result.latency()
+    first, added = latency["first_stage"], latency["rerank_added"]
+    if first and added:
+        print(
+            f"latency ms: first stage p50 {first['p50']:.1f} p95 {first['p95']:.1f}; the reranker adds "
+            f"p50 {added['p50']:.1f} p95 {added['p95']:.1f} ({latency['cases']} cases)"
+        )
+    for note in result.notes:
+        print(f"note: {note}")
+    if args.out:
+        result.write_json(args.out)
+        print(f"written to {args.out}")
+    return 0

@@ -1,0 +1,82 @@
+"""``ragaudit k-sweep``: Recall@k, Precision@k and context tokens for k = 1..K from one run or report,
+without re-querying anything."""
+
+from __future__ import annotations
+
+import argparse
+
+from ragaudit.cli.common import add_policy_options, policy_from
+
+HELP = "Recall@k, Precision@k and context tokens for k = 1..K from one report or run (no re-querying)"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("report", nargs="?", help="an eval report (JSON from 'ragaudit eval --out')")
+    parser.add_argument("--run", help="a TREC or JSONL run file instead of a report (needs --dataset)")
+    parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
+    parser.add_argument(
+        "--dataset", help="golden JSONL, BEIR folder or qrels (a report's own dataset by default)"
+    )
+    parser.add_argument(
+        "--dataset-format", choices=["auto", "jsonl", "beir", "qrels"], default="auto", help="with --run"
+    )
+    parser.add_argument("--split", default="test", help="BEIR qrels split, with --run (default test)")
+    parser.add_argument(
+        "--corpus", help="contents by chunk id for the token counts (a report's own corpus by default)"
+    )
+    parser.add_argument(
+        "--chunking",
+        help="with --run: the run's chunking, STRATEGY[:SIZE[:OVERLAP]], e.g. recursive:256:32 "
+        "(labels are projected onto those chunks; default whole documents)",
+    )
+    parser.add_argument("--max-k", type=int, help="largest k (default: the ranking depth, at most 20)")
+    parser.add_argument("--metrics", default="R,P", help="metric families to sweep (default R,P)")
+    parser.add_argument("--out", help="write the JSON artifact here")
+    add_policy_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragaudit.errors import InputError
+    from ragaudit.experiments.k_sweep import parse_chunking, sweep_report, sweep_run
+
+    families = args.metrics.split(",")
+    if bool(args.report) == bool(args.run):
+        raise InputError(
+            "k-sweep", None, "give either a report or --run", "e.g. ragaudit k-sweep report.json"
+        )
+    if args.report:
+        if args.chunking:
+            raise InputError(
+                "--chunking", None, "a report names its own chunking", "drop --chunking with a report"
+            )
+        result = sweep_report(
+            args.report, dataset=args.dataset, corpus=args.corpus, max_k=args.max_k, families=families
+        )
+    else:
+        from ragaudit.corpus.loading import load_corpus
+        from ragaudit.data.loading import load_dataset, load_run
+
+        if not args.dataset:
+            raise InputError("--run", None, "a run file needs the golden dataset", "add --dataset")
+        policy = policy_from(args)
+        result = sweep_run(
+            load_run(args.run, args.run_format),
+            load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold),
+            policy,
+            corpus=load_corpus(args.corpus) if args.corpus else None,
+            chunking=parse_chunking(args.chunking) if args.chunking else None,
+            max_k=args.max_k,
+            families=families,
+        )
+    print(result.table())
+    c = result.cases
+    print(
+        f"means over {c['answerable']} answerable cases (missing/errors score 0); tokens: mean over "
+        f"{c['answered']} answered cases of the top-k contents"
+    )
+    for note in result.notes:
+        print(f"note: {note}")
+    if args.out:
+        result.write_json(args.out)
+        print(f"written to {args.out}")
+    return 0
