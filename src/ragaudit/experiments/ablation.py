@@ -51,13 +51,13 @@ from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.evaluation.live import RunOptions
 from ragaudit.experiments.benchmark import PipelineOutcome, context_tokens
 from ragaudit.experiments.compare import Comparison, LoadedReport, compare_pair
-from ragaudit.experiments.reranker_eval import warm_up
 from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
 from ragaudit.pipelines.prepare import prepare_pipeline
 from ragaudit.report.table import fmt_number, render_table
+from ragaudit.runner.execute import warm_up
 from ragaudit.stats.correction import holm_bonferroni
 from ragaudit.version import __version__
 

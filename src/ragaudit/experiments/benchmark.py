@@ -122,15 +122,23 @@ async def run_benchmark(
     report_dir: str | Path | None = None,
     resamples: int = 10_000,
     qdrant_url: str | None = None,
+    cache: ComponentCache | None = None,
 ) -> BenchmarkResult:
-    """Build and evaluate every pipeline; compare each against ``baseline`` (default: the first)."""
-    from ragaudit.runner.execute import run_cases
+    """Build and evaluate every pipeline; compare each against ``baseline`` (default: the first).
 
-    cache = ComponentCache()
+    Each pipeline answers one warm-up query before it is timed, so model loading is not counted as
+    the first case's latency. ``cache`` shares indexes with other experiments over the same corpus.
+    """
+    from ragaudit.runner.execute import run_cases, warm_up
+
+    cache = cache if cache is not None else ComponentCache()
     outcomes: list[PipelineOutcome] = []
     for config in pipelines:
         prepared = prepare_pipeline(
             dataset, corpus, config, threshold=policy.relevance_threshold, cache=cache, qdrant_url=qdrant_url
+        )
+        await warm_up(
+            prepared.pipeline.retriever, prepared.dataset.cases, options.default_tenant, options.top_k
         )
         run = await run_cases(
             prepared.pipeline.retriever,

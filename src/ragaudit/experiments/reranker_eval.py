@@ -26,7 +26,6 @@ have gained that the reranker did gain (undefined when the ceiling equals before
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import time
@@ -50,6 +49,7 @@ from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
 from ragaudit.report.table import fmt_number, render_table
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
+from ragaudit.runner.execute import warm_up
 from ragaudit.version import __version__
 
 DEFAULT_TOP_N = 50
@@ -289,18 +289,6 @@ def _cache_stats(retriever: object) -> dict[str, Any] | None:
     if isinstance(hits, int) and isinstance(misses, int):
         return {"hits": hits, "misses": misses}
     return None
-
-
-async def warm_up(retriever: Retriever, cases: Sequence[GoldenCase], tenant: str | None, top_k: int) -> None:
-    """Send the first case that has a tenant once before a timed run, so loading models (and a cold
-    connection) is not counted as the first case's latency. A failure here is ignored: the timed run
-    meets and reports it per case."""
-    for case in cases:
-        caller = case.tenant_id or tenant
-        if caller:
-            with contextlib.suppress(Exception):
-                await retriever.search(tenant_id=caller, query=case.query, top_k=top_k)
-            return
 
 
 async def evaluate_reranker(
