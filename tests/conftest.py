@@ -13,6 +13,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # one embedding/LLM cache per test session: tests never touch the user's .ragaudit/cache
 os.environ.setdefault("RAGAUDIT_CACHE_DIR", tempfile.mkdtemp(prefix="ragaudit-test-cache-"))
+# and one run history: eval / bench / demo in tests never write to the repository's history
+os.environ.setdefault(
+    "RAGAUDIT_HISTORY", str(Path(tempfile.mkdtemp(prefix="ragaudit-test-history-")) / "history.sqlite")
+)
 
 BEIR_ROOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir"
 

@@ -28,6 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-dir", default="reports/bench", help="where the per-pipeline reports go")
     parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-history", action="store_true", help="do not record the runs in the run history")
     add_policy_options(parser)
 
 
@@ -72,4 +73,9 @@ def run(args: argparse.Namespace) -> int:
         f"* = significantly different from {result.baseline} (paired randomization test, Holm-corrected, alpha 0.05)"
     )
     print(f"reports written to {args.out_dir}/ (one per pipeline, plus benchmark.json)")
+    if not getattr(args, "no_history", False):
+        from ragaudit.report.history import record_run
+
+        for outcome in result.outcomes:
+            print(record_run(outcome.result.to_dict()))
     return 0

@@ -40,5 +40,38 @@ def run(args: argparse.Namespace) -> int:
         no_progress=args.no_progress,
         gain="exponential",
         relevance_threshold=1,
+        no_history=False,
     )
-    return cmd_bench.run(bench_args)
+    code = cmd_bench.run(bench_args)
+    if code != 0:
+        return code
+    return report_and_gate(args.out_dir, [p.strip() for p in args.pipelines.split(",") if p.strip()])
+
+
+def report_and_gate(out_dir: str, pipelines: list[str]) -> int:
+    """Gate the last pipeline against the first with the policy ``ragaudit init`` writes, then write
+    the HTML report of the last pipeline with the verdict in it; print both."""
+    import json
+    from pathlib import Path
+
+    from ragaudit.gates.policy import bundled_policy
+    from ragaudit.gates.verdict import run_gates
+    from ragaudit.pipelines.config import resolve_pipeline
+    from ragaudit.report.html import render_html
+    from ragaudit.report.view import build_view
+
+    out = Path(out_dir)
+    names = [resolve_pipeline(p).name for p in pipelines]
+    candidate, baseline = out / f"{names[-1]}.json", out / f"{names[0]}.json"
+    has_baseline = len(names) > 1
+    verdict = run_gates(candidate, bundled_policy(), baseline_path=baseline if has_baseline else None)
+    verdict.write_json(out / "verdict.json")
+    report = {**json.loads(candidate.read_text(encoding="utf-8")), "gate": verdict.to_dict()}
+    base = json.loads(baseline.read_text(encoding="utf-8")) if has_baseline else None
+    view = build_view(report, base, report_path=str(candidate), baseline_path=names[0])
+    html = out / "report.html"
+    html.write_text(render_html(view), encoding="utf-8")
+    print()
+    print(verdict.render())
+    print(f"HTML report: {html.resolve()}")
+    return 0

@@ -31,6 +31,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", help="write the JSON report here")
     parser.add_argument(
+        "--no-history",
+        action="store_true",
+        help="do not record this run in the run history ($RAGAUDIT_HISTORY, else .ragaudit/history.sqlite)",
+    )
+    parser.add_argument(
         "--name", help="a label for this system in reports (default: derived from the source)"
     )
     live = parser.add_argument_group("live sources (pipeline, endpoint, retriever)")
@@ -147,4 +152,8 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         result.write_json(args.out)
         print(f"report written to {args.out}")
+    if not args.no_history:
+        from ragaudit.report.history import record_run
+
+        print(record_run(result.to_dict()))
     return 0

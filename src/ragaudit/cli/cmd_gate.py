@@ -1,0 +1,55 @@
+"""``ragaudit gate``: release gates on an eval report (exit 0 pass, 1 fail, 2 usage error)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "enforce release gates (metric self-test, quality, security, operations) on an eval report"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("report", help="the eval report (JSON written by 'ragaudit eval --out')")
+    parser.add_argument(
+        "--policy", required=True, help="the gate policy, e.g. gates.toml (see docs/gates.md)"
+    )
+    parser.add_argument("--baseline", help="an eval report of the released system, for the regression check")
+    parser.add_argument(
+        "--audit",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a tenant-audit report (from 'ragaudit audit-tenants'); its leaks count too (repeatable)",
+    )
+    parser.add_argument("--out", help="write the verdict JSON (kind 'gate') here")
+    parser.add_argument("--resamples", type=int, default=10_000, help="randomization-test resamples")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragaudit.errors import InputError, ValidationError
+    from ragaudit.gates.policy import load_policy
+    from ragaudit.gates.verdict import run_gates
+
+    if args.resamples < 100:
+        raise InputError("--resamples", None, f"too few resamples ({args.resamples})", "use at least 1000")
+    try:
+        policy = load_policy(args.policy)
+    except ValidationError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        print(f"invalid gate policy ({len(exc.problems)} problem(s)); see docs/gates.md", file=sys.stderr)
+        return 2
+    verdict = run_gates(
+        args.report,
+        policy,
+        baseline_path=args.baseline,
+        audit_paths=args.audit,
+        resamples=args.resamples,
+        seed=args.seed,
+    )
+    print(verdict.render())
+    if args.out:
+        verdict.write_json(args.out)
+        print(f"verdict written to {args.out}")
+    return verdict.exit_code

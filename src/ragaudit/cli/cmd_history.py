@@ -1,0 +1,66 @@
+"""``ragaudit history``: the trend of chosen metrics per dataset and pipeline, from the run history."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "show the trend of metrics across recorded runs (terminal sparklines, --html for a plot)"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a metric to show, e.g. nDCG@10 (repeatable or comma-separated; default nDCG@10, R@5, MRR@10)",
+    )
+    parser.add_argument("--dataset", help="only runs on this dataset: its file, a sha256 prefix or its path")
+    parser.add_argument("--pipeline", help="only runs of this pipeline / run name")
+    parser.add_argument(
+        "--last", type=int, default=30, help="newest runs per pipeline in sparklines and plots (default 30)"
+    )
+    parser.add_argument("--html", metavar="FILE", help="also write an offline HTML page with line plots")
+    parser.add_argument(
+        "--record",
+        nargs="+",
+        default=[],
+        metavar="REPORT",
+        help="first record these eval reports (JSON) in the history",
+    )
+    parser.add_argument(
+        "--history",
+        metavar="FILE",
+        help="the history file (default $RAGAUDIT_HISTORY, else .ragaudit/history.sqlite at the git top-level)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ragaudit.errors import InputError
+    from ragaudit.experiments.compare import load_report
+    from ragaudit.metrics.names import parse_metrics
+    from ragaudit.report.history import default_history_path, open_history, series
+    from ragaudit.report.history_view import render_html, render_terminal
+
+    if args.last < 1:
+        raise InputError(
+            "--last", None, f"must be a positive number of runs (got {args.last})", "e.g. --last 30"
+        )
+    metrics = [m.name for m in parse_metrics(",".join(args.metric))] if args.metric else None
+    path = Path(args.history) if args.history else default_history_path()
+    with open_history(path, create=bool(args.record)) as history:
+        for report in args.record:
+            run_id = history.record(load_report(report).data)
+            print(f"recorded {report} as run {run_id}")
+        runs = history.runs(dataset=args.dataset, pipeline=args.pipeline, metrics=metrics)
+    groups = series(runs)
+    print(f"history: {path} ({len(runs)} matching run{'s' if len(runs) != 1 else ''})")
+    print(render_terminal(groups, metrics, args.last))
+    if args.html:
+        out = Path(args.html)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(render_html(groups, metrics, str(path), args.last), encoding="utf-8")
+        print(f"history plot written to {out}")
+    return 0

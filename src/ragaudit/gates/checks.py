@@ -1,0 +1,383 @@
+"""The four release gates. Each returns a :class:`GateResult` whose findings explain every failure
+with its numbers.
+
+1. **self-test**: the metric math gives known answers (:mod:`ragaudit.gates.selftest`);
+2. **quality**: every floored metric's mean reaches its floor, and no metric regressed against the
+   baseline by more than ``max_regression`` *and* significantly (paired randomization test,
+   Holm-corrected across the checked metrics, at ``alpha``; :func:`ragaudit.experiments.compare.compare_reports`).
+   A drop beyond the tolerance that is not significant is reported, not counted: on a small golden
+   set it is as likely noise as a regression;
+3. **security**: cross-tenant leaks (the eval report's ``security.leaks``, plus every ``--audit``
+   report's leaks) do not exceed ``max_leaks`` (0 unless the policy says otherwise);
+4. **operations**: latency p95 within its budget, error rate (``errors / cases``) within its budget.
+   A budget the report cannot be checked against (no latency in a run-file evaluation) fails: an
+   unmeasured budget is not a met one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ragaudit.errors import InputError
+from ragaudit.experiments.compare import LoadedReport, compare_reports
+from ragaudit.gates.policy import GatePolicy
+from ragaudit.gates.selftest import run_selftest
+
+Status = Literal["pass", "fail", "skip"]
+WORST = 5
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One gate's outcome: ``findings`` are the reasons it failed, ``notes`` what it did not check."""
+
+    gate: str
+    status: Status
+    summary: str
+    findings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    numbers: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.status != "fail"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "gate": self.gate,
+            "name": self.gate,
+            "passed": self.passed,
+            "messages": list(self.findings) or [self.summary],
+            "status": self.status,
+            "summary": self.summary,
+            "findings": list(self.findings),
+            "notes": list(self.notes),
+            "numbers": dict(self.numbers),
+        }
+
+
+def fmt_score(value: float, floor: float | None = None) -> str:
+    """A score with 2 decimals, or 4 when 2 would round it up to ``floor`` (``0.61``, ``0.6996``)."""
+    if not math.isfinite(value):
+        return "nan"
+    short = f"{value:.2f}"
+    return f"{value:.4f}" if floor is not None and value < floor <= float(short) else short
+
+
+def worst_queries(per_case: Mapping[str, float], n: int = WORST) -> str:
+    """``id (value), ...`` of the ``n`` lowest-scoring cases (ties by id)."""
+    ranked = sorted(per_case.items(), key=lambda kv: (kv[1], kv[0]))[:n]
+    return ", ".join(f"{cid} ({fmt_score(v)})" for cid, v in ranked) or "none scored"
+
+
+def floor_failure(
+    metric: str, value: float | None, floor: float, per_case: Mapping[str, float]
+) -> str | None:
+    """``"nDCG@10 0.61 < floor 0.70; worst queries: ..."`` when ``value`` misses ``floor``, else ``None``."""
+    if value is not None and math.isfinite(value) and value >= floor:
+        return None
+    shown = (
+        "nan (no answerable case)" if value is None or not math.isfinite(value) else fmt_score(value, floor)
+    )
+    return f"{metric} {shown} < floor {fmt_score(floor)}; worst queries: {worst_queries(per_case)}"
+
+
+def selftest_gate() -> GateResult:
+    report = run_selftest()
+    total = len(report.checks)
+    numbers = {"checks": total, "failed": len(report.failures), "seconds": round(report.seconds, 4)}
+    if report.passed:
+        return GateResult(
+            "self-test",
+            "pass",
+            f"{total}/{total} known-answer metric checks pass (pure and bulk)",
+            numbers=numbers,
+        )
+    return GateResult(
+        "self-test",
+        "fail",
+        f"{len(report.failures)} of {total} metric checks FAIL: this installation computes wrong numbers",
+        tuple(f"{c.name}: {c.detail}" for c in report.failures),
+        numbers=numbers,
+    )
+
+
+def _floors(report: LoadedReport, floors: Mapping[str, float]) -> tuple[list[str], dict[str, Any]]:
+    findings: list[str] = []
+    numbers: dict[str, Any] = {}
+    metrics = report.data.get("metrics", {})
+    for metric, floor in floors.items():
+        if metric not in metrics:
+            findings.append(
+                f"{metric} has a floor but the report has no {metric} (it has {', '.join(metrics) or 'none'}); "
+                f"re-run 'ragaudit eval' with --metrics including {metric}"
+            )
+            continue
+        raw = metrics[metric]
+        value = float(raw) if isinstance(raw, (int, float)) else None
+        numbers[metric] = {"value": value, "floor": floor}
+        failure = floor_failure(metric, value, floor, report.per_case(metric))
+        if failure:
+            findings.append(failure)
+    return findings, numbers
+
+
+def _regressions(
+    report: LoadedReport,
+    baseline: LoadedReport,
+    policy: GatePolicy,
+    resamples: int,
+    seed: int,
+) -> tuple[list[str], list[str], list[dict[str, Any]]]:
+    tolerance = policy.max_regression if policy.max_regression is not None else 0.0
+    shared = [m for m in baseline.metric_names() if m in report.metric_names()]
+    wanted = list(policy.regression_metrics or policy.floors or shared)
+    missing = [m for m in wanted if m not in shared]
+    metrics = [m for m in wanted if m in shared]
+    findings = [
+        f"{m} cannot be compared: it is not in both the report and the baseline; "
+        "evaluate both with the same --metrics"
+        for m in missing
+        if policy.regression_metrics
+    ]
+    notes: list[str] = []
+    if not metrics:
+        return findings, notes, []
+    result = compare_reports([baseline, report], baseline, metrics, policy.alpha, resamples, seed)
+    rows = result["comparisons"]
+    for c in rows:
+        drop = -c["delta"]
+        where = (
+            f"{c['metric']} {fmt_score(c['system_mean'])} vs baseline {fmt_score(c['baseline_mean'])} "
+            f"(delta {c['delta']:+.4f}, p = {c['p_value_corrected']:.4g} Holm over {len(rows)} metrics, "
+            f"{c['n']} paired cases)"
+        )
+        if drop > tolerance and c["significant"]:
+            moved = ", ".join(f"{m['id']} ({m['delta']:+.2f})" for m in c["most_regressed"]) or "-"
+            findings.append(
+                f"{where}: a significant regression beyond the tolerance {tolerance} at alpha {policy.alpha}; "
+                f"most regressed queries: {moved}"
+            )
+        elif drop > tolerance:
+            notes.append(f"{where}: dropped beyond the tolerance but not significantly; not counted")
+    return findings, notes, rows
+
+
+def quality_gate(
+    report: LoadedReport,
+    policy: GatePolicy,
+    baseline: LoadedReport | None = None,
+    *,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> GateResult:
+    findings, floor_numbers = _floors(report, policy.floors)
+    notes: list[str] = []
+    comparisons: list[dict[str, Any]] = []
+    if baseline is not None:
+        if policy.max_regression is None:
+            notes.append("no max_regression in the policy: any significant drop against the baseline counts")
+        more, regression_notes, comparisons = _regressions(report, baseline, policy, resamples, seed)
+        findings += more
+        notes += regression_notes
+    elif policy.max_regression is not None:
+        notes.append("no --baseline given: the regression check did not run")
+    numbers = {
+        "floors": floor_numbers,
+        "baseline": baseline.path if baseline else None,
+        "comparisons": [
+            {
+                k: c[k]
+                for k in (
+                    "metric",
+                    "baseline_mean",
+                    "system_mean",
+                    "delta",
+                    "p_value_corrected",
+                    "significant",
+                )
+            }
+            for c in comparisons
+        ],
+    }
+    if not policy.floors and baseline is None:
+        return GateResult(
+            "quality", "skip", "no floors and no baseline: nothing to check", notes=tuple(notes)
+        )
+    checked = f"{len(policy.floors)} floor(s)" + (
+        f", {len(comparisons)} paired comparison(s)" if baseline else ""
+    )
+    if findings:
+        return GateResult(
+            "quality",
+            "fail",
+            f"{len(findings)} problem(s) in {checked}",
+            tuple(findings),
+            tuple(notes),
+            numbers,
+        )
+    return GateResult("quality", "pass", f"{checked} met", (), tuple(notes), numbers)
+
+
+def load_json(path: str | Path, what: str) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(str(p), None, f"{what} not found", "check the path") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            str(p), exc.lineno, f"not valid JSON: {exc.msg}", f"pass the {what} ragaudit wrote"
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(str(p), None, f"a {what} must be a JSON object", f"pass the {what} ragaudit wrote")
+    return data
+
+
+def _leak_records(data: Mapping[str, Any]) -> tuple[int, list[Any]] | None:
+    """``(count, records)`` from ``leaks`` at the top or under ``security``: a list of records, a count
+    (records beside it), or ``{"count", "records"}`` (the tenant-audit report)."""
+    for holder in (data, data.get("security")):
+        if not isinstance(holder, Mapping) or "leaks" not in holder:
+            continue
+        leaks = holder["leaks"]
+        if isinstance(leaks, Mapping):
+            holder, leaks = leaks, leaks.get("count", leaks.get("records"))
+        records = holder.get("records") if isinstance(holder.get("records"), list) else []
+        if isinstance(leaks, list):
+            return len(leaks), leaks
+        if isinstance(leaks, int) and not isinstance(leaks, bool):
+            return leaks, list(records or [])
+    return None
+
+
+def _first(record: Mapping[str, Any], *keys: str) -> Any:
+    return next((record[k] for k in keys if record.get(k) not in (None, "", [])), None)
+
+
+def describe_leak(record: Any) -> str:
+    """One leak in words, from an eval report's or a tenant audit's record (any other shape as JSON)."""
+    if isinstance(record, Mapping):
+        chunk, caller = record.get("chunk_id"), _first(record, "caller_tenant", "caller")
+        if chunk is not None and caller is not None:
+            probe = record.get("probe")
+            probe_id = probe.get("id") if isinstance(probe, Mapping) else None
+            owner = _first(record, "claimed_tenant", "owner")
+            owner = ", ".join(map(str, owner)) if isinstance(owner, list) else owner
+            rank = f" (rank {record['rank']})" if record.get("rank") is not None else ""
+            where = (
+                f"case {record['case_id']}: "
+                if record.get("case_id")
+                else f"probe {probe_id}: "
+                if probe_id
+                else ""
+            )
+            return f"{where}chunk {chunk}{rank} owned by {owner!r}, asked as {caller!r}"
+    text = json.dumps(record, ensure_ascii=False, default=str)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _has_tenant_labels(report: Mapping[str, Any]) -> bool:
+    return any(
+        isinstance(item, Mapping) and item.get("tenant_id") is not None
+        for case in report.get("per_case", [])
+        for item in case.get("retrieved", [])
+    )
+
+
+def security_gate(
+    report: LoadedReport, policy: GatePolicy, audits: Sequence[tuple[str, Mapping[str, Any]]] = ()
+) -> GateResult:
+    sources: list[tuple[str, int, list[Any]]] = []
+    notes: list[str] = []
+    found = _leak_records(report.data)
+    if found is None:
+        notes.append("the eval report has no security section")
+    else:
+        sources.append((f"eval report {report.path}", *found))
+    if not _has_tenant_labels(report.data):
+        notes.append(
+            "no retrieved chunk in the eval report carries a tenant label: its isolation was not verified "
+            "(add --audit from 'ragaudit audit-tenants', or evaluate a live source that reports tenant_id)"
+        )
+    for path, data in audits:
+        audit = _leak_records(data)
+        if audit is None:
+            raise InputError(
+                path,
+                None,
+                "no leaks list in this audit report",
+                "pass a report written by 'ragaudit audit-tenants'",
+            )
+        sources.append((f"audit {path}", *audit))
+        if data.get("passed") is False and audit[0] == 0:
+            notes.append(
+                f"audit {path} found no leak but its verdict is {data.get('verdict', 'not clean')!r}"
+            )
+    total = sum(n for _, n, _ in sources)
+    numbers = {"leaks": total, "max_leaks": policy.max_leaks, "by_source": {s: n for s, n, _ in sources}}
+    if total <= policy.max_leaks:
+        return GateResult(
+            "security",
+            "pass",
+            f"{total} cross-tenant leak(s) (allowed {policy.max_leaks})",
+            notes=tuple(notes),
+            numbers=numbers,
+        )
+    findings = [
+        f"{total} cross-tenant leak(s) > allowed {policy.max_leaks}: "
+        + ", ".join(f"{n} in {s}" for s, n, _ in sources if n)
+        + "; a leak is a release blocker whatever the quality metrics say"
+    ]
+    for source, _, records in sources:
+        findings += [f"{source}: {describe_leak(r)}" for r in records[:WORST]]
+    return GateResult(
+        "security", "fail", f"{total} cross-tenant leak(s)", tuple(findings), tuple(notes), numbers
+    )
+
+
+def operations_gate(report: LoadedReport, policy: GatePolicy) -> GateResult:
+    if policy.latency_p95_ms is None and policy.max_error_rate is None:
+        return GateResult("operations", "skip", "no latency or error-rate budget in the policy")
+    findings: list[str] = []
+    numbers: dict[str, Any] = {}
+    parts: list[str] = []
+    if policy.latency_p95_ms is not None:
+        latency = report.data.get("latency_ms")
+        p95 = latency.get("p95") if isinstance(latency, Mapping) else None
+        numbers["latency_p95_ms"] = {"value": p95, "budget": policy.latency_p95_ms}
+        if not isinstance(p95, (int, float)):
+            findings.append(
+                "latency p95 has a budget but the report has no latency (a run-file evaluation measures none); "
+                "evaluate the live system (--pipeline, --endpoint or --retriever) or drop latency_p95_ms"
+            )
+        elif p95 > policy.latency_p95_ms:
+            findings.append(f"latency p95 {p95:.1f} ms > budget {policy.latency_p95_ms:g} ms")
+        else:
+            parts.append(f"latency p95 {p95:.1f} ms <= {policy.latency_p95_ms:g} ms")
+    if policy.max_error_rate is not None:
+        counts = report.data.get("counts", {})
+        cases, errors = int(counts.get("cases", 0)), int(counts.get("errors", 0))
+        rate = errors / cases if cases else math.nan
+        numbers["error_rate"] = {
+            "value": rate,
+            "errors": errors,
+            "cases": cases,
+            "budget": policy.max_error_rate,
+        }
+        if not rate <= policy.max_error_rate:
+            shown = ", ".join(f"{e.get('id')}: {e.get('error')}" for e in report.data.get("errors", [])[:3])
+            findings.append(
+                f"error rate {rate:.4f} ({errors} errors / {cases} cases) > budget {policy.max_error_rate:g}"
+                + (f"; e.g. {shown}" if shown else "")
+            )
+        else:
+            parts.append(f"error rate {rate:.4f} ({errors}/{cases}) <= {policy.max_error_rate:g}")
+    if findings:
+        return GateResult("operations", "fail", "; ".join(findings), tuple(findings), numbers=numbers)
+    return GateResult("operations", "pass", "; ".join(parts), numbers=numbers)

@@ -1,0 +1,277 @@
+"""The release-gate policy file (``gates.toml``), parsed strictly: every problem named with its key,
+its line and the fix.
+
+```toml
+[quality]
+floors = { "nDCG@10" = 0.70, "R@5" = 0.85 }   # each metric's mean must reach its floor
+max_regression = 0.02   # against --baseline, counted only when significant at alpha
+alpha = 0.05            # significance level of the paired test, after Holm correction
+# regression_metrics = ["nDCG@10", "R@5"]   # default: the floors' metrics, else all shared metrics
+[security]
+max_leaks = 0           # cross-tenant chunks allowed (eval report + --audit reports)
+[operations]
+latency_p95_ms = 800    # budget for the 95th-percentile query latency
+max_error_rate = 0.01   # errors / cases
+```
+
+Every section and key is optional. Absent ``[security]`` still means ``max_leaks = 0``: a leak blocks
+a release whatever the policy forgets to say. An absent operations budget is not checked.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragaudit.errors import MetricNameError, Problem, ValidationError
+from ragaudit.metrics.names import parse_metric
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+KEYS: dict[str, set[str]] = {
+    "quality": {"floors", "max_regression", "alpha", "regression_metrics"},
+    "security": {"max_leaks"},
+    "operations": {"latency_p95_ms", "max_error_rate"},
+}
+
+
+@dataclass(frozen=True)
+class GatePolicy:
+    """Thresholds of the quality, security and operations gates (the self-test has none)."""
+
+    floors: dict[str, float] = field(default_factory=dict)
+    max_regression: float | None = None
+    alpha: float = 0.05
+    regression_metrics: tuple[str, ...] = ()
+    max_leaks: int = 0
+    latency_p95_ms: float | None = None
+    max_error_rate: float | None = None
+    source: str = "<defaults>"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "quality": {
+                "floors": self.floors,
+                "max_regression": self.max_regression,
+                "alpha": self.alpha,
+                "regression_metrics": list(self.regression_metrics),
+            },
+            "security": {"max_leaks": self.max_leaks},
+            "operations": {"latency_p95_ms": self.latency_p95_ms, "max_error_rate": self.max_error_rate},
+        }
+
+
+def _line_of(text: str, section: str, key: str | None) -> int | None:
+    """The line of ``[section]`` (or of ``key`` inside it) in the TOML text, for error messages."""
+    current = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        header = re.match(r"^\[\s*([^\]]+?)\s*\]", line)
+        if header:
+            current = header.group(1).strip().strip('"')
+            if key is None and current == section:
+                return number
+            continue
+        if current == section and key is not None and re.match(rf'^"?{re.escape(key)}"?\s*=', line):
+            return number
+    return None
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+class _Parser:
+    def __init__(self, path: str, text: str) -> None:
+        self.path, self.text = path, text
+        self.problems: list[Problem] = []
+
+    def fail(self, section: str, key: str | None, message: str, fix: str) -> None:
+        where = f"[{section}]" + (f" {key}" if key else "")
+        self.problems.append(
+            Problem(self.path, _line_of(self.text, section, key), f"{where}: {message}", fix)
+        )
+
+    def number(
+        self,
+        section: str,
+        table: Mapping[str, Any],
+        key: str,
+        *,
+        low: float,
+        high: float | None,
+        example: str,
+    ) -> float | None:
+        if key not in table:
+            return None
+        value = table[key]
+        ok = _is_number(value) and value >= low and (high is None or value <= high)
+        if not ok:
+            span = f"between {low} and {high}" if high is not None else f"at least {low}"
+            self.fail(section, key, f"must be a number {span} (got {value!r})", f"write {key} = {example}")
+            return None
+        return float(value)
+
+    def metric(self, section: str, key: str, name: object) -> str | None:
+        try:
+            return parse_metric(str(name)).name
+        except MetricNameError as exc:
+            self.fail(section, key, str(exc), 'use a metric name such as "nDCG@10" or "R@5"')
+            return None
+
+    def unknown_keys(self, section: str, table: Mapping[str, Any]) -> None:
+        for key in table:
+            if key not in KEYS[section]:
+                close = difflib.get_close_matches(key, sorted(KEYS[section]), n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                self.fail(
+                    section,
+                    key,
+                    f"unknown key {key!r}",
+                    f"{hint}valid keys in [{section}]: {', '.join(sorted(KEYS[section]))}",
+                )
+
+    def quality(self, table: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        floors_raw = table.get("floors", {})
+        if not isinstance(floors_raw, Mapping):
+            self.fail(
+                "quality", "floors", "must be a table of metric = floor", 'floors = { "nDCG@10" = 0.70 }'
+            )
+            floors_raw = {}
+        floors: dict[str, float] = {}
+        for name, value in floors_raw.items():
+            metric = self.metric("quality", "floors", name)
+            if not _is_number(value) or not 0 <= value <= 1:
+                self.fail(
+                    "quality",
+                    "floors",
+                    f"the floor of {name!r} must be a number between 0 and 1 (got {value!r})",
+                    f'write "{name}" = 0.70',
+                )
+            elif metric is not None:
+                floors[metric] = float(value)
+        out["floors"] = floors
+        out["max_regression"] = self.number(
+            "quality", table, "max_regression", low=0.0, high=1.0, example="0.02"
+        )
+        alpha = self.number("quality", table, "alpha", low=0.0, high=1.0, example="0.05")
+        if alpha is not None and not 0 < alpha < 1:
+            self.fail("quality", "alpha", f"must be strictly between 0 and 1 (got {alpha})", "alpha = 0.05")
+        elif alpha is not None:
+            out["alpha"] = alpha
+        names = table.get("regression_metrics")
+        if names is not None:
+            if not isinstance(names, list) or not names:
+                self.fail(
+                    "quality",
+                    "regression_metrics",
+                    "must be a non-empty list of metric names",
+                    'regression_metrics = ["nDCG@10", "R@5"]',
+                )
+            else:
+                parsed = [self.metric("quality", "regression_metrics", n) for n in names]
+                out["regression_metrics"] = tuple(n for n in parsed if n is not None)
+        return out
+
+    def security(self, table: Mapping[str, Any]) -> dict[str, Any]:
+        if "max_leaks" not in table:
+            return {}
+        value = table["max_leaks"]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            self.fail(
+                "security",
+                "max_leaks",
+                f"must be a whole number >= 0 (got {value!r})",
+                "max_leaks = 0 (any cross-tenant leak blocks the release)",
+            )
+            return {}
+        return {"max_leaks": value}
+
+    def operations(self, table: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "latency_p95_ms": self.number(
+                "operations", table, "latency_p95_ms", low=0.0, high=None, example="800"
+            ),
+            "max_error_rate": self.number(
+                "operations", table, "max_error_rate", low=0.0, high=1.0, example="0.01"
+            ),
+        }
+
+
+def parse_policy(raw: Mapping[str, Any], path: str = "<policy>", text: str = "") -> GatePolicy:
+    """Build a :class:`GatePolicy` from parsed TOML; raise :class:`ValidationError` naming every problem."""
+    parser = _Parser(path, text)
+    values: dict[str, Any] = {}
+    for section, table in raw.items():
+        if section not in KEYS:
+            close = difflib.get_close_matches(section, sorted(KEYS), n=1)
+            parser.problems.append(
+                Problem(
+                    path,
+                    _line_of(text, section, None),
+                    f"unknown section [{section}]",
+                    (f"did you mean [{close[0]}]? " if close else "")
+                    + "sections are [quality], [security] and [operations]",
+                )
+            )
+            continue
+        if not isinstance(table, Mapping):
+            parser.problems.append(
+                Problem(
+                    path, None, f"{section} must be a [{section}] table", f"write [{section}] on its own line"
+                )
+            )
+            continue
+        parser.unknown_keys(section, table)
+        values.update(getattr(parser, section)(table))
+    if parser.problems:
+        raise ValidationError(parser.problems)
+    return GatePolicy(**{k: v for k, v in values.items() if v is not None}, source=path)
+
+
+def bundled_policy() -> GatePolicy:
+    """The policy ``ragaudit init`` writes (``templates/init/gates.toml``): the lesson's thresholds."""
+    from ragaudit.templates import template_text
+
+    text = template_text("gates.toml")
+    return parse_policy(tomllib.loads(text), "ragaudit:templates/init/gates.toml", text)
+
+
+def load_policy(path: str | Path) -> GatePolicy:
+    """Read and check a ``gates.toml``; every problem is an error naming file:line and the fix."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValidationError(
+            [Problem(str(p), None, "policy file not found", "check the --policy path (e.g. gates.toml)")]
+        ) from None
+    except UnicodeDecodeError:
+        raise ValidationError(
+            [Problem(str(p), None, "not UTF-8 text", "re-save the file as UTF-8")]
+        ) from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"at line (\d+)", str(exc))
+        raise ValidationError(
+            [
+                Problem(
+                    str(p),
+                    int(found.group(1)) if found else None,
+                    f"invalid TOML: {exc}",
+                    "fix the syntax; see docs/gates.md for a complete example",
+                )
+            ]
+        ) from None
+    return parse_policy(raw, str(p), text)

@@ -1,0 +1,118 @@
+"""Run all four gates on one eval report and give the verdict: text for CI logs, JSON (kind ``gate``)
+for machines, and the exit code (0 every gate passed or had nothing to check, 1 a gate failed)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ragaudit.experiments.compare import load_report
+from ragaudit.gates.checks import (
+    GateResult,
+    load_json,
+    operations_gate,
+    quality_gate,
+    security_gate,
+    selftest_gate,
+)
+from ragaudit.gates.policy import GatePolicy
+from ragaudit.version import __version__
+
+PASS, FAIL = 0, 1
+
+
+@dataclass(frozen=True)
+class Verdict:
+    gates: tuple[GateResult, ...]
+    report: str
+    policy: GatePolicy
+    baseline: str | None = None
+    audits: tuple[str, ...] = ()
+    dataset_sha256: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return all(g.passed for g in self.gates)
+
+    @property
+    def exit_code(self) -> int:
+        return PASS if self.passed else FAIL
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict as a report of kind ``gate``; its ``passed`` and ``gates`` also form the ``gate``
+        section a report can carry (``report["gate"] = verdict.to_dict()``) for the Markdown/HTML views."""
+        from ragaudit.report.provenance import environment, git_state
+
+        return {
+            "schema_version": 1,
+            "kind": "gate",
+            "ragaudit_version": __version__,
+            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "provenance": {
+                "git": git_state(),
+                "environment": environment(),
+                "dataset_sha256": self.dataset_sha256,
+            },
+            "passed": self.passed,
+            "verdict": "pass" if self.passed else "fail",
+            "exit_code": self.exit_code,
+            "report": self.report,
+            "baseline": self.baseline,
+            "audits": list(self.audits),
+            "policy": self.policy.to_dict(),
+            "gates": [g.to_json() for g in self.gates],
+        }
+
+    def write_json(self, path: str | Path) -> None:
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    def render(self) -> str:
+        failed = [g for g in self.gates if not g.passed]
+        head = (
+            f"ragaudit gate: PASS ({len(self.gates)} gates)"
+            if self.passed
+            else f"ragaudit gate: FAIL ({len(failed)} of {len(self.gates)} gates failed)"
+        )
+        lines = [head, f"report {self.report}, policy {self.policy.source}"]
+        width = max(len(g.gate) for g in self.gates)
+        for g in self.gates:
+            mark = {"pass": "pass", "fail": "FAIL", "skip": "skip"}[g.status]
+            lines.append(f"  [{mark}] {g.gate.ljust(width)}  {g.summary}")
+            lines += [f"         - {f}" for f in g.findings if f != g.summary]
+            lines += [f"         note: {n}" for n in g.notes]
+        return "\n".join(lines)
+
+
+def run_gates(
+    report_path: str | Path,
+    policy: GatePolicy,
+    *,
+    baseline_path: str | Path | None = None,
+    audit_paths: Sequence[str | Path] = (),
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> Verdict:
+    """Load the reports and run the self-test, quality, security and operations gates, in that order."""
+    report = load_report(report_path)
+    baseline = load_report(baseline_path) if baseline_path is not None else None
+    audits = [(str(p), load_json(p, "tenant-audit report")) for p in audit_paths]
+    gates = (
+        selftest_gate(),
+        quality_gate(report, policy, baseline, resamples=resamples, seed=seed),
+        security_gate(report, policy, audits),
+        operations_gate(report, policy),
+    )
+    return Verdict(
+        gates,
+        str(report_path),
+        policy,
+        str(baseline_path) if baseline_path else None,
+        tuple(str(p) for p in audit_paths),
+        report.dataset_sha or None,
+    )

@@ -1,0 +1,475 @@
+"""pytest plugin: retrieval evaluations and tenant-isolation checks as ordinary tests.
+
+Registered as the ``pytest11`` entry point ``ragaudit`` (or ``-p ragaudit.pytest_plugin``). It adds:
+
+Fixtures (built once per session for each distinct configuration)
+    ``golden_dataset``  the golden set (:class:`~ragaudit.data.schema.Dataset`);
+    ``retriever``       the system under test (:class:`~ragaudit.retrieval.protocol.Retriever`): a built-in
+                        pipeline over a corpus, or your own ``module:factory``;
+    ``eval_result``     every golden case run through ``retriever`` and scored
+                        (:class:`~ragaudit.evaluation.result.EvalResult`).
+
+Configuration, most specific last wins over earlier: ini options (``[tool.pytest.ini_options]``:
+``ragaudit_dataset``, ``ragaudit_corpus``, ``ragaudit_pipeline``, ``ragaudit_retriever``,
+``ragaudit_metrics``, ``ragaudit_top_k``, ``ragaudit_tenant``, ``ragaudit_tenant_aliases``,
+``ragaudit_report``, ``ragaudit_history``), then a ``@pytest.mark.ragaudit(dataset=..., pipeline=..., ...)`` marker on the
+test, class or module (``pytestmark``), then the command line (``--ragaudit-dataset`` ...). Relative
+paths resolve against the ini file's folder, the test file's folder and the invocation folder
+respectively; ``demo:NAME`` names a file of the bundled demo knowledge base (``demo:corpus.jsonl``,
+``demo:golden.jsonl``).
+
+``tenant_aliases`` maps the tenant ids your tests use to the ids in the indexed corpus
+(``tenant_acme=acme``): the retriever is asked for ``acme``, and chunks owned by ``acme`` come back
+labelled ``tenant_acme``; chunks of any other tenant keep their owner, so a leak still shows.
+
+Markers
+    ``security``        a tenant-isolation test (``pytest -m security``);
+    ``retrieval_eval``  a retrieval-quality test on the golden set (``pytest -m retrieval_eval``);
+    ``ragaudit(**options)`` per-test configuration, as above.
+
+``async def`` tests run without pytest-asyncio: the plugin runs coroutine test functions on one
+event loop per session (so a session-scoped retriever holding connections stays on its loop), unless
+pytest-asyncio or anyio is installed and has claimed the test.
+
+Assertion helpers whose failures read as a report: :func:`assert_floor`, :func:`assert_floors`,
+:func:`assert_no_leaks`, :func:`assert_no_errors`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import pytest
+
+if TYPE_CHECKING:
+    from ragaudit.corpus.loading import Corpus
+    from ragaudit.data.schema import Dataset
+    from ragaudit.evaluation.result import EvalResult
+    from ragaudit.pipelines.build import BuiltPipeline
+    from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
+
+OPTIONS: dict[str, str] = {
+    "dataset": "golden dataset: JSONL, BEIR folder or TREC qrels (demo:golden.jsonl = the bundled demo)",
+    "corpus": "corpus JSONL or BEIR folder the pipeline indexes (demo:corpus.jsonl = the bundled demo)",
+    "pipeline": "built-in pipeline over the corpus: bm25, dense, hybrid, hybrid-rerank or a TOML file",
+    "retriever": "your own retriever instead of a pipeline: module:factory",
+    "metrics": "comma-separated metrics of eval_result (default nDCG@10,R@5,R@10,R@100,P@5,MRR@10,MAP@100,Hit@5)",
+    "top_k": "results requested per query (default: the largest metric cut-off)",
+    "tenant": "tenant for golden cases that name none",
+    "tenant_aliases": "YOUR_TENANT=INDEX_TENANT pairs (one per line, or comma-separated)",
+    "report": "write eval_result's JSON report here (then 'ragaudit gate' can read it)",
+    "history": "record eval_result in this run-history file ('auto': .ragaudit/history.sqlite at the git top-level)",
+}
+PATH_KEYS = ("dataset", "corpus", "report", "history")
+MARKERS = (
+    "security: a tenant-isolation test (select with -m security)",
+    "retrieval_eval: a retrieval-quality test on the golden set (select with -m retrieval_eval)",
+    "ragaudit(**options): configure ragaudit's fixtures for this test (dataset, corpus, pipeline, "
+    "retriever, metrics, top_k, tenant, tenant_aliases, report, history)",
+)
+DEMO_PREFIX = "demo:"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved configuration of the fixtures (paths absolute)."""
+
+    dataset: str | None = None
+    corpus: str | None = None
+    pipeline: str | None = None
+    retriever: str | None = None
+    metrics: str | None = None
+    top_k: int | None = None
+    tenant: str | None = None
+    tenant_aliases: tuple[tuple[str, str], ...] = ()
+    report: str | None = None
+    history: str | None = None
+
+
+def _usage(message: str) -> NoReturn:
+    pytest.fail(f"ragaudit: {message}", pytrace=False)
+
+
+def demo_file(name: str) -> Path:
+    """A file of the bundled demo knowledge base."""
+    from importlib.resources import files
+
+    path = Path(str(files("ragaudit") / "demo_data" / "kb" / name))
+    if not path.exists():
+        _usage(f"no demo file {name!r}; use demo:golden.jsonl or demo:corpus.jsonl")
+    return path
+
+
+def _path(value: str, base: Path) -> str:
+    if value.startswith(DEMO_PREFIX):
+        return str(demo_file(value[len(DEMO_PREFIX) :]))
+    return str((base / Path(value).expanduser()).resolve())
+
+
+def _aliases(value: object) -> tuple[tuple[str, str], ...]:
+    if isinstance(value, Mapping):
+        pairs = [(str(k), str(v)) for k, v in value.items()]
+    else:
+        items = value if isinstance(value, (list, tuple)) else str(value).replace(",", "\n").splitlines()
+        pairs = []
+        for item in items:
+            text = str(item).strip()
+            if not text:
+                continue
+            ours, eq, theirs = text.partition("=")
+            if not eq or not ours.strip() or not theirs.strip():
+                _usage(f"tenant alias {text!r} is not YOUR_TENANT=INDEX_TENANT, e.g. tenant_acme=acme")
+            pairs.append((ours.strip(), theirs.strip()))
+    targets = [theirs for _, theirs in pairs]
+    if len(set(targets)) != len(targets) or len({o for o, _ in pairs}) != len(pairs):
+        _usage(f"tenant aliases must map one-to-one (got {pairs})")
+    return tuple(pairs)
+
+
+def _apply(settings: Settings, values: Mapping[str, Any], base: Path, where: str) -> Settings:
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in OPTIONS:
+            _usage(f"unknown option {key!r} in {where}; valid: {', '.join(OPTIONS)}")
+        if value is None or value == "" or value == []:
+            continue
+        if key == "history" and value == "auto":
+            changes[key] = "auto"
+        elif key in PATH_KEYS or (key == "pipeline" and str(value).endswith(".toml")):
+            changes[key] = _path(str(value), base)
+        elif key == "top_k":
+            try:
+                changes[key] = int(value)
+            except ValueError:
+                _usage(f"top_k in {where} must be a positive integer (got {value!r})")
+            if changes[key] < 1:
+                _usage(f"top_k in {where} must be a positive integer (got {value!r})")
+        elif key == "tenant_aliases":
+            changes[key] = _aliases(value)
+        else:
+            changes[key] = str(value)
+    return replace(settings, **changes)
+
+
+def resolve_settings(request: pytest.FixtureRequest) -> Settings:
+    """ini options, then the closest ``ragaudit`` marker, then command-line options."""
+    config = request.config
+    ini_base = config.inipath.parent if config.inipath else config.rootpath
+    settings = _apply(
+        Settings(), {k: config.getini(f"ragaudit_{k}") for k in OPTIONS}, ini_base, "the ini file"
+    )
+    marker = request.node.get_closest_marker("ragaudit")
+    if marker is not None:
+        if marker.args:
+            _usage(
+                "the ragaudit marker takes keyword options only, e.g. @pytest.mark.ragaudit(pipeline='bm25')"
+            )
+        settings = _apply(settings, marker.kwargs, request.node.path.parent, "@pytest.mark.ragaudit")
+    cli = {k: config.getoption(f"ragaudit_{k}") for k in OPTIONS}
+    return _apply(settings, cli, config.invocation_params.dir, "the command line")
+
+
+class TenantAliasRetriever:
+    """Ask the index for the aliased tenant; label the caller's own chunks with the caller's tenant id."""
+
+    def __init__(self, inner: Retriever, aliases: Mapping[str, str]) -> None:
+        self.inner = inner
+        self.aliases = dict(aliases)
+
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        index_tenant = self.aliases.get(tenant_id, tenant_id)
+        chunks = await self.inner.search(tenant_id=index_tenant, query=query, top_k=top_k)
+        if index_tenant == tenant_id:
+            return chunks
+        relabelled: list[RetrievedChunk] = []
+        for chunk in chunks:
+            if chunk.get("tenant_id") == index_tenant:
+                chunk = {**chunk, "tenant_id": tenant_id}
+            relabelled.append(chunk)
+        return relabelled
+
+    async def start_session(self, *, concurrency: int) -> None:
+        """Pass the runner's session hooks through (an HTTP retriever sizes its pool there)."""
+        start = getattr(self.inner, "start_session", None)
+        if start is not None:
+            await start(concurrency=concurrency)
+
+    async def end_session(self) -> None:
+        end = getattr(self.inner, "end_session", None)
+        if end is not None:
+            await end()
+
+
+@dataclass
+class _Session:
+    """What the plugin builds once per test session."""
+
+    loop: asyncio.AbstractEventLoop | None = None
+    datasets: dict[str, Dataset] = field(default_factory=dict)
+    corpora: dict[str, Corpus] = field(default_factory=dict)
+    pipelines: dict[tuple[str, str], BuiltPipeline] = field(default_factory=dict)
+    plugins: dict[str, Retriever] = field(default_factory=dict)
+    results: dict[Settings, EvalResult] = field(default_factory=dict)
+
+    def event_loop(self) -> asyncio.AbstractEventLoop:
+        if self.loop is None or self.loop.is_closed():
+            self.loop = asyncio.new_event_loop()
+        return self.loop
+
+    def close(self) -> None:
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            self.loop.close()
+
+
+_SESSION = pytest.StashKey[_Session]()
+
+
+def _session(config: pytest.Config) -> _Session:
+    return config.stash.setdefault(_SESSION, _Session())
+
+
+def _threshold() -> int:
+    from ragaudit.metrics.policy import Policy
+
+    return Policy().relevance_threshold
+
+
+def _load_dataset(state: _Session, settings: Settings) -> Dataset:
+    from ragaudit.data.loading import load_dataset
+
+    if not settings.dataset:
+        _usage(
+            "no golden dataset configured; set ragaudit_dataset in the ini file, "
+            "@pytest.mark.ragaudit(dataset=...) or --ragaudit-dataset"
+        )
+    if settings.dataset not in state.datasets:
+        state.datasets[settings.dataset] = load_dataset(settings.dataset, threshold=_threshold())
+    return state.datasets[settings.dataset]
+
+
+def _built_pipeline(state: _Session, settings: Settings) -> BuiltPipeline:
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.pipelines.build import build_pipeline
+    from ragaudit.pipelines.config import resolve_pipeline
+
+    if not settings.pipeline:
+        _usage("no pipeline configured; set ragaudit_pipeline (bm25, dense, hybrid, hybrid-rerank or a TOML)")
+    if not settings.corpus:
+        _usage(f"pipeline {settings.pipeline!r} needs a corpus; set ragaudit_corpus (e.g. demo:corpus.jsonl)")
+    if settings.corpus not in state.corpora:
+        state.corpora[settings.corpus] = load_corpus(settings.corpus)
+    key = (settings.pipeline, settings.corpus)
+    if key not in state.pipelines:
+        state.pipelines[key] = build_pipeline(
+            resolve_pipeline(settings.pipeline), state.corpora[settings.corpus]
+        )
+    return state.pipelines[key]
+
+
+def _retriever(state: _Session, settings: Settings) -> Retriever:
+    from ragaudit.retrieval.plugin import load_plugin
+
+    if settings.retriever:
+        if settings.retriever not in state.plugins:
+            state.plugins[settings.retriever] = load_plugin(settings.retriever)
+        inner = state.plugins[settings.retriever]
+    elif settings.pipeline:
+        inner = _built_pipeline(state, settings).retriever
+    else:
+        _usage(
+            "no retriever configured; set ragaudit_retriever = module:factory, or ragaudit_pipeline "
+            "(bm25, dense, hybrid, hybrid-rerank or a TOML file) with ragaudit_corpus"
+        )
+    return TenantAliasRetriever(inner, dict(settings.tenant_aliases)) if settings.tenant_aliases else inner
+
+
+def _evaluate(state: _Session, settings: Settings) -> EvalResult:
+    from ragaudit.evaluation.live import RunOptions, evaluate_live, retrieval_depth
+    from ragaudit.metrics.names import DEFAULT_METRICS, parse_metrics
+    from ragaudit.metrics.policy import Policy
+    from ragaudit.pipelines.prepare import PreparedPipeline, project_dataset
+
+    if settings in state.results:
+        return state.results[settings]
+    dataset = _load_dataset(state, settings)
+    retriever = _retriever(state, settings)
+    context: dict[str, Any] = {"source": {"retriever": settings.retriever}}
+    name = settings.retriever or "retriever"
+    if settings.pipeline and not settings.retriever:
+        built = _built_pipeline(state, settings)
+        prepared = PreparedPipeline(
+            project_dataset(dataset, built, _threshold()), built, state.corpora[str(settings.corpus)]
+        )
+        dataset, context, name = prepared.dataset, prepared.context(), built.config.name
+    specs = parse_metrics(settings.metrics) if settings.metrics else DEFAULT_METRICS
+    options = RunOptions(retrieval_depth(specs, settings.top_k), settings.tenant, progress=False)
+    result = state.event_loop().run_until_complete(
+        evaluate_live(dataset, retriever, specs, Policy(), options, name=name, context=context)
+    )
+    if settings.report:
+        result.write_json(settings.report)
+    if settings.history:
+        from ragaudit.report.history import record
+
+        record(result.to_dict(), None if settings.history == "auto" else settings.history)
+    state.results[settings] = result
+    return result
+
+
+def _fixture_errors(build: Any) -> Any:
+    """Run ``build``; a ragaudit input error becomes a short setup failure instead of a traceback."""
+    from ragaudit.errors import RagauditError, ValidationError
+
+    try:
+        return build()
+    except ValidationError as exc:
+        _usage("; ".join(str(p) for p in exc.problems[:5]))
+    except RagauditError as exc:
+        _usage(str(exc))
+
+
+@pytest.fixture
+def ragaudit_settings(request: pytest.FixtureRequest) -> Settings:
+    """The configuration this test's ragaudit fixtures use."""
+    return resolve_settings(request)
+
+
+@pytest.fixture
+def golden_dataset(request: pytest.FixtureRequest, ragaudit_settings: Settings) -> Dataset:
+    """The configured golden dataset (loaded once per session)."""
+    state = _session(request.config)
+    result: Dataset = _fixture_errors(lambda: _load_dataset(state, ragaudit_settings))
+    return result
+
+
+@pytest.fixture
+def retriever(request: pytest.FixtureRequest, ragaudit_settings: Settings) -> Retriever:
+    """The configured retriever: a built-in pipeline over the corpus, or your ``module:factory``."""
+    state = _session(request.config)
+    result: Retriever = _fixture_errors(lambda: _retriever(state, ragaudit_settings))
+    return result
+
+
+@pytest.fixture
+def eval_result(request: pytest.FixtureRequest, ragaudit_settings: Settings) -> EvalResult:
+    """Every golden case run through the retriever and scored (once per session and configuration)."""
+    state = _session(request.config)
+    result: EvalResult = _fixture_errors(lambda: _evaluate(state, ragaudit_settings))
+    return result
+
+
+def _metric_values(
+    result: EvalResult | Mapping[str, Any], metric: str
+) -> tuple[float | None, dict[str, float]]:
+    from ragaudit.evaluation.result import EvalResult
+
+    if isinstance(result, EvalResult):
+        return result.metrics.get(metric), result.per_case_values(metric)
+    from ragaudit.experiments.compare import LoadedReport
+
+    value = result.get("metrics", {}).get(metric)
+    return value, LoadedReport("report", "<report>", result).per_case(metric)
+
+
+def _floor_message(result: EvalResult | Mapping[str, Any], metric: str, floor: float) -> str | None:
+    from ragaudit.gates.checks import floor_failure
+    from ragaudit.metrics.names import parse_metric
+
+    name = parse_metric(metric).name
+    value, per_case = _metric_values(result, name)
+    if value is None and not per_case:
+        return f"{name} was not computed; add it to ragaudit_metrics"
+    return floor_failure(name, value, floor, per_case)
+
+
+def assert_floor(result: EvalResult | Mapping[str, Any], metric: str, floor: float) -> None:
+    """Fail with ``"nDCG@10 0.61 < floor 0.70; worst queries: ..."`` when the mean misses ``floor``."""
+    __tracebackhide__ = True
+    message = _floor_message(result, metric, floor)
+    if message:
+        raise AssertionError(message)
+
+
+def assert_floors(result: EvalResult | Mapping[str, Any], floors: Mapping[str, float]) -> None:
+    """Check several floors at once; the failure lists every metric that missed its floor."""
+    __tracebackhide__ = True
+    messages = [m for metric, floor in floors.items() if (m := _floor_message(result, metric, floor))]
+    if messages:
+        raise AssertionError("\n".join(messages))
+
+
+def assert_no_leaks(result: EvalResult | Mapping[str, Any]) -> None:
+    """Fail when any retrieved chunk belonged to another tenant than the one that asked."""
+    __tracebackhide__ = True
+    from ragaudit.evaluation.result import EvalResult
+    from ragaudit.gates.checks import WORST, describe_leak
+
+    leaks = (
+        result.leaks() if isinstance(result, EvalResult) else result.get("security", {}).get("records", [])
+    )
+    if leaks:
+        shown = "; ".join(describe_leak(leak) for leak in leaks[:WORST])
+        raise AssertionError(f"CRITICAL LEAK: {len(leaks)} cross-tenant chunk(s) returned: {shown}")
+
+
+def assert_no_errors(result: EvalResult) -> None:
+    """Fail when any golden case got no answer (an exception or a timeout)."""
+    __tracebackhide__ = True
+    from ragaudit.gates.checks import WORST
+
+    if result.errors:
+        shown = "; ".join(f"{c.id}: {c.error}" for c in result.errors[:WORST])
+        raise AssertionError(f"{len(result.errors)} of {result.counts.cases} case(s) failed: {shown}")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ragaudit", "ragaudit retrieval evaluation")
+    for key, help_text in OPTIONS.items():
+        if key == "tenant_aliases":
+            parser.addini(f"ragaudit_{key}", help_text, type="linelist")
+        else:
+            parser.addini(f"ragaudit_{key}", help_text, type="string")
+        group.addoption(
+            f"--ragaudit-{key.replace('_', '-')}", dest=f"ragaudit_{key}", default=None, help=help_text
+        )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(_SESSION, None)
+    if state is not None:
+        state.close()
+
+
+def _claimed_by_other_plugin(item: pytest.Function) -> bool:
+    manager = item.config.pluginmanager
+    if item.get_closest_marker("anyio") and manager.has_plugin("anyio"):
+        return True
+    if manager.has_plugin("asyncio"):  # pytest-asyncio: marked tests, or every test in auto mode
+        try:
+            auto = item.config.getini("asyncio_mode") == "auto"
+        except ValueError:
+            auto = False
+        return auto or item.get_closest_marker("asyncio") is not None
+    return False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run ``async def`` tests on the session's event loop (no pytest-asyncio needed)."""
+    function = pyfuncitem.obj
+    if not inspect.iscoroutinefunction(function) or _claimed_by_other_plugin(pyfuncitem):
+        return None
+    arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    _session(pyfuncitem.config).event_loop().run_until_complete(function(**arguments))
+    return True
