@@ -1,0 +1,114 @@
+"""``ragaudit context``: quality of the assembled context (top-k after dedupe and token budget) of a
+pipeline, run file or eval report, plus how well the top retrieval score predicts answerability."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+
+HELP = "context precision, evidence coverage, redundancy, staleness, token cost and abstention AUROC"
+
+
+def add_source_options(parser: argparse.ArgumentParser) -> None:
+    """Dataset, corpus and where the rankings come from (shared with ``check-answers``)."""
+    add_dataset_options(parser)
+    parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder (gives the chunk texts)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--pipeline", help="a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML")
+    source.add_argument("--run", help="TREC run file or JSONL run")
+    source.add_argument("--report", help="an eval report (ragaudit eval --out)")
+    parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
+    parser.add_argument(
+        "--chunking",
+        help="chunking the run/report ids refer to: whole (default) or STRATEGY[:SIZE[:OVERLAP]]; "
+        "a report made from a pipeline records its own",
+    )
+    live = parser.add_argument_group("pipeline runs")
+    live.add_argument("--top-k", type=int, default=100, help="results to request per query (default 100)")
+    live.add_argument("--tenant", help="tenant for cases that name none")
+    live.add_argument("--concurrency", type=int, default=8)
+    live.add_argument("--timeout", type=float, default=30.0, help="per-request timeout in seconds")
+    live.add_argument("--qdrant-url", help="use this Qdrant server as the dense store")
+    add_policy_options(parser)
+
+
+def add_context_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("context assembly")
+    group.add_argument("--k", type=int, default=5, help="chunks in the context (default 5)")
+    group.add_argument("--token-budget", type=int, help="stop adding chunks past this many tokens")
+    group.add_argument(
+        "--tokenizer",
+        default="auto",
+        help="auto (tiktoken cl100k_base if cached offline, else regex), regex, or tiktoken[:ENCODING]",
+    )
+    group.add_argument(
+        "--duplicate-threshold",
+        type=float,
+        default=0.8,
+        help="Jaccard of word 3-shingles at which two chunks are near-duplicates (default 0.8)",
+    )
+
+
+def load_source(args: argparse.Namespace) -> Any:
+    """The :class:`ragaudit.context.sources.RetrievalSource` the arguments name."""
+    import asyncio
+
+    from ragaudit.context import sources
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.data.loading import load_dataset, load_run
+
+    policy = policy_from(args)
+    dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
+    corpus = load_corpus(args.corpus)
+    if args.run:
+        run = load_run(args.run, args.run_format)
+        return sources.from_run(dataset, corpus, run, policy, args.chunking or "whole")
+    if args.report:
+        return sources.from_report(dataset, corpus, args.report, policy, args.chunking)
+    from ragaudit.evaluation.live import RunOptions
+
+    options = RunOptions(args.top_k, args.tenant, args.concurrency, args.timeout, progress=False)
+    return asyncio.run(
+        sources.from_pipeline(dataset, corpus, args.pipeline, policy, options, args.qdrant_url)
+    )
+
+
+def context_options(args: argparse.Namespace) -> Any:
+    from ragaudit.context.audit import ContextOptions
+    from ragaudit.errors import InputError
+
+    if args.k <= 0:
+        raise InputError("--k", None, f"must be a positive number of chunks (got {args.k})", "e.g. --k 5")
+    if args.token_budget is not None and args.token_budget <= 0:
+        raise InputError(
+            "--token-budget", None, f"must be positive (got {args.token_budget})", "e.g. --token-budget 2000"
+        )
+    if not 0.0 < args.duplicate_threshold <= 1.0:
+        raise InputError(
+            "--duplicate-threshold", None, f"must be in (0, 1] (got {args.duplicate_threshold})", "e.g. 0.8"
+        )
+    return ContextOptions(args.k, args.token_budget, args.relevance_threshold, args.duplicate_threshold)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_source_options(parser)
+    add_context_options(parser)
+    parser.add_argument("--out", help="write the JSON report here")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragaudit.context.audit import add_context_quality, build_contexts, summary_text, write_report
+    from ragaudit.context.tokens import token_counter
+
+    counter = token_counter(args.tokenizer)
+    options = context_options(args)
+    source = load_source(args)
+    contexts = build_contexts(source, counter, options)
+    add_context_quality(source, contexts, counter, options)
+    print(summary_text(source.report))
+    if args.out:
+        write_report(source.report, args.out)
+        print(f"report written to {args.out}")
+    return 0
