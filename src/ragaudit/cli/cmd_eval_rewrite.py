@@ -1,0 +1,127 @@
+"""``ragaudit eval-rewrite``: a pipeline without and with a query-rewrite stage, case by case.
+
+The rewrite stage comes from ``--rewrite R.toml`` (a ``[rewrite]`` table: synonyms, rm3 or llm),
+``--synonyms FILE``, ``--rm3``, or, when none is given, the ``[rewrite]`` table of the pipeline file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+
+HELP = "evaluate a query rewrite: entity/constraint loss per case, metric deltas with significance, latency"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_dataset_options(parser)
+    parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
+    parser.add_argument(
+        "--pipeline",
+        default="bm25",
+        help="a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML file (default bm25)",
+    )
+    stage = parser.add_mutually_exclusive_group()
+    stage.add_argument("--rewrite", metavar="R.toml", help="a TOML file with a [rewrite] table")
+    stage.add_argument(
+        "--synonyms", metavar="FILE", help="a synonym map (.json or .toml) for a synonym rewrite"
+    )
+    stage.add_argument("--rm3", action="store_true", help="RM3 pseudo relevance feedback")
+    parser.add_argument("--fb-docs", type=int, default=10, help="RM3 feedback chunks (default 10)")
+    parser.add_argument("--fb-terms", type=int, default=10, help="RM3 expansion terms (default 10)")
+    parser.add_argument("--original-weight", type=float, default=0.5, help="RM3 weight of the query (0.5)")
+    parser.add_argument(
+        "--vocabulary",
+        metavar="FILE",
+        help="known entity names, one per line: 'Professional | Pro' (aliases count as the same entity)",
+    )
+    parser.add_argument("--metrics", default="R@5,R@10,nDCG@10,MRR@10")
+    parser.add_argument("--top-k", type=int, help="results per query (default: largest metric cut-off)")
+    parser.add_argument("--tenant", help="tenant for cases that name none")
+    parser.add_argument(
+        "--concurrency", type=int, default=1, help="queries in flight (default 1: latency is timed alone)"
+    )
+    parser.add_argument("--timeout", type=float, default=30.0, help="per-query timeout in seconds")
+    parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--out", default="reports/rewrite-eval.json", help="the JSON artifact")
+    parser.add_argument("--reports-dir", help="also write baseline.json and rewrite.json eval reports here")
+    parser.add_argument("--show", type=int, default=10, help="flagged cases to print (default 10)")
+    parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
+    parser.add_argument("--no-progress", action="store_true")
+    add_policy_options(parser)
+
+
+def _stage(args: argparse.Namespace, pipeline_rewrite: Any) -> Any:
+    from ragaudit.errors import InputError
+    from ragaudit.experiments.rewrite_eval import load_rewrite_stage, rewrite_stage
+
+    if args.rewrite:
+        return load_rewrite_stage(args.rewrite)
+    if args.synonyms:
+        return rewrite_stage({"type": "synonyms", "mapping_file": args.synonyms}, "--synonyms")
+    if args.rm3:
+        raw = {
+            "type": "rm3",
+            "fb_docs": args.fb_docs,
+            "fb_terms": args.fb_terms,
+            "original_weight": args.original_weight,
+        }
+        return rewrite_stage(raw, "--rm3")
+    if pipeline_rewrite is None:
+        raise InputError(
+            "--rewrite",
+            None,
+            "no rewrite stage to evaluate",
+            "pass --rewrite R.toml, --synonyms FILE or --rm3, or a --pipeline file with a [rewrite] table",
+        )
+    return pipeline_rewrite
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.data.loading import load_dataset
+    from ragaudit.evaluation.live import RunOptions, retrieval_depth
+    from ragaudit.experiments.entities import load_vocabulary
+    from ragaudit.experiments.rewrite_eval import evaluate_rewrite
+    from ragaudit.metrics.names import parse_metrics
+    from ragaudit.pipelines.config import resolve_pipeline
+
+    policy = policy_from(args)
+    specs = parse_metrics(args.metrics)
+    config = resolve_pipeline(args.pipeline)
+    stage = _stage(args, config.rewrite)
+    vocabulary = load_vocabulary(args.vocabulary) if args.vocabulary else None
+    dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
+    corpus = load_corpus(args.corpus)
+    options = RunOptions(
+        retrieval_depth(specs, args.top_k),
+        args.tenant,
+        args.concurrency,
+        args.timeout,
+        progress=False if args.no_progress else None,
+    )
+    result = asyncio.run(
+        evaluate_rewrite(
+            dataset,
+            corpus,
+            config,
+            stage,
+            specs,
+            policy,
+            options,
+            vocabulary=vocabulary,
+            resamples=args.resamples,
+            seed=args.seed,
+            alpha=args.alpha,
+            qdrant_url=args.qdrant_url,
+            report_dir=args.reports_dir,
+        )
+    )
+    print(result.table(args.show))
+    result.write_json(args.out)
+    print(f"rewrite evaluation written to {args.out}")
+    return 0

@@ -1,0 +1,101 @@
+"""``ragaudit sweep-chunking``: one pipeline over a grid of chunkings, scored against span evidence."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+
+HELP = "sweep chunk strategies, sizes and overlaps; score each against evidence spans"
+
+
+def _ints(flag: str, text: str) -> list[int]:
+    from ragaudit.errors import InputError
+
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise InputError(
+            flag, None, f"expected comma-separated integers, got {text!r}", "e.g. 128,256"
+        ) from None
+    if not values:
+        raise InputError(flag, None, "no values given", "e.g. 128,256")
+    return values
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_dataset_options(parser)
+    parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
+    parser.add_argument(
+        "--pipeline", default="bm25", help="a preset or pipeline TOML file; its chunking is replaced (bm25)"
+    )
+    parser.add_argument(
+        "--strategies", default="fixed,sentence,recursive", help="fixed, sentence, recursive, whole"
+    )
+    parser.add_argument("--sizes", default="128,256,512,1024", help="chunk sizes in tokens")
+    parser.add_argument(
+        "--overlaps", default="0,64", help="overlaps in tokens (combinations >= size are skipped)"
+    )
+    parser.add_argument("--metrics", default="R@5,R@10,nDCG@10", help="the first one picks the best point")
+    parser.add_argument("--context-k", type=int, default=5, help="k for the token-level precision / IoU (5)")
+    parser.add_argument("--top-k", type=int, help="results per query (default: largest metric cut-off)")
+    parser.add_argument("--tenant", help="tenant for cases that name none")
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default="reports/chunking-sweep.json", help="the JSON artifact")
+    parser.add_argument("--reports-dir", help="also write each point's eval report here")
+    parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
+    parser.add_argument("--no-progress", action="store_true")
+    add_policy_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.errors import InputError
+    from ragaudit.evaluation.live import RunOptions, retrieval_depth
+    from ragaudit.experiments.chunking_sweep import chunking_grid, load_span_dataset, sweep_chunking
+    from ragaudit.metrics.names import parse_metrics
+    from ragaudit.pipelines.config import resolve_pipeline
+
+    if args.context_k < 1:
+        raise InputError("--context-k", None, f"must be a positive integer (got {args.context_k})", "e.g. 5")
+    policy = policy_from(args)
+    specs = parse_metrics(args.metrics)
+    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    grid, skipped = chunking_grid(
+        strategies, _ints("--sizes", args.sizes), _ints("--overlaps", args.overlaps)
+    )
+    config = resolve_pipeline(args.pipeline)
+    corpus = load_corpus(args.corpus)
+    dataset = load_span_dataset(
+        args.dataset, args.dataset_format, args.split, policy.relevance_threshold, corpus
+    )
+    options = RunOptions(
+        retrieval_depth(specs, args.top_k),
+        args.tenant,
+        args.concurrency,
+        progress=False if args.no_progress else None,
+    )
+    result = asyncio.run(
+        sweep_chunking(
+            dataset,
+            corpus,
+            config,
+            grid,
+            specs,
+            policy,
+            options,
+            context_k=args.context_k,
+            skipped=skipped,
+            resamples=args.resamples,
+            seed=args.seed,
+            qdrant_url=args.qdrant_url,
+            report_dir=args.reports_dir,
+        )
+    )
+    print(result.table())
+    result.write_json(args.out)
+    print(f"chunking sweep written to {args.out}")
+    return 0
