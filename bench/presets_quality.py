@@ -1,0 +1,379 @@
+"""Every pipeline preset on the shared BEIR sets: nDCG@10 (linear gain), R@100, build time, queries/s.
+
+Quality comes from :func:`ragaudit.experiments.benchmark.run_benchmark` with the BEIR folder as both
+dataset and corpus, i.e. exactly what ``ragaudit bench --dataset DIR --corpus DIR --metrics nDCG@10,R@100
+--gain linear`` reports. Each set prints one table: preset, nDCG@10, R@100, index build seconds (every
+index the preset uses, as ``ragaudit bench`` counts it), queries/s, and for the ``bm25`` row the nDCG@10
+of bm25s run standalone (``bench/bm25_quality.py``). The Δ column is each system minus the best single
+retriever (``bm25`` or ``dense``, by nDCG@10) with its Holm-corrected paired randomization p-value
+(``ragaudit.experiments.compare``).
+
+queries/s is measured in a second pass per preset, with the same functions ``run_benchmark`` calls
+(``prepare_pipeline``, then ``run_cases`` with concurrency 8 and depth 100): number of queries over
+the wall time of ``run_cases`` alone. Embeddings (corpus, queries, rerank candidates) come from the
+embedding cache when it holds them, as on any rerun; ``--cache-dir`` chooses it.
+
+``hybrid-rerank`` asks its first stage for ``max(top_n, depth)`` candidates and reorders them all, so
+at depth 100 (needed for R@100) it reranks 100 candidates, not 30; the extra row
+``hybrid-rerank @10`` is a depth-10 run, which reranks exactly the top 30.
+
+``--grid`` also runs a small grid of fusion settings (RRF k and weights; weighted sums with min-max or
+z-score normalisation) through ``run_benchmark`` on every set, and prints each setting's nDCG@10 minus
+the best single retriever per set, its worst case over the sets, and its pooled difference from the
+``hybrid`` preset over every query of every set (paired randomization test, Holm-corrected over the
+grid): the evidence for changing the preset or not.
+
+Run: ``.venv/bin/python bench/presets_quality.py [--sets msmarco,dbpedia] [--cache-dir DIR] [--grid]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_ROOT = HERE.parents[1] / "shared" / "data" / "beir"
+DEFAULT_CACHE = HERE / "_data" / "dense_cache"
+SETS = ("msmarco", "dbpedia", "business-reports")
+PRESET_NAMES = ("bm25", "dense", "hybrid", "hybrid-rerank")
+SINGLES = ("bm25", "dense")
+METRICS = "nDCG@10,R@100"
+DEPTH = 100
+CONCURRENCY = 8
+PRESET_SUFFIX = " (the hybrid preset)"
+
+
+@dataclass
+class PresetRow:
+    name: str
+    ndcg: float
+    recall: float | None
+    build_s: float
+    queries_per_s: float | None
+    delta: float | None = None
+    p_value: float | None = None
+
+
+@dataclass
+class SetReport:
+    name: str
+    docs: int
+    queries: int
+    rows: list[PresetRow]
+    best_single: str
+    bm25s_ndcg: float
+    seconds: float
+    grid: dict[str, dict[str, float]] = field(default_factory=dict)
+    grid_per_case: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Each grid setting's nDCG@10 per case id."""
+
+
+def _pipeline(name: str, retriever: dict[str, Any]) -> Any:
+    from ragaudit.pipelines.config import parse_pipeline
+
+    return parse_pipeline({"name": name, "retriever": retriever}, f"grid:{name}", name)
+
+
+def grid_configs() -> list[Any]:
+    """The fusion settings tried: RRF over k (equal weights), RRF k=60 with unequal weights, and
+    weighted sums of min-max or z-score normalised scores over the dense weight (bm25 gets the rest).
+
+    No depth axis: ``HybridRetriever`` asks each component for ``max(depth, top_k)`` candidates, so at
+    the depth-100 run that R@100 needs, every depth <= 100 gives the same lists."""
+    components = [{"type": "bm25"}, {"type": "dense"}]
+    configs = [
+        _pipeline(
+            f"rrf k={k}" + (PRESET_SUFFIX if k == 60 else ""),
+            {"type": "hybrid", "method": "rrf", "rrf_k": k, "components": components},
+        )
+        for k in (10, 30, 60, 100)
+    ]
+    for bm25_share, dense_share in ((2, 1), (1, 2), (1, 3), (1, 4)):
+        configs.append(
+            _pipeline(
+                f"rrf k=60 w={bm25_share}:{dense_share}",
+                {
+                    "type": "hybrid",
+                    "method": "rrf",
+                    "weights": [float(bm25_share), float(dense_share)],
+                    "components": components,
+                },
+            )
+        )
+    for normalize in ("minmax", "zscore"):
+        for dense_weight in (0.3, 0.5, 0.6, 0.7, 0.8, 0.9):
+            configs.append(
+                _pipeline(
+                    f"{normalize} dense={dense_weight:g}",
+                    {
+                        "type": "hybrid",
+                        "method": "weighted",
+                        "normalize": normalize,
+                        "weights": [round(1 - dense_weight, 2), dense_weight],
+                        "components": components,
+                    },
+                )
+            )
+    return configs
+
+
+async def _speed(dataset: Any, corpus: Any, config: Any) -> float:
+    """Queries/s of ``run_cases`` over a freshly prepared pipeline (build time excluded)."""
+    from ragaudit.pipelines.build import ComponentCache
+    from ragaudit.pipelines.prepare import prepare_pipeline
+    from ragaudit.runner.execute import run_cases
+
+    prepared = prepare_pipeline(dataset, corpus, config, cache=ComponentCache())
+    started = time.perf_counter()
+    await run_cases(
+        prepared.pipeline.retriever,
+        prepared.dataset.cases,
+        DEPTH,
+        concurrency=CONCURRENCY,
+        name=config.name,
+        progress=False,
+    )
+    return len(prepared.dataset.cases) / (time.perf_counter() - started)
+
+
+def _comparisons(comparison: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """``{(system, metric): comparison}`` from a ``compare_reports`` result."""
+    return {(c["system"], c["metric"]): c for c in comparison.get("comparisons", [])}
+
+
+def _against(outcomes: Sequence[Any], baseline: str, resamples: int) -> dict[tuple[str, str], dict[str, Any]]:
+    """Paired comparisons (Holm-corrected over the table) of every outcome against ``baseline``."""
+    from ragaudit.experiments.compare import LoadedReport, compare_reports
+
+    loaded = {o.name: LoadedReport(o.name, f"<{o.name}>", o.result.to_dict()) for o in outcomes}
+    others = [loaded[n] for n in loaded if n != baseline]
+    return _comparisons(compare_reports([loaded[baseline], *others], loaded[baseline], n_resamples=resamples))
+
+
+@dataclass
+class _Set:
+    """One BEIR folder loaded once, with the scoring every run of it shares."""
+
+    folder: Path
+    dataset: Any
+    corpus: Any
+    policy: Any
+    resamples: int
+
+    async def bench(
+        self, configs: Sequence[Any], metrics: str = METRICS, depth: int = DEPTH, **kw: Any
+    ) -> Any:
+        from ragaudit.evaluation.live import RunOptions
+        from ragaudit.experiments.benchmark import run_benchmark
+        from ragaudit.metrics.names import parse_metrics
+
+        options = RunOptions(top_k=depth, concurrency=CONCURRENCY, progress=False)
+        specs = parse_metrics(metrics)
+        return await run_benchmark(
+            self.dataset, self.corpus, configs, specs, self.policy, options, resamples=self.resamples, **kw
+        )
+
+
+def _preset_rows(data: _Set, presets: Sequence[str]) -> tuple[list[PresetRow], str, Any]:
+    """Every preset through one ``run_benchmark``; the best single retriever; the benchmark result."""
+    from ragaudit.pipelines.config import preset
+
+    bench = asyncio.run(data.bench([preset(name) for name in presets]))
+    ndcg = {o.name: o.result.metrics["nDCG@10"] for o in bench.outcomes}
+    singles = [n for n in SINGLES if n in ndcg] or list(ndcg)
+    best = max(singles, key=lambda n: ndcg[n])
+    compared = _against(bench.outcomes, best, data.resamples) if len(bench.outcomes) > 1 else {}
+    rows = []
+    for o in bench.outcomes:
+        c = compared.get((o.name, "nDCG@10"))
+        speed = asyncio.run(_speed(data.dataset, data.corpus, preset(o.name)))
+        rows.append(
+            PresetRow(
+                o.name,
+                o.result.metrics["nDCG@10"],
+                o.result.metrics["R@100"],
+                o.build_seconds,
+                speed,
+                c["delta"] if c else None,
+                c["p_value_corrected"] if c else None,
+            )
+        )
+    return rows, best, bench
+
+
+def _rerank_at_10(data: _Set, best: Any) -> PresetRow:
+    """``hybrid-rerank`` at depth 10, where the reranker sees exactly its top_n = 30 candidates."""
+    from ragaudit.pipelines.config import preset
+
+    at10 = asyncio.run(data.bench([preset("hybrid-rerank")], "nDCG@10", depth=10)).outcomes[0]
+    base = best.result.per_case_values("nDCG@10")
+    mine = at10.result.per_case_values("nDCG@10")
+    delta = sum(mine[i] - base[i] for i in base) / len(base) if base else None
+    return PresetRow(
+        "hybrid-rerank @10", at10.result.metrics["nDCG@10"], None, at10.build_seconds, None, delta
+    )
+
+
+def _grid(data: _Set, best: str) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """Every grid setting with the two single retrievers, compared against the best of them; and each
+    setting's per-case nDCG@10."""
+    from ragaudit.pipelines.config import preset
+
+    result = asyncio.run(data.bench([preset(n) for n in SINGLES] + grid_configs(), baseline=best))
+    base_ndcg = max(o.result.metrics["nDCG@10"] for o in result.outcomes if o.name in SINGLES)
+    compared = _comparisons(result.comparison)
+    settings = [o for o in result.outcomes if o.name not in SINGLES]
+    summary = {
+        o.name: {
+            "nDCG@10": o.result.metrics["nDCG@10"],
+            "R@100": o.result.metrics["R@100"],
+            "delta": o.result.metrics["nDCG@10"] - base_ndcg,
+            "p_value": compared[(o.name, "nDCG@10")]["p_value"],
+        }
+        for o in settings
+    }
+    return summary, {o.name: o.result.per_case_values("nDCG@10") for o in settings}
+
+
+def run_set(folder: Path, presets: Sequence[str], resamples: int, with_grid: bool) -> SetReport:
+    from bm25_quality import run_set as bm25s_reference
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.data.loading import load_dataset
+    from ragaudit.metrics.policy import Policy
+
+    started = time.perf_counter()
+    data = _Set(folder, load_dataset(folder), load_corpus(folder), Policy(gain="linear"), resamples)
+    rows, best, bench = _preset_rows(data, presets)
+    if "hybrid-rerank" in presets:
+        best_outcome = next(o for o in bench.outcomes if o.name == best)
+        rows.append(_rerank_at_10(data, best_outcome))
+    grid, per_case = _grid(data, best) if with_grid else ({}, {})
+    return SetReport(
+        folder.name,
+        len(data.corpus.documents),
+        len(data.dataset.cases),
+        rows,
+        best,
+        bm25s_reference(folder).reference["nDCG@10"],
+        time.perf_counter() - started,
+        grid,
+        per_case,
+    )
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def set_table(report: SetReport) -> str:
+    lines = [
+        f"### {report.name} ({report.docs:,} docs, {report.queries} queries; "
+        f"best single retriever: {report.best_single})",
+        "",
+        "| preset | nDCG@10 | R@100 | build s | queries/s | Δ nDCG@10 vs best single (p, Holm) "
+        "| bm25s standalone nDCG@10 |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in report.rows:
+        delta = "–" if r.delta is None else f"{r.delta:+.4f}"
+        if r.p_value is not None:
+            delta += f" (p={r.p_value:.3f})"
+        reference = _num(report.bm25s_ndcg) if r.name == "bm25" else ""
+        lines.append(
+            f"| {r.name} | {_num(r.ndcg)} | {_num(r.recall)} | {_num(r.build_s, 2)} "
+            f"| {_num(r.queries_per_s, 0)} | {delta} | {reference} |"
+        )
+    return "\n".join(lines)
+
+
+def pooled_against_preset(reports: Sequence[SetReport]) -> dict[str, tuple[float, float]]:
+    """Each grid setting against the ``hybrid`` preset's setting over every query of every set:
+    ``{setting: (mean nDCG@10 difference, Holm-corrected paired randomization p)}``."""
+    from ragaudit.stats.correction import holm_bonferroni
+    from ragaudit.stats.paired import randomization_test
+
+    names = list(reports[0].grid_per_case)
+    current = next(n for n in names if n.endswith(PRESET_SUFFIX))
+    keys = [(r, case) for r in reports for case in sorted(r.grid_per_case[current])]
+    base = [r.grid_per_case[current][case] for r, case in keys]
+    others = [n for n in names if n != current]
+    deltas, p_values = [], []
+    for name in others:
+        values = [r.grid_per_case[name][case] for r, case in keys]
+        deltas.append(sum(v - b for v, b in zip(values, base, strict=True)) / len(keys))
+        p_values.append(randomization_test(base, values))
+    corrected = holm_bonferroni(p_values)
+    return {current: (0.0, 1.0), **dict(zip(others, zip(deltas, corrected, strict=True), strict=True))}
+
+
+def grid_table(reports: Sequence[SetReport]) -> str:
+    """Each setting's nDCG@10 minus the best single retriever, per set, the worst case, and the pooled
+    difference from the ``hybrid`` preset."""
+    names = list(reports[0].grid)
+    pooled = pooled_against_preset(reports)
+    queries = sum(len(next(iter(r.grid_per_case.values()))) for r in reports)
+    head = " | ".join(f"{r.name} Δ (p)" for r in reports)
+    lines = [
+        f"| fusion setting | {head} | worst Δ | mean R@100 | pooled Δ vs preset, {queries} queries (p, Holm) |",
+        "|---|" + "---:|" * (len(reports) + 3),
+    ]
+    for name in sorted(names, key=lambda n: -min(r.grid[n]["delta"] for r in reports)):
+        cells = [f"{r.grid[name]['delta']:+.4f} ({r.grid[name]['p_value']:.2f})" for r in reports]
+        worst = min(r.grid[name]["delta"] for r in reports)
+        recall = sum(r.grid[name]["R@100"] for r in reports) / len(reports)
+        delta, p = pooled[name]
+        lines.append(
+            f"| {name} | {' | '.join(cells)} | {worst:+.4f} | {recall:.4f} | {delta:+.4f} (p={p:.2f}) |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="folder holding the BEIR sets")
+    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated set names")
+    parser.add_argument("--presets", default=",".join(PRESET_NAMES), help="comma-separated presets")
+    parser.add_argument(
+        "--cache-dir", type=Path, default=DEFAULT_CACHE, help="embedding cache folder (RAGAUDIT_CACHE_DIR)"
+    )
+    parser.add_argument("--grid", action="store_true", help="also run the fusion-settings grid")
+    parser.add_argument("--resamples", type=int, default=10_000, help="randomization-test resamples")
+    parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
+    args = parser.parse_args(argv)
+    os.environ["RAGAUDIT_CACHE_DIR"] = str(args.cache_dir)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    presets = [p.strip() for p in args.presets.split(",") if p.strip()]
+    reports: list[SetReport] = []
+    for name in args.sets.split(","):
+        folder = args.root / name.strip()
+        if not (folder / "corpus.jsonl").is_file():
+            print(f"skipped {name}: no {folder / 'corpus.jsonl'}", file=sys.stderr)
+            continue
+        load = os.getloadavg()[0]
+        report = run_set(folder, presets, args.resamples, args.grid)
+        reports.append(report)
+        print(set_table(report))
+        print(f"\n({report.seconds:.0f} s; load average {load:.2f} at the start)\n", flush=True)
+    if not reports:
+        print(f"no BEIR set found under {args.root}", file=sys.stderr)
+        return 0
+    if args.grid:
+        print("### fusion grid: nDCG@10 minus the best single retriever (randomization p, uncorrected)\n")
+        print(grid_table(reports))
+    if args.json:
+        args.json.write_text(
+            json.dumps([r.__dict__ for r in reports], default=lambda o: o.__dict__, indent=2)
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
