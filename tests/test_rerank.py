@@ -110,7 +110,10 @@ def test_rerank_never_returns_chunks_the_base_did_not_return() -> None:
     base_ids = [c["chunk_id"] for c in search(base, top_k=5)]
     assert base_ids == ["a1", "a2", "a3", "a4"]
     assert {r["chunk_id"] for r in results} == set(base_ids)  # top_k > top_n: the base is asked for top_k
-    assert [r["chunk_id"] for r in results] == ["a3", "a1", "a2", "a4"]
+    # only the top_n = 2 are reranked; a3 (the "authoritative" one) is beyond them and keeps its place
+    assert [r["chunk_id"] for r in results] == ["a1", "a2", "a3", "a4"]
+    assert [r["metadata"]["first_stage_rank"] for r in results] == [1, 2, 3, 4]
+    assert [r["chunk_id"] for r in search(RerankRetriever(base, reranker, top_n=4), top_k=5)][0] == "a3"
     assert all(r["tenant_id"] == "acme" for r in results)
     assert "g1" not in {r["chunk_id"] for r in results}  # the other tenant's "authoritative" chunk
     small = search(stage, top_k=1)

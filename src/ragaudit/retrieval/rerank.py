@@ -5,10 +5,13 @@
 1. refuses a request without a usable tenant (:func:`~ragaudit.retrieval.tenancy.require_tenant`)
    before anything is queried;
 2. asks the base retriever for ``max(top_n, top_k)`` candidates **with the caller's tenant, unchanged**;
-3. sends the query and the candidates' ``content`` to the :class:`Reranker`, which returns one score
-   per text (it sees texts only, never ids or tenants, and cannot add candidates);
-4. returns the ``top_k`` candidates by the new score, descending. The sort is stable: candidates with
-   equal new scores keep their first-stage order.
+3. sends the query and the first ``top_n`` candidates' texts (``title`` + newline + ``content``, as the
+   indexes see them) to the :class:`Reranker`, which returns one score per text (it sees texts only,
+   never ids or tenants, and cannot add candidates);
+4. returns the reranked candidates by the new score, descending (the sort is stable: equal new scores
+   keep their first-stage order), followed — when ``top_k > top_n`` — by the remaining candidates in
+   first-stage order with scores continuing downward from the lowest reranked score, cut to ``top_k``.
+   So ``top_n = 30`` means 30 reranked candidates whatever the run's depth.
 
 Each returned chunk is the base's chunk (``chunk_id``, ``content``, ``source_id``, ``tenant_id`` and
 metadata unchanged) with ``score`` replaced by the reranker's score and two metadata keys added for
@@ -71,7 +74,9 @@ def _candidate_text(chunk: object, position: int) -> str:
             f"first-stage result #{position} ({chunk.get('chunk_id')!r}) has no 'content' text; "
             "a reranker scores the chunk text, so the base retriever must return it"
         )
-    return content
+    metadata = chunk.get("metadata")
+    title = metadata.get("title") if isinstance(metadata, Mapping) else None
+    return f"{title}\n{content}" if isinstance(title, str) and title else content
 
 
 class RerankRetriever:
@@ -92,11 +97,17 @@ class RerankRetriever:
         candidates = list(await self.base.search(tenant_id=tenant, query=query, top_k=max(self.top_n, k)))
         if not candidates:
             return []
-        texts = [_candidate_text(c, i) for i, c in enumerate(candidates, start=1)]
+        head = candidates[: self.top_n]
+        texts = [_candidate_text(c, i) for i, c in enumerate(head, start=1)]
         name = self.reranker.name
         scores = check_scores(await self.reranker.score(query, texts), len(texts), name)
-        order = sorted(range(len(candidates)), key=lambda i: -scores[i])
-        return [_rescored(candidates[i], scores[i], i + 1) for i in order[:k]]
+        order = sorted(range(len(head)), key=lambda i: -scores[i])
+        reranked = [_rescored(head[i], scores[i], i + 1) for i in order]
+        floor = min(scores)
+        tail = [
+            _rescored(c, floor - j, self.top_n + j) for j, c in enumerate(candidates[self.top_n :], start=1)
+        ]
+        return (reranked + tail)[:k]
 
 
 def _rescored(chunk: RetrievedChunk, score: float, first_rank: int) -> RetrievedChunk:
