@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.context.assemble import AssembledContext
-from ragaudit.data.lines import iter_lines, parse_json_line
+from ragaudit.data.lines import iter_json_records
 from ragaudit.data.schema import GoldenCase
 from ragaudit.errors import InputError, Problem, ValidationError
 from ragaudit.llm.chat import ChatError, SupportsChat, fill_prompt, require_placeholders
@@ -84,15 +84,7 @@ def load_answers(path: str | Path) -> dict[str, Answer]:
     name = str(path)
     problems: list[Problem] = []
     answers: dict[str, Answer] = {}
-    for number, text in iter_lines(path):
-        if isinstance(text, InputError):
-            problems.append(text.problem)
-            continue
-        try:
-            obj = parse_json_line(name, number, text)
-        except InputError as exc:
-            problems.append(exc.problem)
-            continue
+    for number, obj in iter_json_records(path, problems):
         answer = _parse(name, number, obj, problems)
         if answer is None:
             continue

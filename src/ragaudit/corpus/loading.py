@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from ragaudit.corpus.model import Document
 from ragaudit.data.beir import DEFAULT_TENANT
-from ragaudit.data.lines import iter_lines, parse_json_line, sha256_of
+from ragaudit.data.lines import iter_json_records, iter_lines, parse_json_line, sha256_of
 from ragaudit.errors import InputError, Problem, ValidationError
 
 CorpusFormat = Literal["jsonl", "beir"]
@@ -214,15 +214,7 @@ def iter_documents(
     """Stream ``(line, document)`` from one corpus file; append every problem (duplicates too) to ``problems``."""
     p = str(path)
     first_line: dict[str, int] = {}
-    for number, text in iter_lines(path):
-        if isinstance(text, InputError):
-            problems.append(text.problem)
-            continue
-        try:
-            obj = parse_json_line(p, number, text)
-        except InputError as exc:
-            problems.append(exc.problem)
-            continue
+    for number, obj in iter_json_records(path, problems):
         doc = _RecordParser(p, number, fmt, problems).parse(obj)
         if doc is None:
             continue

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragaudit.data.lines import iter_lines, parse_json_line
-from ragaudit.errors import InputError, Problem
+from ragaudit.data.lines import iter_json_records
+from ragaudit.errors import Problem
 
 ID_KEYS = ("chunk_id", "doc_id", "_id", "id")
 
@@ -21,15 +21,7 @@ def read_corpus_ids(path: str | Path) -> tuple[set[str], list[Problem]]:
         p = p / "corpus.jsonl"
     ids: set[str] = set()
     problems: list[Problem] = []
-    for number, text in iter_lines(p):
-        if isinstance(text, InputError):
-            problems.append(text.problem)
-            continue
-        try:
-            obj = parse_json_line(str(p), number, text)
-        except InputError as exc:
-            problems.append(exc.problem)
-            continue
+    for number, obj in iter_json_records(p, problems):
         found = next((obj[k] for k in ID_KEYS if isinstance(obj, dict) and isinstance(obj.get(k), str)), None)
         if found is None:
             problems.append(

@@ -6,9 +6,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ragaudit.data.lines import iter_lines, parse_json_line, sha256_of
+from ragaudit.data.lines import iter_json_records, sha256_of
 from ragaudit.data.schema import Dataset, Evidence, GoldenCase
-from ragaudit.errors import InputError, Problem, ValidationError
+from ragaudit.errors import Problem, ValidationError
 
 KNOWN_FIELDS = {
     "id",
@@ -169,15 +169,7 @@ def read_golden_jsonl(path: str | Path) -> tuple[list[GoldenCase], list[Problem]
     cases: list[GoldenCase] = []
     problems: list[Problem] = []
     first_line: dict[str, int] = {}
-    for number, text in iter_lines(path):
-        if isinstance(text, InputError):
-            problems.append(text.problem)
-            continue
-        try:
-            obj = parse_json_line(p, number, text)
-        except InputError as exc:
-            problems.append(exc.problem)
-            continue
+    for number, obj in iter_json_records(path, problems):
         case = _CaseParser(p, number, problems).parse(obj)
         if case is None:
             continue
