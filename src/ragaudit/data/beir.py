@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from types import MappingProxyType
 
-from ragaudit.data.lines import iter_lines, parse_json_line, sha256_of
+from ragaudit.data.lines import iter_json_records, sha256_of
 from ragaudit.data.schema import Dataset, Evidence, GoldenCase
 from ragaudit.data.trec import read_qrels
 from ragaudit.errors import InputError, Problem, ValidationError
@@ -35,16 +35,9 @@ def beir_paths(folder: str | Path, split: str = "test") -> tuple[Path, Path, Pat
 
 def read_beir_queries(path: Path) -> tuple[dict[str, str], list[Problem]]:
     queries: dict[str, str] = {}
+    first_line: dict[str, int] = {}
     problems: list[Problem] = []
-    for number, text in iter_lines(path):
-        if isinstance(text, InputError):
-            problems.append(text.problem)
-            continue
-        try:
-            obj = parse_json_line(str(path), number, text)
-        except InputError as exc:
-            problems.append(exc.problem)
-            continue
+    for number, obj in iter_json_records(path, problems):
         qid = obj.get("_id") if isinstance(obj, dict) else None
         qtext = obj.get("text") if isinstance(obj, dict) else None
         if not isinstance(qid, str) or not isinstance(qtext, str):
@@ -57,6 +50,17 @@ def read_beir_queries(path: Path) -> tuple[dict[str, str], list[Problem]]:
                 )
             )
             continue
+        if qid in first_line:
+            problems.append(
+                Problem(
+                    str(path),
+                    number,
+                    f"duplicate query id {qid!r} (first on line {first_line[qid]})",
+                    "give every query a unique _id",
+                )
+            )
+            continue
+        first_line[qid] = number
         queries[qid] = qtext
     return queries, problems
 
@@ -109,15 +113,7 @@ def iter_beir_corpus(path: Path) -> list[dict[str, object]]:
     """Read a BEIR corpus as ragaudit documents ``{doc_id, tenant_id, title, text, metadata}``."""
     docs: list[dict[str, object]] = []
     problems: list[Problem] = []
-    for number, text in iter_lines(path):
-        if isinstance(text, InputError):
-            problems.append(text.problem)
-            continue
-        try:
-            obj = parse_json_line(str(path), number, text)
-        except InputError as exc:
-            problems.append(exc.problem)
-            continue
+    for number, obj in iter_json_records(path, problems):
         if (
             not isinstance(obj, dict)
             or not isinstance(obj.get("_id"), str)

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -65,6 +66,72 @@ REWRITE_KEYS: dict[str, set[str]] = {
     "synonyms": {"mapping", "mapping_file"},
     "rm3": {"fb_docs", "fb_terms", "original_weight"},
     "llm": {"model", "base_url", "api_key_env", "prompt"},
+}
+
+
+_Check = tuple[str, Callable[[Any], bool], str]
+"""What a parameter must be (in words), the test, and an example value in TOML."""
+
+
+def _number(
+    low: float = -math.inf, high: float = math.inf, *, open_low: bool = False
+) -> Callable[[Any], bool]:
+    def check(v: Any) -> bool:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            return False
+        return (low < v if open_low else low <= v) and v <= high
+
+    return check
+
+
+def _positive_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def _string(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _one_of(*choices: str) -> _Check:
+    return (f"one of {', '.join(repr(c) for c in choices)}", lambda v: v in choices, json.dumps(choices[0]))
+
+
+PARAM_CHECKS: dict[str, _Check] = {
+    "k1": ("a number >= 0", _number(0.0), "1.2"),
+    "b": ("a number in [0, 1]", _number(0.0, 1.0), "0.75"),
+    "delta": ("a number", _number(), "0.5"),
+    "stemmer": ("a language name string", _string, '"english"'),
+    "stopwords": ("a stopword list name string", _string, '"en"'),
+    "model": ("a string", _string, '"/path/to/model"'),
+    "store": _one_of("exact", "qdrant"),
+    "qdrant_url": ("a string", _string, '"http://localhost:6333"'),
+    "qdrant_api_key_env": ("an environment variable name", _string, '"QDRANT_API_KEY"'),
+    "qdrant_path": ("a string", _string, '"qdrant-data"'),
+    "collection": ("a string", _string, '"docs"'),
+    "cache_dir": ("a path string or a boolean", lambda v: isinstance(v, (str, bool)), '".ragaudit/cache"'),
+    "hybrid_sparse": ("a boolean", lambda v: isinstance(v, bool), "true"),
+    "weights": (
+        "a list of numbers",
+        lambda v: isinstance(v, list) and all(_number()(w) for w in v),
+        "[0.5, 0.5]",
+    ),
+    "rrf_k": ("a number > 0", _number(0.0, open_low=True), "60"),
+    "normalize": _one_of("minmax", "zscore"),
+    "depth": ("a positive integer", _positive_int, "100"),
+    "top_n": ("a positive integer", _positive_int, "30"),
+    "base_url": ("a URL string", _string, '"http://localhost:8000/v1"'),
+    "api_key_env": ("an environment variable name", _string, '"OPENAI_API_KEY"'),
+    "prompt": ("a string", _string, '"..."'),
+    "mapping": ("a table of term = expansion(s)", lambda v: isinstance(v, dict), '{ pro = "professional" }'),
+    "mapping_file": ("a path string", _string, '"synonyms.toml"'),
+    "fb_docs": ("a positive integer", _positive_int, "10"),
+    "fb_terms": ("a positive integer", _positive_int, "10"),
+    "original_weight": ("a number in [0, 1]", _number(0.0, 1.0), "0.5"),
+}
+"""What each stage parameter must be; checked when the file is read, so a bad value never reaches a build."""
+METHOD_CHECKS: dict[str, _Check] = {
+    "bm25": _one_of("robertson", "lucene", "atire", "bm25l", "bm25+"),
+    "hybrid": _one_of("rrf", "weighted"),
 }
 
 
@@ -149,13 +216,17 @@ class _Parser:
             self.fail(where, "must be a table", f"write [{where}] with a 'type' key")
             return None
         kind = raw.get("type")
-        if kind not in kinds:
-            self.fail(where, f"unknown or missing type {kind!r}", f"use one of: {', '.join(kinds)}")
+        if not isinstance(kind, str) or kind not in kinds:
+            self.fail(where, f"unknown or missing type {kind!r:.60}", f"use one of: {', '.join(kinds)}")
             return None
         unknown = sorted(set(raw) - kinds[kind] - {"type"})
         if unknown:
             valid = ", ".join(sorted(kinds[kind])) or "none"
             self.fail(where, f"unknown key(s) {', '.join(unknown)} for type {kind!r}", f"valid keys: {valid}")
+        for key, value in raw.items():
+            check = METHOD_CHECKS.get(kind) if key == "method" else PARAM_CHECKS.get(key)
+            if check is not None and key in kinds[kind] and not check[1](value):
+                self.fail(where, f"{key} must be {check[0]} (got {value!r:.60})", f"e.g. {key} = {check[2]}")
         components: list[StageConfig] = []
         if kind == "hybrid":
             raw_components = raw.get("components")
@@ -233,7 +304,7 @@ def parse_pipeline(
 def load_pipeline_file(path: str | Path) -> PipelineConfig:
     p = Path(path)
     try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+        raw = tomllib.loads(p.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise InputError(str(p), None, "pipeline config not found", "check the --config path") from None
     except tomllib.TOMLDecodeError as exc:

@@ -1,0 +1,145 @@
+"""``ragaudit audit-stale``: how often superseded document versions reach the top k, per pipeline."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ragaudit.cli.cmd_audit_tenants import add_source_options, check_positive, check_share
+from ragaudit.cli.common import add_dataset_options
+
+HELP = "audit stale versions: share of superseded documents retrieved in the top k, per pipeline"
+_SHOWN = 5
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_dataset_options(parser)
+    parser.add_argument("--corpus", required=True, help="corpus with metadata.status (active | superseded)")
+    add_source_options(parser, many_pipelines=True)
+    parser.add_argument("--run", action="append", default=[], help="a TREC or JSONL run file (repeatable)")
+    parser.add_argument("--k", type=int, default=5, help="cut-off (default 5)")
+    parser.add_argument("--tenant", help="tenant for cases that name none")
+    parser.add_argument("--out", help="write the audit JSON here")
+    parser.add_argument(
+        "--max-stale-share",
+        type=float,
+        help="exit 1 when any source's stale_share@k is above this share (default: report only)",
+    )
+
+
+def _table(audits: list[Any]) -> str:
+    from ragaudit.report.table import fmt_number, render_table
+
+    rows = []
+    for audit, errors in audits:
+        m = audit.metrics()
+        rows.append(
+            [audit.name, *(fmt_number(v) for v in m.values()), str(len(audit.offending)), str(errors.failed)]
+        )
+    k = audits[0][0].k
+    headers = [
+        "source",
+        f"stale_share@{k}",
+        f"stale_rate@{k}",
+        f"stale_above_active@{k}",
+        "offending",
+        "failed",
+    ]
+    return render_table(headers, rows)
+
+
+def _offending(audit: Any) -> list[str]:
+    lines = [f"{audit.name}: {len(audit.offending)} offending cases, e.g."]
+    for case in audit.offending[:_SHOWN]:
+        items = ", ".join(
+            f"#{s.rank} {s.doc_id} (active {s.active_doc_id or '-'}: "
+            f"{'#' + str(s.active_rank) if s.active_rank else 'not retrieved'})"
+            for s in case.stale
+        )
+        lines.append(f"  {case.case_id}: {items}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+    from datetime import datetime, timezone
+    from pathlib import Path
+
+    from ragaudit.cli.cmd_audit_tenants import endpoint_or_plugin
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.data.loading import load_dataset, load_run
+    from ragaudit.errors import InputError
+    from ragaudit.pipelines.build import ComponentCache
+    from ragaudit.runner.execute import run_cases
+    from ragaudit.security.error_rate import run_error_rate
+    from ragaudit.security.ownership import OwnershipIndex
+    from ragaudit.security.sources import AuditSource, pipeline_source
+    from ragaudit.security.stale_audit import audit_stale
+    from ragaudit.version import __version__
+
+    check_positive("--k", args.k)
+    if args.max_stale_share is not None:
+        check_share("--max-stale-share", args.max_stale_share)
+    if not (args.pipeline or args.run or args.endpoint or args.retriever):
+        raise InputError(
+            "audit-stale",
+            None,
+            "nothing to audit",
+            "add --pipeline NAME, --run FILE, --endpoint URL or --retriever",
+        )
+    dataset = load_dataset(args.dataset, args.dataset_format, args.split)
+    corpus = load_corpus(args.corpus)
+    cache = ComponentCache()
+    sources: list[AuditSource] = [
+        pipeline_source(p, corpus, cache=cache, qdrant_url=args.qdrant_url) for p in args.pipeline
+    ]
+    if args.endpoint or args.retriever:
+        sources.append(endpoint_or_plugin(args))
+    audits = []
+    for source in sources:
+        run = asyncio.run(
+            run_cases(
+                source.retriever,
+                dataset.cases,
+                args.k,
+                default_tenant=args.tenant,
+                concurrency=args.concurrency,
+                timeout_s=args.timeout,
+                name=source.label,
+                progress=False if args.no_progress else None,
+            )
+        )
+        ownership = OwnershipIndex.build(corpus.documents, source.chunks)
+        audits.append((audit_stale(run, dataset.cases, ownership, args.k, source.label), run_error_rate(run)))
+    plain = OwnershipIndex.build(corpus.documents)
+    for path in args.run:
+        loaded = load_run(path)
+        expected = [c.id for c in dataset.cases]
+        audits.append((audit_stale(loaded, dataset.cases, plain, args.k), run_error_rate(loaded, expected)))
+    print(_table(audits))
+    for audit, _ in audits:
+        if audit.offending:
+            print("\n".join(_offending(audit)))
+    if args.out:
+        report = {
+            "schema_version": 1,
+            "kind": "stale-audit",
+            "ragaudit_version": __version__,
+            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "dataset": dataset.info(),
+            "corpus": corpus.info(),
+            "k": args.k,
+            "sources": [{**audit.to_dict(), "errors": errors.to_dict()} for audit, errors in audits],
+        }
+        target = Path(args.out)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"report written to {args.out}")
+    limit = args.max_stale_share
+    if limit is not None:
+        over = [a.name for a, _ in audits if a.share > limit]
+        if over:
+            print(f"stale_share@{args.k} above {limit:g}: {', '.join(over)}")
+            return 1
+    return 0

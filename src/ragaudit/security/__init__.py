@@ -1,0 +1,14 @@
+"""Security audits: tenant isolation, stale versions, the error rate of a run.
+
+- :mod:`~ragaudit.security.tenant_audit`: probe a retriever as every other tenant and as hostile
+  tenant ids (``ragaudit audit-tenants``);
+- :mod:`~ragaudit.security.ownership`: who owns a returned chunk, from the corpus (id, content,
+  canary), never from the retriever's label; :mod:`~ragaudit.security.verified` wraps a retriever so
+  label-trusting tests (the lesson's) become sound;
+- :mod:`~ragaudit.security.probes` and :mod:`~ragaudit.security.canaries`: what the audit asks;
+- :mod:`~ragaudit.security.leaky`: deliberately leaky retrievers that prove the audit catches leaks;
+- :mod:`~ragaudit.security.stale_audit`: superseded versions in the top k (``ragaudit audit-stale``);
+- :mod:`~ragaudit.security.error_rate`: failed cases by kind, and a gate on their share.
+
+See ``docs/security.md``.
+"""

@@ -1,0 +1,197 @@
+"""Deliberately leaky retrievers: the isolation bugs real systems ship, to prove the audit catches them.
+
+**Never use these to serve anything.** They exist for the tests, the docs and demonstrations; each one
+is built from real components (bm25s indexes over a chunked corpus) and leaks in one specific way:
+
+- :class:`PostFilterBackfillRetriever`: one index over every tenant; takes the cross-tenant top-k,
+  filters it to the caller's tenant *afterwards*, then pads the list back to ``k`` with the
+  filtered-out hits "so the UI always shows k results";
+- :class:`RewritePathLeakRetriever`: tenant-partitioned search, except when the query rewriter
+  changed the query: the rewritten query goes to the shared index without the tenant filter;
+- :class:`RerankPathLeakRetriever`: tenant-partitioned first stage; when it finds fewer than
+  ``top_n`` candidates, the rerank stage widens its pool from the shared index, ignoring the tenant;
+- :class:`PrefixTenantRetriever`: the tenant filter is ``owner.startswith(caller)`` (a ``LIKE
+  'acme%'``): a truncated id, an empty id or a tenant named as another's prefix reads other data;
+- :class:`CaseInsensitiveTenantRetriever`: the filter compares case-folded, stripped ids, so
+  ``ACME`` and `` acme`` read ``acme``'s data;
+- :class:`RelabelingRetriever`: wraps any retriever and stamps the caller's tenant on every chunk
+  (optionally replacing the ids with opaque ones), so a check that trusts labels sees nothing wrong.
+
+Zero-argument factories over the demo knowledge base (``demo_backfill`` and friends) make them
+usable from the command line: ``ragaudit audit-tenants --corpus <kb>/corpus.jsonl --retriever
+ragaudit.security.leaky:demo_backfill``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ragaudit.corpus.model import Chunk
+from ragaudit.retrieval.bm25 import BM25Retriever
+from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
+from ragaudit.retrieval.rewriters import SynonymRewriter
+from ragaudit.security.text import normalize_text
+
+POOL = "__every-tenant__"
+DEFAULT_SYNONYMS: Mapping[str, str] = {
+    "plan": "tier",
+    "agreement": "contract",
+    "policy": "terms",
+    "price": "cost",
+    "confidential": "private",
+}
+
+
+class _SharedIndex:
+    """One BM25 index over every tenant's chunks: the design the built-in retrievers avoid."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.owner = {c.chunk_id: c.tenant_id for c in chunks}
+        self.size = len(chunks)
+        self.bm25 = BM25Retriever.from_chunks([replace(c, tenant_id=POOL) for c in chunks])
+
+    def search(self, query: str, k: int) -> list[RetrievedChunk]:
+        """Cross-tenant top-``k``, each chunk labelled with its real owner."""
+        hits = self.bm25.search_many(POOL, [query], k)[0]
+        return [{**hit, "tenant_id": self.owner[hit["chunk_id"]]} for hit in hits]
+
+    def filtered(self, query: str, k: int, keep: Callable[[str], bool]) -> list[RetrievedChunk]:
+        """The first ``k`` hits of the whole ranking whose owner passes ``keep``."""
+        return [hit for hit in self.search(query, self.size) if keep(hit.get("tenant_id", ""))][:k]
+
+
+class PostFilterBackfillRetriever:
+    """Cross-tenant top-k, filtered afterwards, padded back to k with other tenants' hits."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.shared = _SharedIndex(chunks)
+
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        hits = self.shared.search(query, top_k)
+        own = [h for h in hits if h.get("tenant_id") == tenant_id]
+        return own + [h for h in hits if h.get("tenant_id") != tenant_id][: top_k - len(own)]
+
+
+class RewritePathLeakRetriever:
+    """Tenant-partitioned BM25, but a rewritten query is searched in the shared index, unfiltered."""
+
+    def __init__(self, chunks: Sequence[Chunk], synonyms: Mapping[str, str] = DEFAULT_SYNONYMS) -> None:
+        self.base = BM25Retriever.from_chunks(chunks)
+        self.shared = _SharedIndex(chunks)
+        self.rewriter = SynonymRewriter(dict(synonyms))
+
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        rewritten = await self.rewriter.rewrite(query, tenant_id=tenant_id)
+        if rewritten != query:
+            return self.shared.search(rewritten, top_k)  # the bug: this path forgot the tenant
+        return await self.base.search(tenant_id=tenant_id, query=query, top_k=top_k)
+
+
+def _overlap(query: str, text: str) -> float:
+    """Share of the query's distinct words found in ``text`` (a cheap lexical reranker)."""
+    wanted = set(normalize_text(query).split())
+    return len(wanted & set(normalize_text(text).split())) / len(wanted) if wanted else 0.0
+
+
+class RerankPathLeakRetriever:
+    """Tenant-partitioned first stage; a thin candidate pool is topped up from the shared index."""
+
+    def __init__(self, chunks: Sequence[Chunk], top_n: int = 20) -> None:
+        self.base = BM25Retriever.from_chunks(chunks)
+        self.shared = _SharedIndex(chunks)
+        self.top_n = top_n
+
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        pool = await self.base.search(tenant_id=tenant_id, query=query, top_k=self.top_n)
+        if len(pool) < self.top_n:  # the bug: widening the pool ignores the tenant
+            have = {h["chunk_id"] for h in pool}
+            pool += [h for h in self.shared.search(query, self.top_n) if h["chunk_id"] not in have]
+        pool.sort(key=lambda h: -_overlap(query, h.get("content", "")))
+        return pool[:top_k]
+
+
+class PrefixTenantRetriever:
+    """The tenant filter is ``owner.startswith(caller)``."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.shared = _SharedIndex(chunks)
+
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        return self.shared.filtered(query, top_k, lambda owner: owner.startswith(tenant_id))
+
+
+class CaseInsensitiveTenantRetriever:
+    """The tenant filter compares case-folded, stripped ids."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.shared = _SharedIndex(chunks)
+
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        wanted = tenant_id.strip().casefold()
+        return self.shared.filtered(query, top_k, lambda owner: owner.casefold() == wanted)
+
+
+class RelabelingRetriever:
+    """Wraps ``inner`` and labels every chunk with the caller's tenant; ``hide_ids`` makes ids opaque."""
+
+    def __init__(self, inner: Retriever, *, hide_ids: bool = False) -> None:
+        self.inner = inner
+        self.hide_ids = hide_ids
+
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        out: list[RetrievedChunk] = []
+        for hit in await self.inner.search(tenant_id=tenant_id, query=query, top_k=top_k):
+            relabelled: RetrievedChunk = hit.copy()
+            relabelled["tenant_id"] = tenant_id
+            relabelled.pop("metadata", None)
+            if self.hide_ids:
+                digest = hashlib.sha256(hit.get("content", hit["chunk_id"]).encode()).hexdigest()[:12]
+                relabelled["chunk_id"] = f"hit-{digest}"
+            out.append(relabelled)
+        return out
+
+
+LEAKY: Mapping[str, Callable[[Sequence[Chunk]], Retriever]] = {
+    "post-filter-backfill": PostFilterBackfillRetriever,
+    "rewrite-path": RewritePathLeakRetriever,
+    "rerank-path": RerankPathLeakRetriever,
+    "prefix-tenant": PrefixTenantRetriever,
+    "case-insensitive-tenant": CaseInsensitiveTenantRetriever,
+    "relabeling": lambda chunks: RelabelingRetriever(PostFilterBackfillRetriever(chunks), hide_ids=True),
+}
+"""Every leaky retriever by name, each built from a chunk list."""
+
+
+def make_leaky(kind: str, chunks: Sequence[Chunk]) -> Retriever:
+    """One of :data:`LEAKY` over ``chunks``."""
+    if kind not in LEAKY:
+        raise ValueError(f"unknown leaky retriever {kind!r}; one of: {', '.join(LEAKY)}")
+    return LEAKY[kind](chunks)
+
+
+def _demo_chunks() -> list[Chunk]:
+    from importlib.resources import files
+
+    from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
+    from ragaudit.corpus.loading import load_corpus
+
+    corpus = load_corpus(str(files("ragaudit") / "demo_data" / "kb" / "corpus.jsonl"))
+    return chunk_corpus(corpus, make_chunker("whole"))
+
+
+def demo_backfill() -> Any:
+    """:class:`PostFilterBackfillRetriever` over the demo knowledge base."""
+    return make_leaky("post-filter-backfill", _demo_chunks())
+
+
+def demo_rewrite_path() -> Any:
+    """:class:`RewritePathLeakRetriever` over the demo knowledge base."""
+    return make_leaky("rewrite-path", _demo_chunks())
+
+
+def demo_relabeling() -> Any:
+    """:class:`RelabelingRetriever` (ids hidden) over the demo knowledge base."""
+    return make_leaky("relabeling", _demo_chunks())
