@@ -283,11 +283,6 @@ def test_endpoint_responses_fail_with_a_typed_error(body: bytes) -> None:
         assert all(isinstance(c["chunk_id"], str) and c["chunk_id"] for c in shape.parse(body))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="retrieval/http.py ResponseShape.parse lets json's RecursionError through (fix requested from "
-    "its owner); the runner still records it as the case's error (test_endpoint_faults_become_case_errors)",
-)
 @pytest.mark.parametrize("body", DEEP)
 def test_deeply_nested_response_is_a_typed_error(body: bytes) -> None:
     with pytest.raises(PermanentRetrievalError):

@@ -196,11 +196,6 @@ def test_pipeline_artifacts_hold_no_environment_values(
     assert_clean({**written(tmp_path), "stdout": captured.out, "stderr": captured.err})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="retrieval/http.py: user info in the endpoint URL is sent as a Basic credential that replaces the "
-    "bearer token, and a service echoing it back puts it (base64) in the report unredacted; fix requested",
-)
 def test_user_info_in_the_url_is_never_sent_or_written(
     service: LocalServer, environment: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

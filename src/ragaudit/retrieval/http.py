@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from ragaudit.errors import InputError, MissingDependencyError
 from ragaudit.retrieval.protocol import RetrievedChunk
@@ -185,6 +185,10 @@ class ResponseShape:
         """The chunks in a response body, in ranking order."""
         try:
             data = json.loads(body, parse_constant=_reject_constant)
+        except RecursionError:
+            raise PermanentRetrievalError(
+                f"response JSON is nested too deeply to read; it starts with {_excerpt(body)!r}"
+            ) from None
         except (ValueError, UnicodeDecodeError) as exc:
             detail = (
                 f"{exc.msg} at line {exc.lineno} column {exc.colno}"
@@ -327,7 +331,11 @@ class HttpRetriever:
                 f"header {auth_header!r} is given both in headers and through auth_header_env",
                 "keep credentials in the environment variable only",
             )
-        self.url = url
+        # user info in the URL would go out as a Basic credential (replacing the bearer token) and could be
+        # echoed into artifacts: it is dropped; credentials come only from auth_header_env
+        host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+        netloc = host + (f":{parts.port}" if parts.port is not None else "")
+        self.url = urlunsplit(parts._replace(netloc=netloc))
         self.request_fields = {name: (request_fields or {}).get(name, name) for name in REQUEST_FIELDS}
         self.shape = ResponseShape.build(field_map, results_path)
         self.auth_header_env = auth_header_env
