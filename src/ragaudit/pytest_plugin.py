@@ -215,6 +215,7 @@ class _Session:
     pipelines: dict[tuple[str, str], BuiltPipeline] = field(default_factory=dict)
     plugins: dict[str, Retriever] = field(default_factory=dict)
     results: dict[Settings, EvalResult] = field(default_factory=dict)
+    ownership: dict[tuple[str, str | None], Any] = field(default_factory=dict)
 
     def event_loop(self) -> asyncio.AbstractEventLoop:
         if self.loop is None or self.loop.is_closed():
@@ -286,7 +287,25 @@ def _retriever(state: _Session, settings: Settings) -> Retriever:
             "no retriever configured; set ragaudit_retriever = module:factory, or ragaudit_pipeline "
             "(bm25, dense, hybrid, hybrid-rerank or a TOML file) with ragaudit_corpus"
         )
+    if settings.corpus:  # who owns a chunk comes from the corpus, never from the label the retriever attaches
+        inner = _corpus_labeled(state, settings, inner)
     return TenantAliasRetriever(inner, dict(settings.tenant_aliases)) if settings.tenant_aliases else inner
+
+
+def _corpus_labeled(state: _Session, settings: Settings, inner: Retriever) -> Retriever:
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.security.ownership import OwnershipIndex
+    from ragaudit.security.verified import CorpusLabeledRetriever
+
+    corpus_path = str(settings.corpus)
+    if corpus_path not in state.corpora:
+        state.corpora[corpus_path] = load_corpus(corpus_path)
+    pipeline = settings.pipeline if settings.pipeline and not settings.retriever else None
+    key = (corpus_path, pipeline)
+    if key not in state.ownership:
+        chunks = _built_pipeline(state, settings).chunks if pipeline else ()
+        state.ownership[key] = OwnershipIndex.build(state.corpora[corpus_path].documents, chunks)
+    return CorpusLabeledRetriever(inner, state.ownership[key])
 
 
 def _evaluate(state: _Session, settings: Settings) -> EvalResult:
