@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ragaudit.cli.cmd_audit_tenants import add_source_options, check_positive, check_share
-from ragaudit.cli.common import add_dataset_options
+from ragaudit.cli.common import add_dataset_options, add_source_options, check_positive, check_share
 
 HELP = "audit stale versions: share of superseded documents retrieved in the top k, per pipeline"
 _SHOWN = 5

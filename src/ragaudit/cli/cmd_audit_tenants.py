@@ -10,66 +10,22 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ragaudit.cli.common import add_source_options, check_positive, check_share
+
 HELP = "audit tenant isolation: ask each tenant's probes as every other tenant; exit 1 on any leak"
 _SHOWN = 10
 
 
-def add_source_options(parser: argparse.ArgumentParser, *, many_pipelines: bool = False) -> None:
-    """``--pipeline`` / ``--endpoint`` / ``--retriever`` and the HTTP options (shared with audit-stale)."""
-    pipeline_help = "a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML, built over --corpus"
-    if many_pipelines:
-        parser.add_argument("--pipeline", action="append", default=[], help=pipeline_help + " (repeatable)")
-        parser.add_argument("--endpoint", help="URL of a retrieval service: POST {tenant_id, query, top_k}")
-        parser.add_argument("--retriever", help="a Python retriever: module:factory")
-    else:
-        source = parser.add_mutually_exclusive_group(required=True)
-        source.add_argument("--pipeline", help=pipeline_help)
-        source.add_argument("--endpoint", help="URL of a retrieval service: POST {tenant_id, query, top_k}")
-        source.add_argument("--retriever", help="a Python retriever: module:factory")
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--timeout", type=float, default=30.0, help="per-request timeout in seconds")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--qdrant-url", help="use this Qdrant server as the dense store of --pipeline")
-    http = parser.add_argument_group("HTTP endpoint")
-    http.add_argument(
-        "--auth-env", help="name of the env var holding the auth token (never written anywhere)"
-    )
-    http.add_argument(
-        "--field",
-        action="append",
-        default=[],
-        metavar="OURS=THEIRS",
-        help="map a response field (repeatable)",
-    )
-    http.add_argument("--results-field", help="where the result list is in the response, e.g. data.hits")
-
-
-def check_positive(name: str, value: float | None, *, allow_none: bool = False) -> None:
-    from ragaudit.errors import InputError
-
-    if value is None and allow_none:
-        return
-    if value is None or value <= 0:
-        raise InputError(name, None, f"must be a positive number (got {value})", f"e.g. {name} 8")
-
-
-def check_share(name: str, value: float) -> None:
-    from ragaudit.errors import InputError
-
-    if not 0.0 <= value <= 1.0:
-        raise InputError(name, None, f"must be a share within [0, 1] (got {value})", f"e.g. {name} 0.01")
-
-
 def endpoint_or_plugin(args: argparse.Namespace) -> Any:
     """The :class:`~ragaudit.security.sources.AuditSource` of ``--endpoint`` or ``--retriever``."""
-    from ragaudit.cli.cmd_eval import _field_map
+    from ragaudit.cli.common import field_map_from
     from ragaudit.security.sources import endpoint_source, plugin_source
 
     if args.endpoint:
         return endpoint_source(
             args.endpoint,
             auth_env=args.auth_env,
-            field_map=_field_map(args.field),
+            field_map=field_map_from(args.field),
             results_field=args.results_field,
             timeout_s=args.timeout,
             concurrency=args.concurrency,

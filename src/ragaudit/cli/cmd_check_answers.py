@@ -155,11 +155,11 @@ def run(args: argparse.Namespace) -> int:
         add_context_quality,
         build_contexts,
         summary_text,
-        write_report,
     )
     from ragaudit.context.claims import harvest_plan_names
     from ragaudit.context.groundedness import GroundednessChecker
     from ragaudit.context.tokens import token_counter
+    from ragaudit.report.artifact import write_artifact
 
     _check_numbers(args)
     counter = token_counter(args.tokenizer)
@@ -192,6 +192,6 @@ def run(args: argparse.Namespace) -> int:
         source.report["notes"] = [*source.report.get("notes", []), *notes]
     print(summary_text(source.report))
     if args.out:
-        write_report(source.report, args.out)
+        write_artifact(source.report, args.out)
         print(f"report written to {args.out}")
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 HELP = "compare eval reports: deltas, CIs, corrected p-values and significance"
@@ -22,6 +21,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ragaudit.experiments.compare import compare_reports, load_report
     from ragaudit.metrics.names import parse_metrics
+    from ragaudit.report.artifact import write_artifact
     from ragaudit.report.table import fmt_number, render_table
 
     paths = list(dict.fromkeys([*([args.baseline] if args.baseline else []), *args.reports]))
@@ -54,7 +54,6 @@ def run(args: argparse.Namespace) -> int:
         f"across {len(rows)} comparisons (paired randomization test, {args.resamples} resamples)"
     )
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_artifact(result, args.out)
         print(f"comparison written to {args.out}")
     return 0

@@ -99,8 +99,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ragaudit.context.audit import add_context_quality, build_contexts, summary_text, write_report
+    from ragaudit.context.audit import add_context_quality, build_contexts, summary_text
     from ragaudit.context.tokens import token_counter
+    from ragaudit.report.artifact import write_artifact
 
     counter = token_counter(args.tokenizer)
     options = context_options(args)
@@ -109,6 +110,6 @@ def run(args: argparse.Namespace) -> int:
     add_context_quality(source, contexts, counter, options)
     print(summary_text(source.report))
     if args.out:
-        write_report(source.report, args.out)
+        write_artifact(source.report, args.out)
         print(f"report written to {args.out}")
     return 0

@@ -7,21 +7,20 @@ import argparse
 import asyncio
 from typing import Any
 
-from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.common import (
+    add_dataset_options,
+    add_policy_options,
+    add_source_options,
+    field_map_from,
+    policy_from,
+)
 
 HELP = "evaluate a run file, a pipeline over a corpus, an HTTP endpoint or a Python retriever"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_dataset_options(parser)
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--run", help="TREC run file or JSONL run")
-    source.add_argument(
-        "--pipeline", help="a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML file"
-    )
-    source.add_argument("--config", help="a pipeline TOML file (same as --pipeline FILE)")
-    source.add_argument("--endpoint", help="URL of a retrieval service: POST {tenant_id, query, top_k}")
-    source.add_argument("--retriever", help="a Python retriever: module:factory")
+    add_source_options(parser, with_run=True)
     parser.add_argument("--corpus", help="corpus JSONL or BEIR folder (needed with --pipeline/--config)")
     parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
     parser.add_argument(
@@ -43,39 +42,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--top-k", type=int, help="results to request per query (default: largest metric cut-off)"
     )
     live.add_argument("--tenant", help="tenant for cases that name none")
-    live.add_argument("--concurrency", type=int, default=8)
-    live.add_argument("--timeout", type=float, default=30.0, help="per-query timeout in seconds")
     live.add_argument("--results", help="append-only JSONL of finished cases (enables --resume)")
     live.add_argument("--resume", action="store_true", help="continue from --results without redoing cases")
-    live.add_argument("--no-progress", action="store_true", help="no progress bar")
-    live.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
-    http = parser.add_argument_group("HTTP endpoint")
-    http.add_argument(
-        "--auth-env", help="name of the env var holding the auth token (never written anywhere)"
-    )
-    http.add_argument(
-        "--field",
-        action="append",
-        default=[],
-        metavar="OURS=THEIRS",
-        help="map a response field, e.g. chunk_id=id (repeatable)",
-    )
-    http.add_argument("--results-field", help="where the result list is in the response, e.g. data.hits")
     add_policy_options(parser)
-
-
-def _field_map(pairs: list[str]) -> dict[str, str]:
-    from ragaudit.errors import InputError
-
-    out: dict[str, str] = {}
-    for pair in pairs:
-        ours, eq, theirs = pair.partition("=")
-        if not eq or not ours or not theirs:
-            raise InputError(
-                "--field", None, f"expected OURS=THEIRS, got {pair!r}", "e.g. --field chunk_id=id"
-            )
-        out[ours] = theirs
-    return out
 
 
 def _live_source(
@@ -102,7 +71,7 @@ def _live_source(
 
         retriever = HttpRetriever(
             args.endpoint,
-            field_map=_field_map(args.field) or None,
+            field_map=field_map_from(args.field) or None,
             results_path=args.results_field,
             auth_header_env=args.auth_env,
             timeout_s=args.timeout,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ragaudit.errors import InputError
 from ragaudit.metrics.policy import Policy
 
 
@@ -36,3 +37,67 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
         help="format of --dataset (default: detected)",
     )
     parser.add_argument("--split", default="test", help="BEIR qrels split (default test)")
+
+
+def add_source_options(
+    parser: argparse.ArgumentParser, *, many_pipelines: bool = False, with_run: bool = False
+) -> None:
+    """The retrieval source (``--pipeline`` / ``--endpoint`` / ``--retriever``, plus ``--run`` and
+    ``--config`` with ``with_run``), how it is queried, and the HTTP endpoint's options."""
+    pipeline_help = "a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML, built over --corpus"
+    if many_pipelines:
+        parser.add_argument("--pipeline", action="append", default=[], help=pipeline_help + " (repeatable)")
+        parser.add_argument("--endpoint", help="URL of a retrieval service: POST {tenant_id, query, top_k}")
+        parser.add_argument("--retriever", help="a Python retriever: module:factory")
+    else:
+        source = parser.add_mutually_exclusive_group(required=True)
+        if with_run:
+            source.add_argument("--run", help="TREC run file or JSONL run")
+        source.add_argument("--pipeline", help=pipeline_help)
+        if with_run:
+            source.add_argument("--config", help="a pipeline TOML file (same as --pipeline FILE)")
+        source.add_argument("--endpoint", help="URL of a retrieval service: POST {tenant_id, query, top_k}")
+        source.add_argument("--retriever", help="a Python retriever: module:factory")
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--timeout", type=float, default=30.0, help="per-request timeout in seconds")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--qdrant-url", help="use this Qdrant server or cluster as the dense store of --pipeline"
+    )
+    http = parser.add_argument_group("HTTP endpoint")
+    http.add_argument(
+        "--auth-env", help="name of the env var holding the auth token (never written anywhere)"
+    )
+    http.add_argument(
+        "--field",
+        action="append",
+        default=[],
+        metavar="OURS=THEIRS",
+        help="map a response field, e.g. chunk_id=id (repeatable)",
+    )
+    http.add_argument("--results-field", help="where the result list is in the response, e.g. data.hits")
+
+
+def field_map_from(pairs: list[str]) -> dict[str, str]:
+    """``["chunk_id=id", ...]`` as a field map; a malformed pair is an error saying the form."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        ours, eq, theirs = pair.partition("=")
+        if not eq or not ours or not theirs:
+            raise InputError(
+                "--field", None, f"expected OURS=THEIRS, got {pair!r}", "e.g. --field chunk_id=id"
+            )
+        out[ours] = theirs
+    return out
+
+
+def check_positive(name: str, value: float | None, *, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if value is None or value <= 0:
+        raise InputError(name, None, f"must be a positive number (got {value})", f"e.g. {name} 8")
+
+
+def check_share(name: str, value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise InputError(name, None, f"must be a share within [0, 1] (got {value})", f"e.g. {name} 0.01")
