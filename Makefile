@@ -35,8 +35,14 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
+# every benchmark, each printing its table (figures and commands are kept in docs/benchmarks.md)
 bench: $(STAMP)
 	$(BIN)/python bench/metrics_bench.py
+	$(BIN)/python bench/bm25_quality.py
+	$(BIN)/python bench/runner_bench.py
+	$(BIN)/python bench/load_bench.py
+	RAGAUDIT_CACHE_DIR=bench/_data/dense_cache $(BIN)/python bench/dense_bench.py
+	RAGAUDIT_CACHE_DIR=bench/_data/dense_cache $(BIN)/python bench/presets_quality.py
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache .mypy_cache .ruff_cache
