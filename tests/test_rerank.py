@@ -113,7 +113,7 @@ def test_rerank_never_returns_chunks_the_base_did_not_return() -> None:
     # only the top_n = 2 are reranked; a3 (the "authoritative" one) is beyond them and keeps its place
     assert [r["chunk_id"] for r in results] == ["a1", "a2", "a3", "a4"]
     assert [r["metadata"]["first_stage_rank"] for r in results] == [1, 2, 3, 4]
-    assert [r["chunk_id"] for r in search(RerankRetriever(base, reranker, top_n=4), top_k=5)][0] == "a3"
+    assert search(RerankRetriever(base, reranker, top_n=4), top_k=5)[0]["chunk_id"] == "a3"
     assert all(r["tenant_id"] == "acme" for r in results)
     assert "g1" not in {r["chunk_id"] for r in results}  # the other tenant's "authoritative" chunk
     small = search(stage, top_k=1)

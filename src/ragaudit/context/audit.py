@@ -14,10 +14,8 @@ and ``answer_error``; it is counted under ``groundedness.no_answer`` and in no q
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ragaudit.context.abstention import generated_abstention, retrieval_abstention
@@ -246,24 +244,6 @@ def judge_jobs(
         if answer is not None and answer.text is not None and not is_decline(answer.text):
             out.append((case.id, case.query, contexts[case.id].prompt_text(), answer.text))
     return out
-
-
-def _clean(value: Any) -> Any:
-    """The report with NaN/inf floats as ``null`` (strict JSON)."""
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
-def write_report(report: Mapping[str, Any], path: str | Path) -> None:
-    """Write ``report`` as strict JSON (NaN becomes ``null``), creating the folder."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(_clean(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def summary_text(report: Mapping[str, Any]) -> str:

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
 from ragaudit.metrics.policy import Policy
-from ragaudit.report.provenance import collect_provenance
-from ragaudit.version import __version__
+from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
 
-SCHEMA_VERSION = 1
 CaseStatus = Literal["ok", "missing", "error", "unanswerable"]
 
 
@@ -109,7 +105,7 @@ class EvalResult:
     notes: tuple[str, ...] = ()
     context: Mapping[str, Any] = field(default_factory=dict)
     """Provenance beyond dataset and run: pipeline config and hash, corpus, models, k."""
-    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created_at: str = field(default_factory=utc_timestamp)
 
     @property
     def missing(self) -> list[str]:
@@ -139,12 +135,15 @@ class EvalResult:
         return {c.id: c.metrics[metric] for c in self.per_case if metric in c.metrics}
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``eval`` report (NaN where a value is undefined; :meth:`write_json` writes it as ``null``)."""
         return {
-            "schema_version": SCHEMA_VERSION,
-            "kind": "eval",
-            "ragaudit_version": __version__,
-            "created_at": self.created_at,
-            "provenance": collect_provenance(self.dataset, self.context, self.policy.to_dict()),
+            **envelope(
+                "eval",
+                created_at=self.created_at,
+                dataset=self.dataset,
+                policy=self.policy.to_dict(),
+                context=self.context,
+            ),
             "dataset": self.dataset,
             "run": self.run,
             "policy": self.policy.to_dict(),
@@ -164,6 +163,5 @@ class EvalResult:
         }
 
     def write_json(self, path: str | Path) -> None:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        """The report as strict JSON (:func:`ragaudit.report.artifact.write_artifact`)."""
+        write_artifact(self.to_dict(), path)

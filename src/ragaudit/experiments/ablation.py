@@ -35,11 +35,9 @@ one warm-up query before its timed run, so a model loaded on first use is not co
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
@@ -56,10 +54,10 @@ from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
 from ragaudit.pipelines.prepare import prepare_pipeline
+from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
 from ragaudit.report.table import fmt_number, render_table
 from ragaudit.runner.execute import warm_up
 from ragaudit.stats.correction import holm_bonferroni
-from ragaudit.version import __version__
 
 TOGGLES: dict[str, str] = {
     "rewrite": "[rewrite] table (query rewriting)",
@@ -257,7 +255,7 @@ class AblationResult:
     resamples: int
     seed: int
     context_k: int
-    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created_at: str = field(default_factory=utc_timestamp)
 
     def variants_table(self) -> str:
         headers = ["variant", "on", *self.metrics, "p50 ms", "p95 ms", f"tokens@{self.context_k}"]
@@ -296,11 +294,23 @@ class AblationResult:
 
     def to_dict(self) -> dict[str, Any]:
         first = self.outcomes[self.variants[0].name].result
+        full_pipeline = first.context.get("pipeline")
+        context = {
+            **first.context,
+            "pipeline": {
+                **(full_pipeline if isinstance(full_pipeline, Mapping) else {}),
+                "name": self.base.name,
+                "config_sha256": self.base.sha256(),
+            },
+        }
         return {
-            "schema_version": 1,
-            "kind": "ablation",
-            "ragaudit_version": __version__,
-            "created_at": self.created_at,
+            **envelope(
+                "ablation",
+                created_at=self.created_at,
+                dataset=first.dataset,
+                policy=first.policy.to_dict(),
+                context=context,
+            ),
             "dataset": first.dataset,
             "policy": first.policy.to_dict(),
             "base": self.base.to_dict(),
@@ -338,9 +348,8 @@ class AblationResult:
         }
 
     def write_json(self, path: str | Path) -> None:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        """The artifact as strict JSON (an undefined value, NaN, is written as ``null``)."""
+        write_artifact(self.to_dict(), path)
 
 
 def _gains(

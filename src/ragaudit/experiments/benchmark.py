@@ -8,11 +8,9 @@ but each pipeline's build time counts every index it uses.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +27,8 @@ from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig
 from ragaudit.pipelines.prepare import prepare_pipeline
+from ragaudit.report.artifact import envelope, write_artifact
 from ragaudit.report.table import fmt_number, render_table
-from ragaudit.version import __version__
 
 
 def context_tokens(run: Run, k: int) -> float:
@@ -85,11 +83,15 @@ class BenchmarkResult:
         return render_table(headers, rows)
 
     def to_dict(self) -> dict[str, Any]:
+        first = self.outcomes[0].result if self.outcomes else None
+        corpus = first.context.get("corpus") if first is not None else None
         return {
-            "schema_version": 1,
-            "kind": "benchmark",
-            "ragaudit_version": __version__,
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            **envelope(
+                "benchmark",
+                dataset=first.dataset if first is not None else None,
+                policy=first.policy.to_dict() if first is not None else None,
+                context={"corpus": corpus, "retrieval": {"top_k": self.invariants.get("top_k")}},
+            ),
             "baseline": self.baseline,
             "invariants": self.invariants,
             "context_k": self.context_k,
@@ -177,6 +179,5 @@ async def run_benchmark(
     }
     bench = BenchmarkResult(outcomes, base_name, comparison, context_k, invariants)
     if report_dir is not None:
-        out = Path(report_dir) / "benchmark.json"
-        out.write_text(json.dumps(bench.to_dict(), indent=2) + "\n", encoding="utf-8")
+        write_artifact(bench.to_dict(), Path(report_dir) / "benchmark.json")
     return bench

@@ -38,7 +38,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -55,14 +54,12 @@ from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.evaluation.live import RunOptions
 from ragaudit.evaluation.result import EvalResult
 from ragaudit.experiments.compare import LoadedReport, compare_reports
-from ragaudit.experiments.rewrite_eval import write_artifact
 from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import BuiltPipeline, ComponentCache, build_pipeline
 from ragaudit.pipelines.config import CHUNKING_STRATEGIES, ChunkingConfig, PipelineConfig
-from ragaudit.report.provenance import collect_provenance
+from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
 from ragaudit.report.table import fmt_number, render_table
-from ragaudit.version import __version__
 
 SPAN_FIX = (
     'add "evidence": [{"doc_id": "...", "start": 0, "end": 120, "grade": 3}] to every answerable case '
@@ -331,7 +328,7 @@ class SweepResult:
     skipped: list[str] = field(default_factory=list)
     pipeline_info: dict[str, Any] = field(default_factory=dict)
     """The first point's pipeline info (name, models); ``config_sha256`` is the base config's."""
-    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created_at: str = field(default_factory=utc_timestamp)
 
     def versus_best(self, name: str) -> dict[str, Any] | None:
         return next((c for c in self.comparison.get("comparisons", []) if c["system"] == name), None)
@@ -340,18 +337,16 @@ class SweepResult:
         swept = {k: v for k, v in self.pipeline.to_dict().items() if k not in ("name", "chunking")}
         sha = self.pipeline.sha256()
         return {
-            "schema_version": 1,
-            "kind": "chunking-sweep",
-            "ragaudit_version": __version__,
-            "created_at": self.created_at,
-            "provenance": collect_provenance(
-                self.dataset.info(),
-                {
+            **envelope(
+                "chunking-sweep",
+                created_at=self.created_at,
+                dataset=self.dataset.info(),
+                policy=self.policy.to_dict(),
+                context={
                     "pipeline": {**self.pipeline_info, "config_sha256": sha},
                     "corpus": self.corpus.info(),
                     "retrieval": {"top_k": self.top_k},
                 },
-                self.policy.to_dict(),
             ),
             "dataset": self.dataset.info(),
             "policy": self.policy.to_dict(),

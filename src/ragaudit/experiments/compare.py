@@ -10,17 +10,16 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ragaudit.errors import InputError
+from ragaudit.report.artifact import envelope
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.stats.correction import holm_bonferroni
 from ragaudit.stats.paired import paired_effect_size, paired_t_test, randomization_test, win_tie_loss
-from ragaudit.version import __version__
 
 MOVED = 5
 
@@ -200,12 +199,10 @@ def compare_reports(
         )
         for r, c in zip(rows, corrected, strict=True)
     ]
+    dataset = dict(base.data.get("dataset", {}))
     return {
-        "schema_version": 1,
-        "kind": "compare",
-        "ragaudit_version": __version__,
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "dataset": dict(base.data.get("dataset", {})),
+        **envelope("compare", dataset=dataset, policy=base.policy),
+        "dataset": dataset,
         "policy": dict(base.policy),
         "baseline": base.label,
         "systems": [r.label for r in everyone[1:]],

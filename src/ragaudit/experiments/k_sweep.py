@@ -31,7 +31,6 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +47,8 @@ from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.metrics.names import parse_metric
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.config import ChunkingConfig
+from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
 from ragaudit.report.table import fmt_number, render_table
-from ragaudit.version import __version__
 
 DEFAULT_MAX_K = 20
 DEFAULT_FAMILIES = ("R", "P")
@@ -67,7 +66,7 @@ class KSweep:
     cases: dict[str, int]
     contents: dict[str, Any]
     notes: list[str] = field(default_factory=list)
-    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created_at: str = field(default_factory=utc_timestamp)
 
     @property
     def max_k(self) -> int:
@@ -82,11 +81,15 @@ class KSweep:
         return render_table(headers, rows)
 
     def to_dict(self) -> dict[str, Any]:
+        pipeline = self.source.get("pipeline")
         return {
-            "schema_version": 1,
-            "kind": "k-sweep",
-            "ragaudit_version": __version__,
-            "created_at": self.created_at,
+            **envelope(
+                "k-sweep",
+                created_at=self.created_at,
+                dataset=self.dataset,
+                policy=self.policy.to_dict(),
+                context={"pipeline": pipeline} if isinstance(pipeline, Mapping) else None,
+            ),
             "dataset": self.dataset,
             "policy": self.policy.to_dict(),
             "source": self.source,
@@ -99,9 +102,8 @@ class KSweep:
         }
 
     def write_json(self, path: str | Path) -> None:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        """The artifact as strict JSON (an undefined value, NaN, is written as ``null``)."""
+        write_artifact(self.to_dict(), path)
 
 
 def check_families(families: Sequence[str]) -> tuple[str, ...]:

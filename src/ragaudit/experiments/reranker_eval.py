@@ -26,12 +26,10 @@ have gained that the reranker did gain (undefined when the ceiling equals before
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -47,10 +45,10 @@ from ragaudit.metrics.names import MetricSpec, parse_metric
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
+from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
 from ragaudit.report.table import fmt_number, render_table
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 from ragaudit.runner.execute import warm_up
-from ragaudit.version import __version__
 
 DEFAULT_TOP_N = 50
 """The rerank stage's own default ``top_n`` (``ragaudit.pipelines.stages.wrap_rerank``)."""
@@ -133,7 +131,7 @@ class RerankerEvaluation:
     first_stage_ms: dict[str, float]
     reranker_cache: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created_at: str = field(default_factory=utc_timestamp)
 
     @property
     def recall_metric(self) -> str:
@@ -231,10 +229,13 @@ class RerankerEvaluation:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "schema_version": 1,
-            "kind": "reranker-eval",
-            "ragaudit_version": __version__,
-            "created_at": self.created_at,
+            **envelope(
+                "reranker-eval",
+                created_at=self.created_at,
+                dataset=self.after.dataset,
+                policy=self.after.policy.to_dict(),
+                context={**self.pipeline, "retrieval": {"top_k": self.top_n}},
+            ),
             "dataset": self.after.dataset,
             "policy": self.after.policy.to_dict(),
             **self.pipeline,
@@ -259,9 +260,8 @@ class RerankerEvaluation:
         }
 
     def write_json(self, path: str | Path) -> None:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        """The artifact as strict JSON (an undefined value, NaN, is written as ``null``)."""
+        write_artifact(self.to_dict(), path)
 
 
 def split_rerank(

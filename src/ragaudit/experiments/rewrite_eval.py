@@ -28,14 +28,12 @@ new (a first run) or equally cached (a re-run; deterministic rewriters produce t
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +51,10 @@ from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import BuiltPipeline, ComponentCache, build_pipeline
 from ragaudit.pipelines.config import PipelineConfig, StageConfig, parse_pipeline
 from ragaudit.pipelines.prepare import prepare_pipeline
-from ragaudit.report.escape import finite_or_none
-from ragaudit.report.provenance import collect_provenance
+from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
 from ragaudit.report.table import fmt_number, render_table
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.rewrite import QueryRewriter, RewriteRetriever
-from ragaudit.version import __version__
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -94,14 +90,6 @@ def load_rewrite_stage(path: str | Path) -> StageConfig:
             str(p), None, "no rewrite stage found", 'write a [rewrite] table with a type, e.g. type = "rm3"'
         )
     return rewrite_stage(table, str(p))
-
-
-def write_artifact(data: Mapping[str, Any], path: str | Path) -> None:
-    """Write an experiment artifact as strict JSON: NaN and infinities become ``null``."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(finite_or_none(dict(data)), indent=2, ensure_ascii=False, allow_nan=False)
-    target.write_text(text + "\n", encoding="utf-8")
 
 
 # ------------------------------------------------------------------------------------------ recording
@@ -234,7 +222,7 @@ class RewriteEvaluation:
     retrieval: dict[str, Any]
     vocabulary_terms: int = 0
     notes: list[str] = field(default_factory=list)
-    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created_at: str = field(default_factory=utc_timestamp)
 
     @property
     def primary_metric(self) -> str:
@@ -282,18 +270,16 @@ class RewriteEvaluation:
         base, rw = self.baseline.metrics, self.rewritten.metrics
         primary = self.primary_metric
         return {
-            "schema_version": 1,
-            "kind": "rewrite-eval",
-            "ragaudit_version": __version__,
-            "created_at": self.created_at,
-            "provenance": collect_provenance(
-                self.dataset.info(),
-                {
+            **envelope(
+                "rewrite-eval",
+                created_at=self.created_at,
+                dataset=self.dataset.info(),
+                policy=self.policy.to_dict(),
+                context={
                     "pipeline": self.pipelines["rewrite"],
                     "corpus": self.corpus.info(),
                     "retrieval": self.retrieval,
                 },
-                self.policy.to_dict(),
             ),
             "dataset": self.dataset.info(),
             "policy": self.policy.to_dict(),

@@ -3,10 +3,8 @@ for machines, and the exit code (0 every gate passed or had nothing to check, 1 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,7 @@ from ragaudit.gates.checks import (
     selftest_gate,
 )
 from ragaudit.gates.policy import GatePolicy
-from ragaudit.version import __version__
+from ragaudit.report.artifact import envelope, write_artifact
 
 PASS, FAIL = 0, 1
 
@@ -45,18 +43,8 @@ class Verdict:
     def to_dict(self) -> dict[str, Any]:
         """The verdict as a report of kind ``gate``; its ``passed`` and ``gates`` also form the ``gate``
         section a report can carry (``report["gate"] = verdict.to_dict()``) for the Markdown/HTML views."""
-        from ragaudit.report.provenance import environment, git_state
-
         return {
-            "schema_version": 1,
-            "kind": "gate",
-            "ragaudit_version": __version__,
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "provenance": {
-                "git": git_state(),
-                "environment": environment(),
-                "dataset_sha256": self.dataset_sha256,
-            },
+            **envelope("gate", dataset={"sha256": self.dataset_sha256}),
             "passed": self.passed,
             "verdict": "pass" if self.passed else "fail",
             "exit_code": self.exit_code,
@@ -68,9 +56,8 @@ class Verdict:
         }
 
     def write_json(self, path: str | Path) -> None:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        """The verdict as strict JSON (:func:`ragaudit.report.artifact.write_artifact`)."""
+        write_artifact(self.to_dict(), path)
 
     def render(self) -> str:
         failed = [g for g in self.gates if not g.passed]

@@ -1,18 +1,25 @@
-"""The audit artifact: reading any ragaudit report, and its JSON Schema.
+"""The audit artifact: its envelope, writing it as strict JSON, reading it back, and its JSON Schema.
 
-Every report ragaudit writes (``eval``, ``compare``, ``benchmark`` and the experiment kinds) shares an
-envelope ``{schema_version, kind, ragaudit_version, created_at, provenance?}``; the schema shipped in
-``report/schema/ragaudit-report.schema.json`` (JSON Schema draft 2020-12) describes all of them.
+Every report ragaudit writes (``eval``, ``compare``, ``benchmark`` and the experiment kinds) starts with
+the envelope :func:`envelope` builds, ``{schema_version, kind, ragaudit_version, created_at,
+provenance}``, and is written by :func:`write_artifact` (strict JSON: an undefined value, NaN or an
+infinity, is ``null``). The schema shipped in ``report/schema/ragaudit-report.schema.json`` (JSON Schema
+draft 2020-12) describes all of them.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from datetime import datetime, timezone
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from ragaudit.errors import InputError, MissingDependencyError
+from ragaudit.report.escape import finite_or_none
+from ragaudit.report.provenance import collect_provenance
+from ragaudit.version import __version__
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = "ragaudit-report.schema.json"
@@ -31,6 +38,50 @@ REPORT_KINDS = (
     "context",
     "gate",
 )
+
+
+def utc_timestamp() -> str:
+    """Now, in UTC, as ISO 8601 to the second (``2026-01-31T12:00:00+00:00``): a report's ``created_at``."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def envelope(
+    kind: str,
+    *,
+    created_at: str | None = None,
+    dataset: Mapping[str, Any] | None = None,
+    policy: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The keys every report starts with: ``schema_version``, ``kind``, ``ragaudit_version``,
+    ``created_at`` (default: now) and ``provenance``.
+
+    ``provenance`` is :func:`ragaudit.report.provenance.collect_provenance` of ``dataset`` (its
+    ``sha256``), ``context`` (``pipeline``, ``corpus``, ``retrieval`` sections) and ``policy`` (its
+    ``version``); what is not given is ``null`` there. A report adds its own keys after these.
+    """
+    if kind not in REPORT_KINDS:
+        raise ValueError(f"unknown report kind {kind!r}; expected one of {', '.join(REPORT_KINDS)}")
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": kind,
+        "ragaudit_version": __version__,
+        "created_at": created_at or utc_timestamp(),
+        "provenance": collect_provenance(dataset or {}, context or {}, policy or {}),
+    }
+
+
+def artifact_json(data: Mapping[str, Any]) -> str:
+    """``data`` as the text of a report file: strict JSON (NaN and ±inf written as ``null``), indented
+    by 2, non-ASCII kept as is, ending with a newline."""
+    return json.dumps(finite_or_none(dict(data)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_artifact(data: Mapping[str, Any], path: str | Path) -> None:
+    """Write a report to ``path`` (:func:`artifact_json`), creating its folder."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(artifact_json(data), encoding="utf-8")
 
 
 def report_schema() -> dict[str, Any]:

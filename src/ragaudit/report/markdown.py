@@ -2,18 +2,38 @@
 
 Sections: gate verdict (when the report carries one), the metric table (mean, bootstrap CI, and with
 a baseline the paired delta and Holm-corrected p), significant changes, security (cross-tenant
-leaks), missing cases and errors, notes, and the provenance in a collapsed block. Every value taken
-from user data goes through :func:`ragaudit.report.escape.escape_md`.
+leaks), missing cases and errors, notes, and the provenance in a collapsed block. Experiment reports
+get their own tables: compare, benchmark, ablation (variants and the remove-one / add-one gain of each
+toggle), reranker-eval (before / after / oracle per metric, latency) and rewrite-eval (baseline /
+rewrite per metric, constraint preservation, flagged rewrites). Every value taken from user data goes
+through :func:`ragaudit.report.escape.escape_md`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragaudit.report.escape import escape_md as md
-from ragaudit.report.sections import chunking_data, gate_verdict, k_sweep_data, part, provenance_rows
+from ragaudit.report.sections import (
+    ANALYSES,
+    ablation_gains,
+    captured_text,
+    chunking_data,
+    ci_text,
+    gate_verdict,
+    k_sweep_data,
+    ms_text,
+    part,
+    provenance_rows,
+    records,
+    rewrite_flagged,
+    rewrite_metric_rows,
+    significance,
+    wtl_text,
+)
+from ragaudit.report.sections import num as _num
+from ragaudit.report.sections import signed as _signed
 from ragaudit.report.view import ReportView
 
 MAX_K_COLUMNS = 10
@@ -21,18 +41,6 @@ SHOWN_KS = frozenset({1, 3, 5, 10, 20, 50, 100})
 """A longer k-sweep shows only these k (and the last) in Markdown; the HTML plot has every k."""
 LIST_LIMIT = 10
 """At most this many leaks, errors or moved queries are listed; a line says how many more there are."""
-
-
-def _num(value: Any, digits: int = 4) -> str:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-        return "–"
-    return f"{value:.{digits}f}"
-
-
-def _signed(value: Any, digits: int = 4) -> str:
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
-        return "–"
-    return f"{value:+.{digits}f}"
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int = 1) -> list[str]:
@@ -159,7 +167,7 @@ def _problems(report: Mapping[str, Any]) -> list[str]:
         extra = f" … and {len(missing) - LIST_LIMIT} more" if len(missing) > LIST_LIMIT else ""
         lines.append(f"**Missing from the run ({len(missing)}, scored 0):** {shown}{extra}")
         lines.append("")
-    errors = list(report.get("errors", []))
+    errors = records(report, "errors")
     if errors:
         lines.append(f"**Errors ({len(errors)}, scored 0):**")
         lines.append("")
@@ -182,6 +190,13 @@ def _provenance(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _delta(c: Mapping[str, Any] | None) -> str:
+    """A paired delta, bold when significant."""
+    if c is None:
+        return "–"
+    return f"**{_signed(c.get('delta'))}**" if c.get("significant") else _signed(c.get("delta"))
+
+
 def _comparisons(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     table = [
         [
@@ -189,10 +204,10 @@ def _comparisons(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             md(c["system"]),
             _num(c.get("baseline_mean")),
             _num(c.get("system_mean")),
-            f"**{_signed(c.get('delta'))}**" if c.get("significant") else _signed(c.get("delta")),
-            f"[{_signed(c['ci'][0], 3)}, {_signed(c['ci'][1], 3)}]",
+            _delta(c),
+            ci_text(c),
             _num(c.get("p_value_corrected"), 3),
-            f"{c.get('wins')}/{c.get('ties')}/{c.get('losses')}",
+            md(wtl_text(c)),
         ]
         for c in rows
     ]
@@ -223,6 +238,171 @@ def _benchmark(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _significance(report: Mapping[str, Any], what: str) -> str:
+    alpha, correction = significance(report)
+    return (
+        f"bold Δ = significant at α = {md(alpha)} after {md(correction)} correction across {what} "
+        "(paired randomization test)"
+    )
+
+
+def _ablation(report: Mapping[str, Any]) -> list[str]:
+    variants = records(report, "variants")
+    metrics = [str(m) for m in report.get("metrics", []) or []]
+    k = md(report.get("context_k", "k"))
+    rows = [
+        [
+            md(v.get("name", "")) + (f" (= {md(v['same_as'])})" if v.get("same_as") else ""),
+            md(", ".join(map(str, v.get("on", []) or [])) or "–"),
+            *(_num(part(v, "metrics").get(m)) for m in metrics),
+            _num(part(v, "latency_ms").get("p95"), 1),
+            _num(v.get("context_tokens"), 0),
+        ]
+        for v in variants
+    ]
+    gains = ablation_gains(report)
+    gain_rows = [
+        [md(g["toggle"]), md(g["metric"]), *(cell for a in ANALYSES for cell in _gain_cells(g[a]))]
+        for g in gains
+    ]
+    inv = part(report, "invariants")
+    lines = [
+        "**Variants**",
+        "",
+        *_table(["variant", "on", *map(md, metrics), "p95 ms", f"tokens@{k}"], rows, 2),
+        "",
+        "**Gains** of each toggle: remove-one = full − full without it, add-one = bare plus it − bare; "
+        + _significance(report, f"all {len(records(report, 'gains'))} gains")
+        + ".",
+        "",
+        *_table(
+            ["toggle", "metric", "remove-one Δ", "CI", "p (Holm)", "add-one Δ", "CI", "p (Holm)"],
+            gain_rows,
+            2,
+        ),
+        "",
+    ]
+    if inv.get("same_for_every_variant"):
+        lines += [
+            f"Every variant scored the same {md(inv.get('cases', '?'))} cases ({md(inv.get('answerable', '?'))} "
+            f"answerable) under the same tenants at top_k {md(inv.get('top_k', '?'))}, same dataset and policy.",
+            "",
+        ]
+    return lines
+
+
+def _gain_cells(c: Mapping[str, Any] | None) -> list[str]:
+    if c is None:
+        return ["–", "–", "–"]
+    return [_delta(c), ci_text(c), _num(c.get("p_value_corrected"), 3)]
+
+
+def _reranker(report: Mapping[str, Any]) -> list[str]:
+    recall = part(report, "first_stage_recall")
+    rows = [
+        [
+            md(r.get("metric", "")),
+            _num(r.get("before")),
+            _num(r.get("after")),
+            _delta(r),
+            ci_text(r),
+            _num(r.get("p_value_corrected"), 3),
+            wtl_text(r),
+            _num(r.get("ceiling")),
+            captured_text(r),
+        ]
+        for r in records(report, "summary")
+    ]
+    latency = part(report, "latency_ms")
+    cache = part(latency, "reranker_cache")
+    lines = [
+        f"Reranker **{md(report.get('reranker', ''))}** over the first stage's top {md(report.get('top_n', '?'))}; "
+        f"first-stage {md(recall.get('metric', 'recall'))} = {_num(recall.get('value'))} (the share of the "
+        "relevant chunks the reranker gets to reorder at all).",
+        "",
+        *_table(["metric", "before", "after", "Δ", "CI", "p (Holm)", "W/T/L", "oracle", "captured"], rows),
+        "",
+        "oracle = the same candidates in the ideal order by grade; captured = (after − before) / (oracle − "
+        f"before); {_significance(report, 'the metrics')}.",
+        "",
+    ]
+    if latency:
+        text = (
+            f"Latency ({md(latency.get('cases', '?'))} cases): first stage {ms_text(latency.get('first_stage'))}; "
+            f"the reranker adds {ms_text(latency.get('rerank_added'))}"
+        )
+        if cache:
+            text += f"; reranker cache {md(cache.get('hits', 0))} hits, {md(cache.get('misses', 0))} misses"
+        lines += [text + ".", ""]
+    return lines
+
+
+def _constraints_line(cons: Mapping[str, Any], primary: str) -> str:
+    head = f"**Constraints:** {md(cons.get('rewritten', '?'))} of {md(cons.get('cases', '?'))} queries rewritten; "
+    if not cons.get("flagged"):
+        return head + "✅ no rewrite lost an entity or constraint."
+    lost = ", ".join(f"{md(kind)} {md(n)}" for kind, n in part(cons, "lost_by_kind").items()) or "none"
+    return (
+        head + f"❌ {md(cons['flagged'])} flagged (lost an entity or constraint), "
+        f"{md(cons.get('flagged_with_gain', 0))} of them although {md(primary)} improved; lost by kind: {lost}; "
+        f"swaps {md(cons.get('swapped', 0))}."
+    )
+
+
+def _rewrite(report: Mapping[str, Any]) -> list[str]:
+    primary = str(report.get("primary_metric", ""))
+    rows = [
+        [
+            md(r["metric"]),
+            _num(r["baseline"]),
+            _num(r["rewrite"]),
+            _delta(r["comparison"]) if r["comparison"] else _signed(r["delta"]),
+            ci_text(r["comparison"]),
+            _num((r["comparison"] or {}).get("p_value_corrected"), 3),
+            wtl_text(r["comparison"]),
+        ]
+        for r in rewrite_metric_rows(report)
+    ]
+    cons, latency = part(report, "constraints"), part(report, "latency_ms")
+    flagged = rewrite_flagged(report)
+    lines = [
+        f"Rewriter **{md(report.get('rewriter', ''))}**; primary metric {md(primary)}; "
+        + _significance(report, "the metrics")
+        + ".",
+        "",
+        *_table(["metric", "baseline", "rewrite", "Δ", "CI", "p (Holm)", "W/T/L"], rows),
+        "",
+        _constraints_line(cons, primary),
+        "",
+    ]
+    if latency:
+        lines += [
+            f"Latency: baseline {ms_text(latency.get('baseline'))}; with the rewrite "
+            f"{ms_text(latency.get('rewrite'))}; added per query {ms_text(latency.get('added'))}; "
+            f"in the rewriter {ms_text(latency.get('rewriter'))}.",
+            "",
+        ]
+    if flagged:
+        shown = [
+            [
+                md(f["id"]),
+                md(f["query"], 80),
+                md(f["rewritten"] if f["rewritten"] is not None else "(no rewrite)", 80),
+                md("; ".join([*f["lost"], *f["swapped"]])),
+                _signed(f["delta"], 3),
+            ]
+            for f in flagged[:LIST_LIMIT]
+        ]
+        lines += [
+            f"**Flagged rewrites ({len(flagged)})**, whatever their metrics say:",
+            "",
+            *_table(["case", "query", "rewritten", "lost", f"Δ {md(primary)}"], shown, 4),
+            *_more(len(flagged)),
+            "",
+        ]
+    return lines
+
+
 def _sweeps(report: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     sweep = k_sweep_data(report)
@@ -247,6 +427,10 @@ def _sweeps(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+EXPERIMENTS = {"ablation": _ablation, "reranker-eval": _reranker, "rewrite-eval": _rewrite}
+"""The section of each experiment kind that has one of its own."""
+
+
 def render_markdown(view: ReportView) -> str:
     """The Markdown report of any report kind (eval reports get the full treatment)."""
     report = view.report
@@ -264,5 +448,9 @@ def render_markdown(view: ReportView) -> str:
         ]
     elif view.kind == "benchmark":
         lines += _benchmark(report)
+    elif view.kind in EXPERIMENTS:
+        lines += EXPERIMENTS[view.kind](report)
     lines += _sweeps(report)
+    if view.kind != "eval":
+        lines += _problems(report)
     return "\n".join([*lines, *_provenance(report)]) + "\n"

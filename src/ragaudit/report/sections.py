@@ -1,11 +1,13 @@
 """Reading the optional and kind-specific parts of a report, for both renderers.
 
-Plain data in, plain data out (no escaping here): the gate verdict, the provenance rows, and the
-k-sweep and chunking tables whether a report carries them as sections or is itself such an experiment.
+Plain data in, plain data out (no escaping here): the gate verdict, the provenance rows, the k-sweep
+and chunking tables whether a report carries them as sections or is itself such an experiment, and
+the rows of the ablation, reranker-eval and rewrite-eval sections.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,14 +43,111 @@ def part(data: Any, *keys: str) -> Mapping[str, Any]:
     return data if isinstance(data, Mapping) else {}
 
 
+def num(value: Any, digits: int = 4) -> str:
+    """A number to ``digits`` decimals; ``–`` for anything else (None, NaN, a bool, text)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def signed(value: Any, digits: int = 4) -> str:
+    """A number with its sign (``+0.0123``), or ``–``."""
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "–"
+    return f"{value:+.{digits}f}"
+
+
+def ci_text(comparison: Mapping[str, Any] | None) -> str:
+    """``[-0.012, +0.085]``: the CI of a paired comparison's delta, or ``–``."""
+    ci = comparison.get("ci") if comparison is not None else None
+    return f"[{signed(ci[0], 3)}, {signed(ci[1], 3)}]" if isinstance(ci, list) and len(ci) == 2 else "–"
+
+
+def ci_bounds(comparison: Mapping[str, Any]) -> tuple[Any, Any]:
+    """``(lo, hi)`` of a comparison's CI (``(None, None)`` when it has none)."""
+    ci = comparison.get("ci")
+    return (ci[0], ci[1]) if isinstance(ci, list) and len(ci) == 2 else (None, None)
+
+
+def wtl_text(comparison: Mapping[str, Any] | None) -> str:
+    """``wins/ties/losses`` of a paired comparison."""
+    c = comparison or {}
+    return f"{c.get('wins', '–')}/{c.get('ties', '–')}/{c.get('losses', '–')}"
+
+
+def significance(report: Mapping[str, Any]) -> tuple[Any, str]:
+    """``(alpha, correction)`` of an experiment report's paired tests (top level or ``significance``)."""
+    settings = {
+        **part(report, "significance"),
+        **{k: report[k] for k in ("alpha", "correction") if k in report},
+    }
+    return settings.get("alpha", 0.05), str(settings.get("correction", "holm-bonferroni"))
+
+
+def records(data: Any, *keys: str) -> list[Mapping[str, Any]]:
+    """The mappings in the list at ``data[k1][k2]...`` (an empty list where it is missing)."""
+    *head, last = keys
+    value = part(data, *head).get(last)
+    return [r for r in value if isinstance(r, Mapping)] if isinstance(value, list) else []
+
+
+def ms_value(value: Any) -> str:
+    """Milliseconds to 2 decimals below 10 ms, else 1 (``–`` for a missing value)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return "–"
+    return f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}"
+
+
+def ms_text(summary: Any) -> str:
+    """``p50 0.42 ms, p95 19.3 ms`` of a latency summary (``{p50, p95, ...}``)."""
+    s = summary if isinstance(summary, Mapping) else {}
+    return f"p50 {ms_value(s.get('p50'))} ms, p95 {ms_value(s.get('p95'))} ms"
+
+
+def ms_pair(summary: Any) -> str:
+    """``0.42 / 19.3 ms``: p50 and p95 of a latency summary, for a card labelled p50 / p95."""
+    s = summary if isinstance(summary, Mapping) else {}
+    return f"{ms_value(s.get('p50'))} / {ms_value(s.get('p95'))} ms"
+
+
 def _short(sha: Any, n: int = 12) -> str:
     return str(sha)[:n] if sha else "–"
 
 
 def _models(models: Mapping[str, Any]) -> str:
     return "; ".join(
-        f"{role}: {', '.join(map(str, m)) if isinstance(m, list) else m}" for role, m in models.items()
+        f"{role}: {', '.join(map(str, m)) if isinstance(m, list) else m}" for role, m in models.items() if m
     )
+
+
+def _experiment_pipeline(report: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The pipeline an experiment report is about when it has no ``pipeline`` section: an ablation's
+    ``base`` configuration, a rewrite evaluation's pipeline with the rewrite stage."""
+    base = part(report, "base")
+    if report.get("kind") == "ablation" and base:
+        return {"name": base.get("name"), "config": base, "config_sha256": report.get("base_sha256")}
+    return part(report, "pipelines", "rewrite")
+
+
+def sweep_grid_text(report: Mapping[str, Any]) -> str | None:
+    """What a chunking sweep swept, as text (``chunking swept over 8 configurations: fixed, sentence ×
+    size 64, 128 × overlap 0, 16; 97–214 chunks; best sentence-64-0``), or None for other reports."""
+    points = records(report, "points")
+    if report.get("kind") != "chunking-sweep" or not points:
+        return None
+    configs = [part(p, "chunking") for p in points]
+    strategies = ", ".join(dict.fromkeys(str(c.get("strategy", "?")) for c in configs))
+    sizes, overlaps = (
+        ", ".join(map(str, sorted({c[key] for c in configs if isinstance(c.get(key), int)})))
+        for key in ("size", "overlap")
+    )
+    text = f"chunking swept over {len(points)} configurations: {strategies} × size {sizes or '–'} × overlap {overlaps or '–'}"
+    chunks = [n for p in points if isinstance(n := part(p, "index").get("chunks"), int)]
+    if chunks:
+        text += (
+            f"; {min(chunks)}–{max(chunks)} chunks" if min(chunks) != max(chunks) else f"; {chunks[0]} chunks"
+        )
+    return text + (f"; best {report['best']}" if report.get("best") else "")
 
 
 def provenance_rows(report: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -61,16 +160,17 @@ def provenance_rows(report: Mapping[str, Any]) -> list[tuple[str, str]]:
     if corpus:
         sha = _short(corpus.get("sha256"))
         rows.append(("corpus", f"{corpus.get('path')} ({corpus.get('documents')} documents, sha256 {sha})"))
+    pipeline = pipeline or _experiment_pipeline(report)
     if pipeline:
         chunking = part(pipeline, "config", "chunking")
-        rows.append(
-            (
-                "pipeline",
-                f"{pipeline.get('name')} (config sha256 {_short(pipeline.get('config_sha256'))}; "
-                f"chunking {chunking.get('strategy', '?')}; {pipeline.get('chunks', '?')} chunks)",
-            )
-        )
-        if part(pipeline, "models"):
+        details = [
+            f"config sha256 {_short(pipeline.get('config_sha256'))}",
+            sweep_grid_text(report) or f"chunking {chunking.get('strategy', '?')}",
+        ]
+        if isinstance(pipeline.get("chunks"), int):
+            details.append(f"{pipeline['chunks']} chunks")
+        rows.append(("pipeline", f"{pipeline.get('name')} ({'; '.join(details)})"))
+        if _models(part(pipeline, "models")):
             rows.append(("models", _models(part(pipeline, "models"))))
     top_k = part(report, "retrieval").get("top_k")
     if top_k:
@@ -137,3 +237,89 @@ def chunking_data(report: Mapping[str, Any]) -> dict[str, Any] | None:
         for p in points
     ]
     return {"rows": rows}
+
+
+ANALYSES = ("remove-one", "add-one")
+"""An ablation's two analyses of each toggle (see :mod:`ragaudit.experiments.ablation`)."""
+
+
+def ablation_gains(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per toggle and metric of an ablation report, in the report's order:
+    ``{toggle, metric, "remove-one": gain, "add-one": gain}``, each gain the paired comparison of the
+    variant without the toggle (baseline) and with it (``delta``, ``ci``, ``p_value_corrected``,
+    ``significant``, ``wins``/``ties``/``losses``) or None where the report has none."""
+    gains = records(report, "gains")
+    toggles = dict.fromkeys(
+        [*map(str, report.get("toggles", []) or []), *(str(g.get("toggle")) for g in gains)]
+    )
+    named = report.get("metrics")
+    metrics = dict.fromkeys(
+        [*(map(str, named) if isinstance(named, list) else []), *(str(g.get("metric")) for g in gains)]
+    )
+    index = {(str(g.get("toggle")), str(g.get("metric")), str(g.get("analysis"))): g for g in gains}
+    rows = []
+    for toggle in toggles:
+        for metric in metrics:
+            found = {a: index.get((toggle, metric, a)) for a in ANALYSES}
+            if any(found.values()):
+                rows.append({"toggle": toggle, "metric": metric, **found})
+    return rows
+
+
+def _constraint(constraint: Any) -> str:
+    c = constraint if isinstance(constraint, Mapping) else {}
+    return f"{c.get('kind', '?')} {c.get('text', '')}".strip()
+
+
+def rewrite_flagged(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The flagged cases of a rewrite-eval report (the rewrite lost an entity or constraint), each as
+    ``{id, tenant_id, query, rewritten, lost, swapped, delta, with_gain}``: ``lost`` and ``swapped``
+    are lists of text (``entity pro``, ``entity Professional → entity Enterprise``), ``delta`` the
+    primary metric's change on that case."""
+    primary = str(report.get("primary_metric", ""))
+    out = []
+    for case in records(report, "per_case"):
+        if not case.get("flagged"):
+            continue
+        swapped = records(case, "constraints", "swapped")
+        moved = {(part(s, "from").get("kind"), part(s, "from").get("text")) for s in swapped}
+        out.append(
+            {
+                "id": str(case.get("id", "")),
+                "tenant_id": case.get("tenant_id"),
+                "query": str(case.get("query", "")),
+                "rewritten": case.get("rewritten_query"),
+                "lost": [
+                    _constraint(c)
+                    for c in records(case, "constraints", "lost")
+                    if (c.get("kind"), c.get("text")) not in moved
+                ],
+                "swapped": [f"{_constraint(s.get('from'))} → {_constraint(s.get('to'))}" for s in swapped],
+                "delta": part(case, "metrics", "delta").get(primary),
+                "with_gain": bool(case.get("flagged_with_gain")),
+            }
+        )
+    return out
+
+
+def captured_text(row: Mapping[str, Any]) -> str:
+    """A reranker summary row's headroom captured, as a percentage (``–`` when undefined)."""
+    value = row.get("headroom_captured")
+    return f"{100 * value:.0f}%" if isinstance(value, (int, float)) and math.isfinite(value) else "–"
+
+
+def rewrite_metric_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per metric of a rewrite-eval report: ``{metric, baseline, rewrite, delta, comparison}``
+    (``comparison`` the paired test of rewrite against baseline, or None)."""
+    metrics = part(report, "metrics")
+    compared = {str(c.get("metric")): c for c in records(report, "comparisons")}
+    return [
+        {
+            "metric": str(m),
+            "baseline": value,
+            "rewrite": part(metrics, "rewrite").get(m),
+            "delta": part(metrics, "delta").get(m),
+            "comparison": compared.get(str(m)),
+        }
+        for m, value in part(metrics, "baseline").items()
+    ]

@@ -18,6 +18,7 @@ import numpy as np
 
 from ragaudit.errors import InputError
 from ragaudit.experiments.compare import LoadedReport, compare_reports
+from ragaudit.report.sections import part
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 
 
@@ -76,12 +77,23 @@ def system_label(report: Mapping[str, Any]) -> str:
 
 
 def report_title(report: Mapping[str, Any]) -> str:
-    """``hybrid on golden.jsonl``, ``dense, hybrid vs bm25 on golden.jsonl``, ``bm25, dense``."""
+    """``hybrid on golden.jsonl``, ``dense, hybrid vs bm25 on golden.jsonl``, ``bm25, dense``; the
+    experiments name what they vary (``components of hybrid-rerank on golden.jsonl``)."""
     kind = report.get("kind")
     if kind == "compare":
         label = f"{', '.join(map(str, report.get('systems', [])))} vs {report.get('baseline')}"
     elif kind == "benchmark":
         label = ", ".join(str(p.get("name")) for p in report.get("pipelines", []) if isinstance(p, Mapping))
+    elif kind == "ablation":
+        label = f"components of {part(report, 'base').get('name', 'the pipeline')}"
+    elif kind == "reranker-eval":
+        label = (
+            f"{report.get('reranker', 'reranker')} in {part(report, 'pipeline').get('name', 'the pipeline')}"
+        )
+    elif kind == "rewrite-eval":
+        label = f"{report.get('rewriter', 'rewriter')} in {part(report, 'pipelines', 'baseline').get('name', 'the pipeline')}"
+    elif kind == "chunking-sweep":
+        label = f"chunking of {part(report, 'pipeline').get('name', 'the pipeline')}"
     else:
         label = system_label(report)
     dataset = report.get("dataset")
