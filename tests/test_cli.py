@@ -131,3 +131,47 @@ def test_unwritable_output_is_a_clear_error(tmp_path: Path, capsys: pytest.Captu
     err = capsys.readouterr().err
     assert code == 2
     assert str(blocker) in err and "Traceback" not in err
+
+
+def test_fast_path_gives_the_same_report_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qrels = write_lines(tmp_path / "qrels", ["q1 0 a 2", "q1 0 b 1", "q2 0 c 1", "q3 0 d 0", "q4 0 e 1"])
+    run = write_lines(
+        tmp_path / "run",
+        [
+            "q1 Q0 b 1 2.0 s",
+            "q1 Q0 a 2 2.0 s",
+            "q1 Q0 b 3 1.0 s",
+            "q2 Q0 x 1 1.0 s",
+            "q3 Q0 d 1 1.0 s",
+            "q9 Q0 a 1 1.0 s",
+        ],
+    )
+    reports = {}
+    for mode in ("on", "off"):
+        out = tmp_path / f"{mode}.json"
+        assert (
+            main(
+                [
+                    "eval",
+                    "--dataset",
+                    str(qrels),
+                    "--run",
+                    str(run),
+                    "--fast",
+                    mode,
+                    "--metrics",
+                    "nDCG@10,R@1,MRR,MAP",
+                    "--out",
+                    str(out),
+                    "--no-history",
+                ]
+            )
+            == 0
+        )
+        reports[mode] = json.loads(out.read_text())
+    assert "fast path" in capsys.readouterr().out
+    assert reports["on"]["metrics"] == pytest.approx(reports["off"]["metrics"], abs=1e-12)
+    assert reports["on"]["counts"] == reports["off"]["counts"]
+    assert (
+        main(["eval", "--dataset", str(DEMO / "lesson_golden.jsonl"), "--run", str(run), "--fast", "on"]) == 2
+    )

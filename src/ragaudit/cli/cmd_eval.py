@@ -15,6 +15,7 @@ from ragaudit.cli.common import (
     policy_from,
 )
 
+FAST_PATH_BYTES = 100 * 2**20
 HELP = "evaluate a run file, a pipeline over a corpus, an HTTP endpoint or a Python retriever"
 
 
@@ -23,6 +24,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_source_options(parser, with_run=True)
     parser.add_argument("--corpus", help="corpus JSONL or BEIR folder (needed with --pipeline/--config)")
     parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
+    parser.add_argument(
+        "--fast",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="the vectorised engine for a TREC qrels + TREC run pair (same numbers; no per-case retrieved "
+        f"lists in the report); auto = for runs over {FAST_PATH_BYTES // 2**20} MiB",
+    )
     parser.add_argument(
         "--metrics",
         default=None,
@@ -88,7 +96,6 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.evaluation.evaluate import evaluate
     from ragaudit.evaluation.live import RunOptions, evaluate_live, retrieval_depth
     from ragaudit.metrics.names import DEFAULT_METRICS, parse_metrics
-    from ragaudit.report.table import eval_table
 
     if args.resume and not args.results:
         from ragaudit.errors import InputError
@@ -98,6 +105,16 @@ def run(args: argparse.Namespace) -> int:
         )
     policy = policy_from(args)
     specs = parse_metrics(args.metrics) if args.metrics else DEFAULT_METRICS
+    fast = _fast_path(args)
+    if fast:
+        from ragaudit.metrics.fast_trec import evaluate_trec_files
+
+        print(
+            f"fast path: {args.run} is scored with the vectorised TREC engine (per-case retrieved lists "
+            "are left out of the report)"
+        )
+        result = evaluate_trec_files(args.dataset, args.run, specs, policy).to_eval_result()
+        return _finish(args, result)
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     if args.run:
         result = evaluate(dataset, load_run(args.run, args.run_format, args.name), specs, policy)
@@ -117,6 +134,35 @@ def run(args: argparse.Namespace) -> int:
                 scored_on, retriever, specs, policy, options, name=args.name or label, context=context
             )
         )
+    return _finish(args, result)
+
+
+def _fast_path(args: argparse.Namespace) -> bool:
+    """Whether to score with the vectorised TREC engine: asked for, or a big TREC run against qrels."""
+    from pathlib import Path
+
+    from ragaudit.data.loading import detect_dataset_format, detect_run_format
+
+    if not args.run or args.fast == "off":
+        return False
+    pair = (
+        args.dataset_format if args.dataset_format != "auto" else detect_dataset_format(args.dataset)
+    ) == "qrels" and (args.run_format if args.run_format != "auto" else detect_run_format(args.run)) == "trec"
+    if args.fast == "on" and not pair:
+        from ragaudit.errors import InputError
+
+        raise InputError(
+            "--fast",
+            None,
+            "the fast path reads a TREC qrels file and a TREC run file",
+            "drop --fast on, or pass --dataset QRELS --run RUN.trec",
+        )
+    return pair and (args.fast == "on" or Path(args.run).stat().st_size > FAST_PATH_BYTES)
+
+
+def _finish(args: argparse.Namespace, result: Any) -> int:
+    from ragaudit.report.table import eval_table
+
     print(eval_table(result))
     if args.out:
         result.write_json(args.out)
