@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.experiments.compare import compare_reports, load_report
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.report.artifact import write_artifact
-    from ragaudit.report.table import fmt_number, render_table
+    from ragaudit.report.table import delta_cells, fmt_number, render_table
 
     paths = list(dict.fromkeys([*([args.baseline] if args.baseline else []), *args.reports]))
     reports = [load_report(p) for p in paths]
@@ -33,17 +33,13 @@ def run(args: argparse.Namespace) -> int:
     result = compare_reports(reports, reports[0], metrics, args.alpha, args.resamples, args.seed)
     rows = []
     for c in result["comparisons"]:
-        mark = "*" if c["significant"] else ""
         rows.append(
             [
                 c["metric"],
                 c["system"],
                 fmt_number(c["baseline_mean"]),
                 fmt_number(c["system_mean"]),
-                f"{c['delta']:+.4f}{mark}",
-                f"[{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}]",
-                fmt_number(c["p_value_corrected"]),
-                f"{c['wins']}/{c['ties']}/{c['losses']}",
+                *delta_cells(c),
             ]
         )
     print(

@@ -46,7 +46,7 @@ from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
 from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
-from ragaudit.report.table import fmt_number, render_table
+from ragaudit.report.table import delta_cells, fmt_number, render_table
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 from ragaudit.runner.execute import warm_up
 
@@ -196,10 +196,7 @@ class RerankerEvaluation:
                 r["metric"],
                 fmt_number(r["before"]),
                 fmt_number(r["after"]),
-                f"{r['delta']:+.4f}{'*' if r['significant'] else ''}",
-                f"[{r['ci'][0]:+.4f}, {r['ci'][1]:+.4f}]",
-                fmt_number(r["p_value_corrected"]),
-                f"{r['wins']}/{r['ties']}/{r['losses']}",
+                *delta_cells(r),
                 fmt_number(r["ceiling"]),
                 "-" if r["headroom_captured"] is None else f"{100 * r['headroom_captured']:.0f}%",
             ]

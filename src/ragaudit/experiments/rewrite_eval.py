@@ -52,7 +52,7 @@ from ragaudit.pipelines.build import BuiltPipeline, ComponentCache, build_pipeli
 from ragaudit.pipelines.config import PipelineConfig, StageConfig, parse_pipeline
 from ragaudit.pipelines.prepare import prepare_pipeline
 from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
-from ragaudit.report.table import fmt_number, render_table
+from ragaudit.report.table import delta_cells, fmt_number, render_table
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.rewrite import QueryRewriter, RewriteRetriever
 
@@ -314,17 +314,8 @@ class RewriteEvaluation:
         """Metrics with significance, latency, the constraint summary and the first ``show`` flagged cases."""
         rows = []
         for c in self.comparison.get("comparisons", []):
-            mark = "*" if c["significant"] else ""
             rows.append(
-                [
-                    c["metric"],
-                    fmt_number(c["baseline_mean"]),
-                    fmt_number(c["system_mean"]),
-                    f"{c['delta']:+.4f}{mark}",
-                    f"[{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}]",
-                    fmt_number(c["p_value_corrected"]),
-                    f"{c['wins']}/{c['ties']}/{c['losses']}",
-                ]
+                [c["metric"], fmt_number(c["baseline_mean"]), fmt_number(c["system_mean"]), *delta_cells(c)]
             )
         lines = [
             render_table(["metric", "baseline", "rewrite", "delta", "95% CI", "p (Holm)", "W/T/L"], rows),

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ragaudit.evaluation.result import EvalResult
 
@@ -66,3 +67,16 @@ def eval_table(result: EvalResult) -> str:
             )
     lines += [f"note: {n}" for n in result.notes[:10]]
     return "\n".join(lines)
+
+
+def delta_cells(comparison: Mapping[str, Any]) -> list[str]:
+    """The delta (``*`` when significant), its 95% CI, the corrected p-value and W/T/L of one paired
+    comparison, as table cells (the shape of :func:`ragaudit.experiments.compare.compare_reports` rows)."""
+    c = comparison
+    low, high = c["ci"]
+    return [
+        f"{c['delta']:+.4f}{'*' if c['significant'] else ''}",
+        f"[{low:+.4f}, {high:+.4f}]",
+        fmt_number(c["p_value_corrected"]),
+        f"{c['wins']}/{c['ties']}/{c['losses']}",
+    ]
