@@ -45,6 +45,7 @@ from ragaudit.errors import InputError, MissingDependencyError
 from ragaudit.retrieval.embedding_cache import CACHE_ENV, default_cache_dir
 from ragaudit.runner.faults import PermanentRetrievalError, RetrievalError, TransientRetrievalError
 from ragaudit.runner.retry import RetryPolicy
+from ragaudit.sqlite_files import connect_shared
 
 TRANSIENT_STATUS = frozenset({408, 425, 429})
 CHAT_CACHE_FILE = "chat.sqlite"
@@ -161,14 +162,15 @@ class ChatCache:
         self.path = Path(path).expanduser()
         self._lock = threading.Lock()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(self.path, timeout=60.0, check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            with self._conn:
-                self._conn.execute(
-                    "CREATE TABLE IF NOT EXISTS answers ("
-                    "key TEXT PRIMARY KEY, content TEXT NOT NULL, created REAL NOT NULL) WITHOUT ROWID"
-                )
+
+            def initialise(conn: sqlite3.Connection) -> None:
+                with conn:
+                    conn.execute(
+                        "CREATE TABLE IF NOT EXISTS answers ("
+                        "key TEXT PRIMARY KEY, content TEXT NOT NULL, created REAL NOT NULL) WITHOUT ROWID"
+                    )
+
+            self._conn = connect_shared(self.path, initialise)
         except (OSError, sqlite3.Error) as exc:
             raise InputError(
                 str(self.path),

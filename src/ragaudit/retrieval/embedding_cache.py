@@ -26,6 +26,7 @@ import numpy as np
 
 from ragaudit.errors import InputError
 from ragaudit.retrieval.embedder import FloatMatrix, TextEncoder
+from ragaudit.sqlite_files import connect_shared
 
 CACHE_ENV = "RAGAUDIT_CACHE_DIR"
 CACHE_FILE = "embeddings.sqlite"
@@ -102,16 +103,16 @@ class EmbeddingCache:
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=60.0, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            with conn:
-                conn.executescript(_SCHEMA)
-                conn.execute(
-                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
+
+            def initialise(conn: sqlite3.Connection) -> None:
+                with conn:
+                    conn.executescript(_SCHEMA)
+                    conn.execute(
+                        "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+                        (str(SCHEMA_VERSION),),
+                    )
+
+            conn = connect_shared(self.path, initialise)
         except (OSError, sqlite3.Error) as exc:
             raise InputError(
                 str(self.path),
