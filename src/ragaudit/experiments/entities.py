@@ -73,143 +73,36 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ragaudit.data.lines import iter_lines
 from ragaudit.errors import InputError
+from ragaudit.experiments.entity_patterns import (
+    COMPARATOR,
+    COMPARATORS,
+    CURRENCY_SYMBOLS,
+    CURRENCY_WORDS,
+    DATE_PATTERNS,
+    DURATION,
+    ENTITY_STOPWORDS,
+    MEASURE,
+    MONEY,
+    MONTHS,
+    NEGATION,
+    NUMBER,
+    NUMBER_WORDS,
+    NUMERIC_KINDS,
+    PERCENT,
+    PLAN_TIERS,
+    PLAN_WORDS,
+    RATE,
+    RATE_ADVERBS,
+    SCOPE_STOP,
+    TIME_UNITS,
+    WORD,
+    Kind,
+)
 from ragaudit.retrieval.rewriters import ENGLISH_STOPWORDS
-
-Kind = Literal[
-    "entity", "money", "percent", "duration", "quantity", "number", "date", "comparison", "negation"
-]
-NUMERIC_KINDS = frozenset({"money", "percent", "duration", "quantity", "number"})
-
-PLAN_WORDS = frozenset(
-    {"plan", "plans", "tier", "tiers", "edition", "package", "subscription", "license", "licence", "bundle"}
-)
-"""Words after which the previous word names a plan: ``pro plan``, ``Enterprise tier``."""
-PLAN_TIERS = frozenset(
-    {
-        "free", "starter", "basic", "standard", "plus", "pro", "professional", "premium", "business",
-        "team", "growth", "scale", "enterprise", "ultimate",
-    }
-)  # fmt: skip
-"""Common plan tier names: an entity spelled like one fills the ``plan`` slot (for swap detection)."""
-_ENTITY_STOP_TEXT = """
-what whats how which who whom whose when where why is are was were do does did can could would should
-will shall may might must please tell show list give find explain describe compare get need want
-hi hello hey thanks thank ok okay yes i im ive id there any anything every many much
-"""
-ENTITY_STOPWORDS = ENGLISH_STOPWORDS | frozenset(_ENTITY_STOP_TEXT.split())
-"""Words never taken for a name, even capitalised (question words, auxiliaries, common verbs)."""
-
-_NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
-    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
-}  # fmt: skip
-_MONTHS = {
-    "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4,
-    "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8, "sep": 9, "sept": 9,
-    "september": 9, "oct": 10, "october": 10, "nov": 11, "november": 11, "dec": 12, "december": 12,
-}  # fmt: skip
-_TIME_UNITS = {
-    "second": "second", "seconds": "second", "sec": "second", "secs": "second",
-    "minute": "minute", "minutes": "minute", "min": "minute", "mins": "minute",
-    "hour": "hour", "hours": "hour", "hr": "hour", "hrs": "hour",
-    "day": "day", "days": "day", "week": "week", "weeks": "week", "wk": "week", "wks": "week",
-    "month": "month", "months": "month", "quarter": "quarter", "quarters": "quarter",
-    "year": "year", "years": "year", "yr": "year", "yrs": "year",
-}  # fmt: skip
-_RATE_ADVERBS = {
-    "hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month", "quarterly": "quarter",
-    "yearly": "year", "annually": "year",
-}  # fmt: skip
-_MEASURE_UNITS = (
-    "kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib", "tib", "ms", "kbps", "mbps", "gbps", "kg", "km",
-    "cm", "mm", "ghz", "mhz", "kwh", "kw", "mah", "dpi", "px",
-)  # fmt: skip
-_CURRENCY_SYMBOLS = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy"}
-_CURRENCY_WORDS = {
-    "usd": "usd", "dollar": "usd", "dollars": "usd", "eur": "eur", "euro": "eur", "euros": "eur",
-    "gbp": "gbp", "pound": "gbp", "pounds": "gbp", "jpy": "jpy", "chf": "chf", "cad": "cad", "aud": "aud",
-}  # fmt: skip
-_COMPARATORS = {
-    "no more than": "<=", "not more than": "<=", "at most": "<=", "up to": "<=", "maximum of": "<=",
-    "no less than": ">=", "not less than": ">=", "at least": ">=", "minimum of": ">=", "since": ">=",
-    "more than": ">", "greater than": ">", "over": ">", "above": ">", "after": ">", "exceeding": ">",
-    "less than": "<", "fewer than": "<", "under": "<", "below": "<", "before": "<", "until": "<=",
-}  # fmt: skip
-
-
-def _alternation(words: Iterable[str]) -> str:
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-
-
-_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-_NUMBER = re.compile(rf"(?<![\w.,/-])(?P<num>{_NUM})(?P<k>[kK](?![\w]))?(?![\w]|[.,]\d)")
-_NUMBER_WORD = rf"(?:{_alternation(_NUMBER_WORDS)})"
-_TIME_UNIT = rf"(?:(?:business|working|calendar)[ -])?(?:{_alternation(_TIME_UNITS)})"
-_RATE = re.compile(
-    rf"\s*(?:(?:/|per\s+|an?\s+|each\s+|every\s+)(?P<per>{_alternation(_TIME_UNITS)})"
-    rf"|(?P<adv>{_alternation(_RATE_ADVERBS)}))\b",
-    re.IGNORECASE,
-)
-_DURATION = re.compile(
-    rf"(?<![\w.,])(?P<num>{_NUM}|{_NUMBER_WORD})(?:\s*-\s*|\s+)(?P<unit>{_TIME_UNIT})\b", re.IGNORECASE
-)
-_MEASURE = re.compile(
-    rf"(?<![\w.,])(?P<num>{_NUM})\s?(?P<unit>{_alternation(_MEASURE_UNITS)})\b", re.IGNORECASE
-)
-_MONEY = re.compile(
-    rf"(?:(?P<sym>[$€£¥])\s?(?P<num1>{_NUM})(?P<k1>[kK]\b)?"
-    rf"|\b(?P<code>usd|eur|gbp|chf|cad|aud|jpy)\s?(?P<num2>{_NUM})(?P<k2>[kK]\b)?"
-    rf"|(?<![\w.,])(?P<num3>{_NUM})(?P<k3>[kK])?\s?(?P<word>{_alternation(_CURRENCY_WORDS)})\b)",
-    re.IGNORECASE,
-)
-_PERCENT = re.compile(rf"(?<![\w.,])(?P<num>{_NUM})\s?(?:%|percent\b|per cent\b|pct\b)", re.IGNORECASE)
-_MONTH = _alternation(_MONTHS)
-_DATE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("iso", re.compile(r"\b(?P<y>(?:19|20)\d\d)-(?P<m>[01]\d)(?:-(?P<d>[0-3]\d))?\b")),
-    ("numeric", re.compile(r"\b\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})\b")),
-    (
-        "mdy",
-        re.compile(
-            rf"\b(?P<mon>{_MONTH})\.?\s+(?P<d>[0-3]?\d)(?:st|nd|rd|th)?(?:,?\s+(?P<y>(?:19|20)\d\d))?\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "dmy",
-        re.compile(
-            rf"\b(?P<d>[0-3]?\d)(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon>{_MONTH})\.?(?:,?\s+(?P<y>(?:19|20)\d\d))?\b",
-            re.IGNORECASE,
-        ),
-    ),
-    ("my", re.compile(rf"\b(?P<mon>{_MONTH})\.?,?\s+(?P<y>(?:19|20)\d\d)\b", re.IGNORECASE)),
-    ("quarter", re.compile(r"\b(?P<q>Q[1-4])(?:\s*(?P<y>(?:19|20)\d\d))?\b", re.IGNORECASE)),
-    ("fiscal", re.compile(r"\bFY\s?(?P<y>(?:19|20)?\d\d)\b", re.IGNORECASE)),
-    (
-        "relative",
-        re.compile(
-            r"\b(?:(?:last|this|next|previous|past|current)\s+(?:week|month|quarter|year)|today|yesterday|tomorrow)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "month",
-        re.compile(
-            r"\b(?:January|February|March|April|June|July|August|September|October|November|December)\b"
-        ),
-    ),
-)
-_COMPARATOR = re.compile(rf"\b(?P<op>{_alternation(_COMPARATORS)})\s+(?=\S)", re.IGNORECASE)
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|none|nor|neither|without|except|excluding|cannot)\b|\b\w+n[’']t\b", re.IGNORECASE
-)
-_WORD = re.compile(r"[^\W_](?:[\w&+’'-]*[^\W_])?\+*")
-_SCOPE_STOP = re.compile(r"[,;:.?!()]|\bbut\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -306,7 +199,7 @@ def _squash(text: str) -> str:
 
 def _decimal(text: str, thousands: bool = False) -> str:
     """``"50,000"`` → ``"50000"``, ``"1.50"`` → ``"1.5"``, ``"forty"`` → ``"40"``; times 1000 if ``thousands``."""
-    raw = str(_NUMBER_WORDS[text.lower()]) if text.lower() in _NUMBER_WORDS else text.replace(",", "")
+    raw = str(NUMBER_WORDS[text.lower()]) if text.lower() in NUMBER_WORDS else text.replace(",", "")
     try:
         value = Decimal(raw) * (1000 if thousands else 1)
     except InvalidOperation:  # pragma: no cover - the patterns only let numbers through
@@ -326,7 +219,7 @@ def _lemma(word: str) -> str:
 
 def _time_unit(text: str) -> str:
     words = text.lower().replace("-", " ").split()
-    base = _TIME_UNITS[words[-1]]
+    base = TIME_UNITS[words[-1]]
     return f"{words[0]} {base}" if len(words) == 2 else base
 
 
@@ -345,10 +238,10 @@ class _Spans:
 
 def _rate(query: str, end: int) -> tuple[str, int]:
     """A rate right after position ``end`` (``per month``, ``/month``, ``monthly``): its unit and end."""
-    match = _RATE.match(query, end)
+    match = RATE.match(query, end)
     if match is None:
         return "", end
-    unit = _TIME_UNITS[match["per"].lower()] if match["per"] else _RATE_ADVERBS[match["adv"].lower()]
+    unit = TIME_UNITS[match["per"].lower()] if match["per"] else RATE_ADVERBS[match["adv"].lower()]
     return unit, match.end()
 
 
@@ -369,7 +262,7 @@ def _numeric(
 
 def _dates(query: str, spans: _Spans) -> list[Constraint]:
     out: list[Constraint] = []
-    for name, pattern in _DATE_PATTERNS:
+    for name, pattern in DATE_PATTERNS:
         for m in pattern.finditer(query):
             if not spans.free(m.start(), m.end()):
                 continue
@@ -379,7 +272,7 @@ def _dates(query: str, spans: _Spans) -> list[Constraint]:
                 key = "-".join(g for g in (m["y"], m["m"], m["d"]) if g)
                 slot = "date:day" if m["d"] else "date:month"
             elif name in ("mdy", "dmy", "my"):
-                month = _MONTHS[m["mon"].lower()]
+                month = MONTHS[m["mon"].lower()]
                 if m["mon"].lower() == "may" and not m["mon"][0].isupper():
                     continue  # "may 5 users ..." is the verb
                 day = f"-{int(groups['d']):02d}" if groups.get("d") else ""
@@ -391,7 +284,7 @@ def _dates(query: str, spans: _Spans) -> list[Constraint]:
             elif name == "fiscal":
                 key, slot = f"fy{m['y']}", "date:year"
             elif name == "month":
-                key, slot = f"month-{_MONTHS[text.lower()]:02d}", "date:month"
+                key, slot = f"month-{MONTHS[text.lower()]:02d}", "date:month"
             elif name == "numeric":
                 key, slot = text, "date:day"
             else:
@@ -403,22 +296,22 @@ def _dates(query: str, spans: _Spans) -> list[Constraint]:
 
 def _amounts(query: str, spans: _Spans) -> list[Constraint]:
     out: list[Constraint] = []
-    for m in _MONEY.finditer(query):
+    for m in MONEY.finditer(query):
         if not spans.free(m.start(), m.end()):
             continue
         if m["sym"]:
-            currency, num, k = _CURRENCY_SYMBOLS[m["sym"]], m["num1"], m["k1"]
+            currency, num, k = CURRENCY_SYMBOLS[m["sym"]], m["num1"], m["k1"]
         elif m["code"]:
             currency, num, k = m["code"].lower(), m["num2"], m["k2"]
         else:
-            currency, num, k = _CURRENCY_WORDS[m["word"].lower()], m["num3"], m["k3"]
+            currency, num, k = CURRENCY_WORDS[m["word"].lower()], m["num3"], m["k3"]
         c = _numeric("money", query, m.start(), m.end(), _decimal(num, bool(k)), currency)
         spans.take(c.start, c.end)
         out.append(c)
     patterns: tuple[tuple[re.Pattern[str], Kind], ...] = (
-        (_PERCENT, "percent"),
-        (_DURATION, "duration"),
-        (_MEASURE, "quantity"),
+        (PERCENT, "percent"),
+        (DURATION, "duration"),
+        (MEASURE, "quantity"),
     )
     for pattern, kind in patterns:
         for m in pattern.finditer(query):
@@ -439,11 +332,11 @@ def _amounts(query: str, spans: _Spans) -> list[Constraint]:
 def _numbers(query: str, spans: _Spans) -> list[Constraint]:
     """Numbers left over: with the counted noun after them (quantity), a bare year (date), or bare."""
     out: list[Constraint] = []
-    for m in _NUMBER.finditer(query):
+    for m in NUMBER.finditer(query):
         if not spans.free(m.start(), m.end()):
             continue
         value = _decimal(m["num"], bool(m["k"]))
-        noun = _WORD.match(query, m.end() + 1) if query[m.end() : m.end() + 1] == " " else None
+        noun = WORD.match(query, m.end() + 1) if query[m.end() : m.end() + 1] == " " else None
         lemma = _lemma(noun.group(0)) if noun is not None and noun.group(0).islower() else ""
         if noun is not None and lemma.isalpha() and lemma not in ENTITY_STOPWORDS:
             c = _numeric("quantity", query, m.start(), noun.end(), value, lemma, slot=f"count:{lemma}")
@@ -460,11 +353,11 @@ def _comparisons(query: str, found: Sequence[Constraint]) -> list[Constraint]:
     """A comparator directly followed by a numeric or date constraint."""
     starts = {c.start: c for c in found if c.kind in NUMERIC_KINDS or c.kind == "date"}
     out: list[Constraint] = []
-    for m in _COMPARATOR.finditer(query):
+    for m in COMPARATOR.finditer(query):
         target = starts.get(m.end())
         if target is None:
             continue
-        op = _COMPARATORS[" ".join(m["op"].lower().split())]
+        op = COMPARATORS[" ".join(m["op"].lower().split())]
         out.append(
             Constraint(
                 "comparison",
@@ -481,14 +374,14 @@ def _comparisons(query: str, found: Sequence[Constraint]) -> list[Constraint]:
 
 def _negations(query: str, comparisons: Sequence[Constraint]) -> list[Constraint]:
     out: list[Constraint] = []
-    for m in _NEGATION.finditer(query):
+    for m in NEGATION.finditer(query):
         if any(c.start <= m.start() < c.end for c in comparisons):
             continue  # "no more than 5" is a comparison, not a negation
-        stop = _SCOPE_STOP.search(query, m.end())
+        stop = SCOPE_STOP.search(query, m.end())
         limit = stop.start() if stop is not None else len(query)
         scope: list[str] = []
-        for word in _WORD.finditer(query, m.end(), limit):
-            if _NEGATION.fullmatch(word.group(0)):
+        for word in WORD.finditer(query, m.end(), limit):
+            if NEGATION.fullmatch(word.group(0)):
                 break
             lemma = _lemma(word.group(0))
             if lemma not in ENGLISH_STOPWORDS:
@@ -530,7 +423,7 @@ def _vocabulary_entities(query: str, vocabulary: Vocabulary, spans: _Spans) -> l
 
 
 def _word_entities(query: str, spans: _Spans) -> list[Constraint]:
-    words = list(_WORD.finditer(query))
+    words = list(WORD.finditer(query))
     out: list[Constraint] = []
     for i, m in enumerate(words):
         word = re.sub(r"['’]s$", "", m.group(0))  # possessive: "Acme's" is the entity "Acme"
@@ -594,8 +487,8 @@ def _survives(c: Constraint, text: str, found: Sequence[Constraint]) -> bool:
         if c.kind == "number":
             return bool(numbers)
         if c.kind == "quantity" and c.slot.startswith("count:"):
-            lemmas = {_lemma(w.group(0)) for w in _WORD.finditer(text)}
-            rates = {o.per for o in numbers} | {_rate(text, m.start())[0] for m in _RATE.finditer(text)}
+            lemmas = {_lemma(w.group(0)) for w in WORD.finditer(text)}
+            rates = {o.per for o in numbers} | {_rate(text, m.start())[0] for m in RATE.finditer(text)}
             return bool(numbers) and c.unit in lemmas and (not c.per or c.per in rates)
         return any(o.unit == c.unit and o.per == c.per for o in numbers)
     if c.kind == "negation":
