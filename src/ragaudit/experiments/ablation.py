@@ -45,18 +45,15 @@ from typing import Any, Literal
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.schema import Dataset
 from ragaudit.errors import InputError
-from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.evaluation.live import RunOptions
-from ragaudit.experiments.benchmark import PipelineOutcome, context_tokens
+from ragaudit.experiments.benchmark import PipelineOutcome, evaluate_pipeline
 from ragaudit.experiments.compare import Comparison, LoadedReport, compare_pair
 from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
-from ragaudit.pipelines.prepare import prepare_pipeline
 from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
 from ragaudit.report.table import fmt_number, render_table
-from ragaudit.runner.execute import warm_up
 from ragaudit.stats.correction import holm_bonferroni
 
 TOGGLES: dict[str, str] = {
@@ -381,42 +378,6 @@ def _gains(
     ]
 
 
-async def _evaluate_variant(
-    dataset: Dataset,
-    corpus: Corpus,
-    config: PipelineConfig,
-    specs: tuple[MetricSpec, ...],
-    policy: Policy,
-    options: RunOptions,
-    cache: ComponentCache,
-    context_k: int,
-    qdrant_url: str | None,
-) -> PipelineOutcome:
-    """Build (sharing ``cache``), warm up with one query, run every case and score the variant."""
-    from ragaudit.runner.execute import run_cases
-
-    prepared = prepare_pipeline(
-        dataset, corpus, config, threshold=policy.relevance_threshold, cache=cache, qdrant_url=qdrant_url
-    )
-    retriever = prepared.pipeline.retriever
-    await warm_up(retriever, prepared.dataset.cases, options.default_tenant, options.top_k)
-    run = await run_cases(
-        retriever,
-        prepared.dataset.cases,
-        options.top_k,
-        default_tenant=options.default_tenant,
-        concurrency=options.concurrency,
-        timeout_s=options.timeout_s,
-        name=config.name,
-        progress=options.progress,
-    )
-    context = {"retrieval": {"top_k": options.top_k}, **prepared.context()}
-    result = evaluate(prepared.dataset, run, specs, policy, context)
-    return PipelineOutcome(
-        config.name, result, prepared.pipeline.build_seconds, context_tokens(run, context_k)
-    )
-
-
 async def run_ablation(
     dataset: Dataset,
     corpus: Corpus,
@@ -443,7 +404,7 @@ async def run_ablation(
     cache = ComponentCache()
     by_config: dict[str, PipelineOutcome] = {}
     for v in evaluated:
-        by_config[v.name] = await _evaluate_variant(
+        by_config[v.name] = await evaluate_pipeline(
             dataset, corpus, v.config, specs, policy, options, cache, context_k, qdrant_url
         )
     outcomes = {v.name: by_config[v.same_as or v.name] for v in variants}

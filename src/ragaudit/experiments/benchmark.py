@@ -111,6 +111,42 @@ class BenchmarkResult:
         }
 
 
+async def evaluate_pipeline(
+    dataset: Dataset,
+    corpus: Corpus,
+    config: PipelineConfig,
+    specs: tuple[MetricSpec, ...],
+    policy: Policy,
+    options: RunOptions,
+    cache: ComponentCache,
+    context_k: int,
+    qdrant_url: str | None,
+) -> PipelineOutcome:
+    """Build one pipeline (sharing ``cache``), warm it up with one query, run every case and score it."""
+    from ragaudit.runner.execute import run_cases, warm_up
+
+    prepared = prepare_pipeline(
+        dataset, corpus, config, threshold=policy.relevance_threshold, cache=cache, qdrant_url=qdrant_url
+    )
+    retriever = prepared.pipeline.retriever
+    await warm_up(retriever, prepared.dataset.cases, options.default_tenant, options.top_k)
+    run = await run_cases(
+        retriever,
+        prepared.dataset.cases,
+        options.top_k,
+        default_tenant=options.default_tenant,
+        concurrency=options.concurrency,
+        timeout_s=options.timeout_s,
+        name=config.name,
+        progress=options.progress,
+    )
+    context = {"retrieval": {"top_k": options.top_k}, **prepared.context()}
+    result = evaluate(prepared.dataset, run, specs, policy, context)
+    return PipelineOutcome(
+        config.name, result, prepared.pipeline.build_seconds, context_tokens(run, context_k)
+    )
+
+
 async def run_benchmark(
     dataset: Dataset,
     corpus: Corpus,
@@ -131,34 +167,14 @@ async def run_benchmark(
     Each pipeline answers one warm-up query before it is timed, so model loading is not counted as
     the first case's latency. ``cache`` shares indexes with other experiments over the same corpus.
     """
-    from ragaudit.runner.execute import run_cases, warm_up
-
     cache = cache if cache is not None else ComponentCache()
     outcomes: list[PipelineOutcome] = []
     for config in pipelines:
-        prepared = prepare_pipeline(
-            dataset, corpus, config, threshold=policy.relevance_threshold, cache=cache, qdrant_url=qdrant_url
+        outcome = await evaluate_pipeline(
+            dataset, corpus, config, specs, policy, options, cache, context_k, qdrant_url
         )
-        await warm_up(
-            prepared.pipeline.retriever, prepared.dataset.cases, options.default_tenant, options.top_k
-        )
-        run = await run_cases(
-            prepared.pipeline.retriever,
-            prepared.dataset.cases,
-            options.top_k,
-            default_tenant=options.default_tenant,
-            concurrency=options.concurrency,
-            timeout_s=options.timeout_s,
-            name=config.name,
-            progress=options.progress,
-        )
-        context = {"retrieval": {"top_k": options.top_k}, **prepared.context()}
-        result = evaluate(prepared.dataset, run, specs, policy, context)
-        outcomes.append(
-            PipelineOutcome(
-                config.name, result, prepared.pipeline.build_seconds, context_tokens(run, context_k)
-            )
-        )
+        outcomes.append(outcome)
+        result = outcome.result
         if report_dir is not None:
             result.write_json(Path(report_dir) / f"{config.name}.json")
     names = [o.name for o in outcomes]
