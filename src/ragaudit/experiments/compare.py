@@ -6,7 +6,6 @@ Reports are comparable only when made on the same dataset (same sha256) under th
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ragaudit.errors import InputError
-from ragaudit.report.artifact import envelope
+from ragaudit.report.artifact import envelope, read_report
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.stats.correction import holm_bonferroni
 from ragaudit.stats.paired import paired_effect_size, paired_t_test, randomization_test, win_tie_loss
@@ -55,15 +54,8 @@ class LoadedReport:
 
 def load_report(path: str | Path, label: str | None = None) -> LoadedReport:
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(str(p), None, "report not found", "check the path") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            str(p), exc.lineno, f"not valid JSON: {exc.msg}", "pass a report written by ragaudit --out"
-        ) from None
-    if not isinstance(data, dict) or "per_case" not in data or "metrics" not in data:
+    data = read_report(p)
+    if "per_case" not in data or "metrics" not in data:
         raise InputError(
             str(p),
             None,
