@@ -198,7 +198,7 @@ def test_history_command_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["history", "--history", str(tmp_path / "none.sqlite")]) == 2
     assert "no history recorded here yet" in capsys.readouterr().err
     compare = tmp_path / "compare.json"
-    compare.write_text(json.dumps({"kind": "compare", "comparisons": []}))
+    compare.write_text(json.dumps({"schema_version": 1, "kind": "compare", "comparisons": []}))
     assert main(["history", "--history", str(tmp_path / "h.sqlite"), "--record", str(compare)]) == 2
     assert "not a ragaudit eval report" in capsys.readouterr().err
     not_sqlite = tmp_path / "bad.sqlite"
