@@ -29,7 +29,6 @@ new (a first run) or equally cached (a re-run; deterministic rewriters produce t
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -40,6 +39,7 @@ from typing import Any
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import Run
 from ragaudit.data.schema import Dataset
+from ragaudit.data.toml_files import read_toml
 from ragaudit.errors import InputError
 from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.evaluation.live import RunOptions
@@ -56,12 +56,6 @@ from ragaudit.report.table import delta_cells, fmt_number, render_table
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.rewrite import QueryRewriter, RewriteRetriever
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
-
-
 # ------------------------------------------------------------------------------------------ stage
 
 
@@ -76,14 +70,7 @@ def rewrite_stage(raw: Mapping[str, Any], source: str) -> StageConfig:
 def load_rewrite_stage(path: str | Path) -> StageConfig:
     """Read a rewrite stage from TOML: a ``[rewrite]`` table, or its keys at the top level."""
     p = Path(path)
-    try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(str(p), None, "rewrite config not found", "check the --rewrite path") from None
-    except UnicodeDecodeError:
-        raise InputError(str(p), None, "not UTF-8 text", "re-save the file as UTF-8") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(str(p), None, f"invalid TOML: {exc}", 'write e.g. [rewrite] type = "rm3"') from None
+    raw, _ = read_toml(p, what="rewrite config", fix='write e.g. [rewrite] type = "rm3"')
     table = raw.get("rewrite", raw)
     if not isinstance(table, dict) or "type" not in table:
         raise InputError(

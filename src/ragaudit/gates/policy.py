@@ -22,19 +22,14 @@ from __future__ import annotations
 
 import difflib
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragaudit.errors import MetricNameError, Problem, ValidationError
+from ragaudit.data.toml_files import parse_toml_text, read_toml
+from ragaudit.errors import InputError, MetricNameError, Problem, ValidationError
 from ragaudit.metrics.names import parse_metric
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 KEYS: dict[str, set[str]] = {
     "quality": {"floors", "max_regression", "alpha", "regression_metrics"},
@@ -244,34 +239,16 @@ def bundled_policy() -> GatePolicy:
     from ragaudit.templates import template_text
 
     text = template_text("gates.toml")
-    return parse_policy(tomllib.loads(text), "ragaudit:templates/init/gates.toml", text)
+    return parse_policy(parse_toml_text(text), "ragaudit:templates/init/gates.toml", text)
 
 
 def load_policy(path: str | Path) -> GatePolicy:
     """Read and check a ``gates.toml``; every problem is an error naming file:line and the fix."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ValidationError(
-            [Problem(str(p), None, "policy file not found", "check the --policy path (e.g. gates.toml)")]
-        ) from None
-    except UnicodeDecodeError:
-        raise ValidationError(
-            [Problem(str(p), None, "not UTF-8 text", "re-save the file as UTF-8")]
-        ) from None
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"at line (\d+)", str(exc))
-        raise ValidationError(
-            [
-                Problem(
-                    str(p),
-                    int(found.group(1)) if found else None,
-                    f"invalid TOML: {exc}",
-                    "fix the syntax; see docs/gates.md for a complete example",
-                )
-            ]
-        ) from None
+        raw, text = read_toml(
+            p, what="policy file", fix="fix the syntax; see docs/gates.md for a complete example"
+        )
+    except InputError as exc:
+        raise ValidationError([exc.problem]) from None
     return parse_policy(raw, str(p), text)

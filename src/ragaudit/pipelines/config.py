@@ -27,20 +27,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ragaudit.data.toml_files import read_toml
 from ragaudit.errors import InputError, Problem, ValidationError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 CHUNKING_STRATEGIES = ("whole", "fixed", "sentence", "recursive")
 RETRIEVER_KEYS: dict[str, set[str]] = {
@@ -303,18 +297,7 @@ def parse_pipeline(
 
 def load_pipeline_file(path: str | Path) -> PipelineConfig:
     p = Path(path)
-    try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        raise InputError(str(p), None, "pipeline config not found", "check the --config path") from None
-    except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"at line (\d+)", str(exc))
-        line = int(found.group(1)) if found else None
-        raise InputError(
-            str(p), line, f"invalid TOML: {exc}", "fix the syntax (see docs/pipelines.md)"
-        ) from None
-    except UnicodeDecodeError:
-        raise InputError(str(p), None, "not UTF-8 text", "re-save the file as UTF-8") from None
+    raw, _ = read_toml(p, what="pipeline config", fix="fix the syntax (see docs/pipelines.md)")
     return parse_pipeline(raw, str(p), p.stem)
 
 

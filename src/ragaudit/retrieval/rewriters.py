@@ -17,21 +17,16 @@ import json
 import logging
 import math
 import re
-import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragaudit.data.toml_files import read_toml
 from ragaudit.errors import InputError
 from ragaudit.llm.chat import SupportsChat, fill_prompt, require_placeholders, strip_markup
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.tenancy import require_tenant, require_top_k
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 logger = logging.getLogger(__name__)
 
@@ -100,13 +95,13 @@ def parse_synonyms(raw: object, source: str = "synonyms") -> dict[str, tuple[str
 def load_synonyms(path: str | Path) -> dict[str, tuple[str, ...]]:
     """Read a synonym map from a ``.json`` or ``.toml`` file (top level, or under a ``synonyms`` table)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(str(p), None, "synonym file not found", "check the mapping_file path") from None
-    except UnicodeDecodeError:
-        raise InputError(str(p), None, "not UTF-8 text", "re-save the file as UTF-8") from None
     if p.suffix.lower() == ".json":
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InputError(str(p), None, "synonym file not found", "check the mapping_file path") from None
+        except UnicodeDecodeError:
+            raise InputError(str(p), None, "not UTF-8 text", "re-save the file as UTF-8") from None
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -114,14 +109,7 @@ def load_synonyms(path: str | Path) -> dict[str, tuple[str, ...]]:
                 str(p), exc.lineno, f"invalid JSON: {exc.msg}", "write one JSON object"
             ) from None
     elif p.suffix.lower() == ".toml":
-        try:
-            raw = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            found = re.search(r"at line (\d+)", str(exc))
-            line = int(found.group(1)) if found else None
-            raise InputError(
-                str(p), line, f"invalid TOML: {exc}", 'write lines like koto = ["how much"]'
-            ) from None
+        raw, _ = read_toml(p, what="synonym file", fix='write lines like koto = ["how much"]')
     else:
         raise InputError(str(p), None, "unknown synonym file type", "use a .json or .toml file")
     return parse_synonyms(raw, str(p))
