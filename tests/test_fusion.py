@@ -291,3 +291,30 @@ def test_hybrid_of_bm25_keeps_tenants_apart(two_bm25: tuple[Retriever, Retriever
     assert [r["chunk_id"] for r in run(hybrid, "globex", "Initech acquire merger", 100)] == ["globex-merger"]
     assert run(hybrid, "ACME", "refund", 100) == []
     assert run(hybrid, "acme ", "refund", 100) == []
+
+
+def test_hybrid_batch_path_equals_one_query_at_a_time() -> None:
+    from conftest import KB
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.corpus.model import whole_document_chunk as whole
+    from ragaudit.retrieval.bm25 import BM25Retriever
+    from ragaudit.runner.execute import supports_batches
+
+    chunks = [whole(d) for d in load_corpus(KB / "corpus.jsonl").documents]
+    for method in ("rrf", "weighted"):
+        hybrid = HybridRetriever(
+            [BM25Retriever.from_chunks(chunks), BM25Retriever.from_chunks(chunks, k1=0.9, b=0.4)],
+            method=method,
+        )
+        assert supports_batches(hybrid)
+        queries = ["refund window for annual plans", "pro plan api limit", "zzz nothing matches"]
+        batched = hybrid.search_many("acme", queries, 5)
+        assert batched == [run(hybrid, "acme", q, 5) for q in queries]
+        assert all(c["tenant_id"] == "acme" for hits in batched for c in hits)
+    one_by_one = HybridRetriever(
+        [hybrid, FixedRetriever([chunk("x", 1.0)])]
+    )  # a sub-retriever without search_many
+    assert not one_by_one.batchable
+    assert not supports_batches(one_by_one)
+    with pytest.raises(TypeError, match="search_many"):
+        one_by_one.search_many("acme", ["q"], 5)

@@ -200,6 +200,26 @@ class HybridRetriever:
         raw = await asyncio.gather(
             *(r.search(tenant_id=tenant, query=query, top_k=depth) for r in self.retrievers)
         )
+        return self._fused(list(raw), k)
+
+    @property
+    def batchable(self) -> bool:
+        """Whether :meth:`search_many` can serve: every sub-retriever has a ``search_many`` of its own."""
+        return all(callable(getattr(r, "search_many", None)) for r in self.retrievers)
+
+    def search_many(self, tenant_id: str, queries: Sequence[str], top_k: int) -> list[list[RetrievedChunk]]:
+        """Batch form of :meth:`search` over sub-retrievers that batch (see :attr:`batchable`): each is
+        asked once for all ``queries``, then every query's lists are fused exactly as :meth:`search` does."""
+        tenant = require_tenant(tenant_id)
+        k = require_top_k(top_k)
+        if not self.batchable:
+            raise TypeError("a sub-retriever has no search_many; use search")
+        depth = max(self.depth, k)
+        per_retriever = [r.search_many(tenant, queries, depth) for r in self.retrievers]  # type: ignore[attr-defined]
+        return [self._fused([lists[i] for lists in per_retriever], k) for i in range(len(queries))]
+
+    def _fused(self, raw: list[Any], k: int) -> list[RetrievedChunk]:
+        """Fuse one query's result lists (one per sub-retriever) and cut to ``k``."""
         lists = [to_ranked_items(results) for results in raw]
         payload: dict[str, RankedItem] = {}
         ranks: list[dict[str, int]] = []

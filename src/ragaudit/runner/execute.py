@@ -51,8 +51,9 @@ DEFAULT_RETRY = RetryPolicy()
 
 
 def supports_batches(retriever: object) -> bool:
-    """True when ``retriever`` offers the ``search_many`` batch fast path."""
-    return callable(getattr(retriever, "search_many", None))
+    """True when ``retriever`` offers the ``search_many`` batch fast path (and, when it says whether it
+    can batch right now through a ``batchable`` attribute, says yes)."""
+    return callable(getattr(retriever, "search_many", None)) and bool(getattr(retriever, "batchable", True))
 
 
 @dataclass(frozen=True)
