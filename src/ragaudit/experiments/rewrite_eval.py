@@ -55,6 +55,7 @@ from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
 from ragaudit.report.table import delta_cells, fmt_number, render_table
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.rewrite import QueryRewriter, RewriteRetriever
+from ragaudit.runner.execute import warm_up
 
 # ------------------------------------------------------------------------------------------ stage
 
@@ -343,20 +344,6 @@ class RewriteEvaluation:
 # ------------------------------------------------------------------------------------------ running
 
 
-async def warm_up_with_new_text(retriever: Retriever, dataset: Dataset, options: RunOptions) -> None:
-    """:func:`ragaudit.runner.execute.warm_up` with a query text never sent before.
-
-    A text the embedding cache already holds would be served without loading the embedding model,
-    so the first timed query would pay for loading it.
-    """
-    from ragaudit.runner.execute import warm_up
-
-    first = next((c for c in dataset.cases if c.tenant_id or options.default_tenant), None)
-    if first is not None:
-        probe = replace(first, query=f"{first.query} (ragaudit warm-up {time.time_ns()})")
-        await warm_up(retriever, [probe], options.default_tenant, options.top_k)
-
-
 async def _run(retriever: Retriever, dataset: Dataset, options: RunOptions, name: str) -> Run:
     from ragaudit.runner.execute import run_cases
 
@@ -443,7 +430,7 @@ async def evaluate_rewrite(
     recorder = RecordingRewriter(rewrite_stage_retriever.rewriter)
     rewrite_stage_retriever.rewriter = recorder
 
-    await warm_up_with_new_text(prepared.pipeline.retriever, scored_on, options)
+    await warm_up(prepared.pipeline.retriever, scored_on.cases, options.default_tenant, options.top_k)
     base_run = await _run(prepared.pipeline.retriever, scored_on, options, base_config.name)
     rewrite_run = await _run(built.retriever, scored_on, options, with_config.name)
     retrieval = {
