@@ -6,7 +6,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.common import (
+    add_dataset_options,
+    add_experiment_run_options,
+    add_policy_options,
+    policy_from,
+    run_options_from,
+)
 
 HELP = "ablation: what each component (rewrite, rerank, hybrid, bm25, dense) adds, with significance"
 
@@ -26,25 +32,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "comma-separated; default: every rewrite/rerank/hybrid stage the config has)",
     )
     parser.add_argument("--metrics", default="nDCG@10,R@5,R@10,MRR@10,P@5")
-    parser.add_argument("--top-k", type=int, help="results per query (default: largest metric cut-off)")
+    add_experiment_run_options(parser)
     parser.add_argument("--context-k", type=int, default=5, help="k for the context-token column")
-    parser.add_argument("--tenant", help="tenant for cases that name none")
-    parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--resamples", type=int, default=10_000, help="randomization and bootstrap resamples")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--out-dir", default="reports/ablation", help="where ablation.json and the variant reports go"
     )
-    parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
-    parser.add_argument("--no-progress", action="store_true")
     add_policy_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.data.loading import load_dataset
-    from ragaudit.evaluation.live import RunOptions, retrieval_depth
     from ragaudit.experiments.ablation import applicable_toggles, run_ablation
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.pipelines.config import resolve_pipeline
@@ -54,12 +54,7 @@ def run(args: argparse.Namespace) -> int:
     base = resolve_pipeline(args.config)
     toggles = [t for raw in args.toggle for t in raw.split(",")] or list(applicable_toggles(base))
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
-    options = RunOptions(
-        retrieval_depth(specs, args.top_k),
-        args.tenant,
-        args.concurrency,
-        progress=False if args.no_progress else None,
-    )
+    options = run_options_from(args, specs)
     result = asyncio.run(
         run_ablation(
             dataset,

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.common import (
+    add_dataset_options,
+    add_experiment_run_options,
+    add_policy_options,
+    policy_from,
+    run_options_from,
+)
 
 HELP = "benchmark pipelines side by side (quality, latency, build time, context tokens, significance)"
 
@@ -20,14 +26,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--baseline", help="the pipeline to compare against (default: the first)")
     parser.add_argument("--metrics", default="nDCG@10,R@5,R@10,MRR@10,P@5")
-    parser.add_argument("--top-k", type=int, help="results per query (default: largest metric cut-off)")
+    add_experiment_run_options(parser)
     parser.add_argument("--context-k", type=int, default=5, help="k for the context-token column")
-    parser.add_argument("--tenant", help="tenant for cases that name none")
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--out-dir", default="reports/bench", help="where the per-pipeline reports go")
-    parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
-    parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--no-history", action="store_true", help="do not record the runs in the run history")
     add_policy_options(parser)
 
@@ -35,7 +36,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.data.loading import load_dataset
-    from ragaudit.evaluation.live import RunOptions, retrieval_depth
     from ragaudit.experiments.benchmark import run_benchmark
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.pipelines.config import resolve_pipeline
@@ -45,12 +45,7 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     corpus = load_corpus(args.corpus)
     configs = [resolve_pipeline(p.strip()) for p in args.pipelines.split(",") if p.strip()]
-    options = RunOptions(
-        retrieval_depth(specs, args.top_k),
-        args.tenant,
-        args.concurrency,
-        progress=False if args.no_progress else None,
-    )
+    options = run_options_from(args, specs)
     result = asyncio.run(
         run_benchmark(
             dataset,

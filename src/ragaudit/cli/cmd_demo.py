@@ -22,26 +22,14 @@ def run(args: argparse.Namespace) -> int:
 
     kb = files("ragaudit") / "demo_data" / "kb"
     print(f"demo knowledge base: {kb}")
-    bench_args = argparse.Namespace(
-        dataset=str(kb / "golden.jsonl"),
-        dataset_format="jsonl",
-        split="test",
-        corpus=str(kb / "corpus.jsonl"),
-        pipelines=args.pipelines,
-        baseline=None,
-        metrics="nDCG@10,R@5,R@10,MRR@10,P@5",
-        top_k=None,
-        context_k=5,
-        tenant=None,
-        concurrency=8,
-        resamples=10_000,
-        out_dir=args.out_dir,
-        qdrant_url=None,
-        no_progress=args.no_progress,
-        gain="exponential",
-        relevance_threshold=1,
-        no_history=False,
-    )
+    # the bench command's own parser fills every default, so the demo never drifts from `ragaudit bench`
+    bench_parser = argparse.ArgumentParser(prog="ragaudit bench")
+    cmd_bench.configure(bench_parser)
+    bench_args = bench_parser.parse_args(
+        ["--dataset", str(kb / "golden.jsonl"), "--corpus", str(kb / "corpus.jsonl"), "--pipelines", args.pipelines,
+         "--metrics", "nDCG@10,R@5,R@10,MRR@10,P@5", "--out-dir", args.out_dir]
+        + (["--no-progress"] if args.no_progress else [])
+    )  # fmt: skip
     code = cmd_bench.run(bench_args)
     if code != 0:
         return code

@@ -10,7 +10,13 @@ import argparse
 import asyncio
 from typing import Any
 
-from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.common import (
+    add_dataset_options,
+    add_experiment_run_options,
+    add_policy_options,
+    policy_from,
+    run_options_from,
+)
 
 HELP = "evaluate a query rewrite: entity/constraint loss per case, metric deltas with significance, latency"
 
@@ -38,20 +44,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="known entity names, one per line: 'Professional | Pro' (aliases count as the same entity)",
     )
     parser.add_argument("--metrics", default="R@5,R@10,nDCG@10,MRR@10")
-    parser.add_argument("--top-k", type=int, help="results per query (default: largest metric cut-off)")
-    parser.add_argument("--tenant", help="tenant for cases that name none")
-    parser.add_argument(
-        "--concurrency", type=int, default=1, help="queries in flight (default 1: latency is timed alone)"
+    add_experiment_run_options(
+        parser, concurrency=1, concurrency_help="queries in flight (default 1: latency is timed alone)"
     )
-    parser.add_argument("--timeout", type=float, default=30.0, help="per-query timeout in seconds")
-    parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--out", default="reports/rewrite-eval.json", help="the JSON artifact")
     parser.add_argument("--reports-dir", help="also write baseline.json and rewrite.json eval reports here")
     parser.add_argument("--show", type=int, default=10, help="flagged cases to print (default 10)")
-    parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
-    parser.add_argument("--no-progress", action="store_true")
     add_policy_options(parser)
 
 
@@ -84,7 +84,6 @@ def _stage(args: argparse.Namespace, pipeline_rewrite: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.data.loading import load_dataset
-    from ragaudit.evaluation.live import RunOptions, retrieval_depth
     from ragaudit.experiments.entities import load_vocabulary
     from ragaudit.experiments.rewrite_eval import evaluate_rewrite
     from ragaudit.metrics.names import parse_metrics
@@ -97,13 +96,7 @@ def run(args: argparse.Namespace) -> int:
     vocabulary = load_vocabulary(args.vocabulary) if args.vocabulary else None
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     corpus = load_corpus(args.corpus)
-    options = RunOptions(
-        retrieval_depth(specs, args.top_k),
-        args.tenant,
-        args.concurrency,
-        args.timeout,
-        progress=False if args.no_progress else None,
-    )
+    options = run_options_from(args, specs)
     result = asyncio.run(
         evaluate_rewrite(
             dataset,

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.common import (
+    add_dataset_options,
+    add_experiment_run_options,
+    add_policy_options,
+    policy_from,
+    run_options_from,
+)
 
 HELP = "sweep chunk strategies, sizes and overlaps; score each against evidence spans"
 
@@ -39,22 +45,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--metrics", default="R@5,R@10,nDCG@10", help="the first one picks the best point")
     parser.add_argument("--context-k", type=int, default=5, help="k for the token-level precision / IoU (5)")
-    parser.add_argument("--top-k", type=int, help="results per query (default: largest metric cut-off)")
-    parser.add_argument("--tenant", help="tenant for cases that name none")
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--resamples", type=int, default=10_000)
+    add_experiment_run_options(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="reports/chunking-sweep.json", help="the JSON artifact")
     parser.add_argument("--reports-dir", help="also write each point's eval report here")
-    parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
-    parser.add_argument("--no-progress", action="store_true")
     add_policy_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.errors import InputError
-    from ragaudit.evaluation.live import RunOptions, retrieval_depth
     from ragaudit.experiments.chunking_sweep import chunking_grid, load_span_dataset, sweep_chunking
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.pipelines.config import resolve_pipeline
@@ -72,12 +72,7 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_span_dataset(
         args.dataset, args.dataset_format, args.split, policy.relevance_threshold, corpus
     )
-    options = RunOptions(
-        retrieval_depth(specs, args.top_k),
-        args.tenant,
-        args.concurrency,
-        progress=False if args.no_progress else None,
-    )
+    options = run_options_from(args, specs)
     result = asyncio.run(
         sweep_chunking(
             dataset,

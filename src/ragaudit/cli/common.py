@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from ragaudit.errors import InputError
 from ragaudit.metrics.policy import Policy
+
+if TYPE_CHECKING:
+    from ragaudit.evaluation.live import RunOptions
+    from ragaudit.metrics.names import MetricSpec
 
 
 def add_policy_options(parser: argparse.ArgumentParser) -> None:
@@ -101,3 +106,29 @@ def check_positive(name: str, value: float | None, *, allow_none: bool = False) 
 def check_share(name: str, value: float) -> None:
     if not 0.0 <= value <= 1.0:
         raise InputError(name, None, f"must be a share within [0, 1] (got {value})", f"e.g. {name} 0.01")
+
+
+def add_experiment_run_options(
+    parser: argparse.ArgumentParser, *, concurrency: int = 8, concurrency_help: str = ""
+) -> None:
+    """How an experiment queries its pipelines: depth, tenant, concurrency, timeout, resamples, Qdrant, progress."""
+    parser.add_argument("--top-k", type=int, help="results per query (default: largest metric cut-off)")
+    parser.add_argument("--tenant", help="tenant for cases that name none")
+    parser.add_argument("--concurrency", type=int, default=concurrency, help=concurrency_help or None)
+    parser.add_argument("--timeout", type=float, default=30.0, help="per-query timeout in seconds")
+    parser.add_argument("--resamples", type=int, default=10_000, help="randomization and bootstrap resamples")
+    parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run_options_from(args: argparse.Namespace, specs: tuple[MetricSpec, ...]) -> RunOptions:
+    """The :class:`RunOptions` of :func:`add_experiment_run_options`' flags."""
+    from ragaudit.evaluation.live import RunOptions, retrieval_depth
+
+    return RunOptions(
+        retrieval_depth(specs, args.top_k),
+        args.tenant,
+        args.concurrency,
+        args.timeout,
+        progress=False if args.no_progress else None,
+    )
