@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 import ragaudit
 from conftest import write_lines
 from ragaudit.data.run import CaseRun, RankedItem, Run
+from ragaudit.errors import InputError
 from ragaudit.metrics.policy import Policy
 from ragaudit.metrics.pure import ndcg_at_k
 
@@ -104,12 +104,13 @@ def test_report_json_shape(golden: Path, tmp_path: Path) -> None:
     assert report["missing"] == ["c"]
 
 
-def test_no_answerable_case_gives_nan_means(tmp_path: Path) -> None:
+def test_no_answerable_case_is_an_input_error_not_nan_means(tmp_path: Path) -> None:
     path = write_lines(
         tmp_path / "g.jsonl", [json.dumps({"id": "u", "query": "q", "relevant_chunk_ids": []})]
     )
-    result = ragaudit.evaluate(path, {"u": ["x"]}, "R@5")
-    assert math.isnan(result.metrics["R@5"]) and result.counts.unanswerable == 1
+    with pytest.raises(InputError, match="no case can be scored") as caught:
+        ragaudit.evaluate(path, {"u": ["x"]}, "R@5")
+    assert "relevant" in caught.value.problem.fix
 
 
 class DictRetriever:

@@ -261,10 +261,10 @@ def test_bad_run_lines_are_reported_with_file_and_line(tmp_path: Path) -> None:
 
 def test_bad_qrels_and_missing_files_are_input_errors(tmp_path: Path) -> None:
     qrels = tmp_path / "q.qrels"
-    qrels.write_text("a 0 d1 1\na 0 d2 -1\n", encoding="utf-8")
+    qrels.write_text("a 0 d1 1\na 0 d2 x\n", encoding="utf-8")
     run = tmp_path / "r.run"
     run.write_text("a Q0 d1 1 1 t\n", encoding="utf-8")
-    with pytest.raises(ValidationError, match=r"q.qrels:2: negative grade"):
+    with pytest.raises(ValidationError, match=r"q.qrels:2: grade 'x' is not an integer"):
         evaluate_trec_files(qrels, run)
     with pytest.raises(InputError, match="run file not found"):
         evaluate_trec_files(qrels, tmp_path / "nope.run")

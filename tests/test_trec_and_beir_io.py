@@ -28,11 +28,12 @@ def test_qrels_problems_name_the_line(tmp_path: Path) -> None:
     _, problems = read_qrels(path)
     assert [(p.line, p.severity) for p in problems] == [
         (2, "error"),
-        (3, "error"),
         (4, "error"),
+        (3, "warning"),
         (5, "warning"),
     ]
-    assert "negative grade" in problems[1].message
+    assert "negative grade read as trec_eval reads them: in the pool but unjudged" in problems[2].message
+    assert "the last line's grade is kept: line 5: q1 d1 (2 then 3)" in problems[3].message
 
 
 def test_run_is_ordered_like_trec_eval(tmp_path: Path) -> None:

@@ -104,8 +104,14 @@ def load_beir(
             GoldenCase(qid, qtext, relevant, MappingProxyType(dict(judged)), DEFAULT_TENANT, evidence)
         )
     skipped = {"queries_without_judgments": len(queries) - len(cases)}
+    notes = tuple(str(p) for p in qrel_problems if p.severity != "error")
     return Dataset(
-        tuple(cases), str(folder), sha256_of(queries_path, qrels_path), "beir", MappingProxyType(skipped)
+        tuple(cases),
+        str(folder),
+        sha256_of(queries_path, qrels_path),
+        "beir",
+        MappingProxyType(skipped),
+        notes,
     )
 
 

@@ -12,7 +12,7 @@ from ragaudit.data.lines import sha256_of
 from ragaudit.data.run import Run
 from ragaudit.data.run_jsonl import load_jsonl_run
 from ragaudit.data.schema import Dataset, GoldenCase
-from ragaudit.data.trec import load_qrels, load_trec_run
+from ragaudit.data.trec import load_qrels_noted, load_trec_run
 from ragaudit.errors import InputError
 
 DatasetFormat = Literal["auto", "jsonl", "beir", "qrels"]
@@ -51,11 +51,11 @@ def detect_dataset_format(path: str | Path) -> Literal["jsonl", "beir", "qrels"]
 
 def qrels_dataset(path: str | Path) -> Dataset:
     """A dataset from TREC qrels alone: grades only, no query text (fine for run-file evaluation)."""
-    qrels = load_qrels(path)
+    qrels, notes = load_qrels_noted(path)
     cases = tuple(
         GoldenCase(qid, "", None, MappingProxyType(judged), DEFAULT_TENANT) for qid, judged in qrels.items()
     )
-    return Dataset(cases, str(path), sha256_of(path), "qrels")
+    return Dataset(cases, str(path), sha256_of(path), "qrels", notes=tuple(notes))
 
 
 def load_dataset(

@@ -97,6 +97,8 @@ class Dataset:
     format: str
     skipped: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     """Input records deliberately left out, by reason (e.g. BEIR queries without judgments)."""
+    notes: tuple[str, ...] = ()
+    """How unusual input was read (negative TREC grades, pairs judged twice), one line each."""
 
     def __len__(self) -> int:
         return len(self.cases)

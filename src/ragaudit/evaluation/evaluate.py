@@ -10,9 +10,9 @@ from ragaudit.data.loading import load_dataset, load_run
 from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates
 from ragaudit.data.schema import Dataset
 from ragaudit.evaluation.result import CaseResult, CaseStatus, Counts, EvalResult, RetrievedRecord
-from ragaudit.metrics.bulk import build_rank_matrix, compute
+from ragaudit.metrics.bulk import compute_rankings
 from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
-from ragaudit.metrics.policy import Policy
+from ragaudit.metrics.policy import Policy, no_answerable_case
 
 RunLike = Run | str | Path | Mapping[str, Sequence[str]]
 
@@ -66,11 +66,16 @@ def evaluate(
     grades = [c.grades() for c in answerable]
     rel_sets = [c.relevant_set(threshold) for c in answerable]
     case_runs = [the_run.cases.get(c.id) for c in answerable]
-    rankings = [cr.ranking if cr is not None and cr.error is None else [] for cr in case_runs]
-    values = compute(build_rank_matrix(rankings, rel_sets, grades), specs, policy.gain)
-    means = {s.name: float(values[s.name].mean()) if answerable else float("nan") for s in specs}
+    if not answerable:
+        top = max((g for case in ds.cases for g in case.grades().values()), default=None)
+        raise no_answerable_case(ds.path, threshold, top)
+    rankings = [
+        cr.ranking[: policy.max_depth] if cr is not None and cr.error is None else [] for cr in case_runs
+    ]
+    values = compute_rankings(rankings, rel_sets, grades, specs, policy.gain)
+    means = {s.name: float(values[s.name].mean()) for s in specs}
 
-    depth = _report_depth(specs)
+    depth = _report_depth(specs) if policy.max_depth is None else min(_report_depth(specs), policy.max_depth)
     per_case: list[CaseResult] = []
     row_of = {c.id: i for i, c in enumerate(answerable)}
     for case in ds.cases:
@@ -110,7 +115,7 @@ def evaluate(
         )
     dataset_ids = {c.id for c in ds.cases}
     extra = sorted(set(the_run.cases) - dataset_ids)
-    notes = list(the_run.problems)
+    notes = [*ds.notes, *the_run.problems]
     if extra:
         shown = ", ".join(extra[:5]) + (" ..." if len(extra) > 5 else "")
         notes.append(f"{len(extra)} run result(s) for ids not in the dataset were ignored: {shown}")

@@ -8,7 +8,11 @@ Input is a :class:`RankMatrix`, one row per query and one column per rank:
 * ``ideal[q, j]``    the grades > 0 of all judged items, sorted descending, zero-padded.
 
 Every metric is a handful of array operations over the whole matrix; there is no per-query Python
-loop. Rows with ``n_relevant == 0`` (unanswerable) get ``nan`` for the metrics that are undefined
+loop. :func:`compute_rankings` scores ranked id lists in memory proportional to their total length,
+never queries × longest ranking: rows are grouped by width (the next power of two of each row's
+ranking and ideal lengths, capped at the largest cut-off when every metric has one) and each group is
+one matrix, so a single long ranking does not widen the others. Zero padding changes no metric, so
+the numbers are those of one big matrix. Rows with ``n_relevant == 0`` (unanswerable) get ``nan`` for the metrics that are undefined
 there (R, MAP, RPrec) and the natural value for the others; the evaluator keeps them out of averages.
 """
 
@@ -60,11 +64,13 @@ def build_rank_matrix(
     relevant_sets: Sequence[Set[str]],
     relevances: Sequence[Mapping[str, int]],
     depth: int | None = None,
+    ideal_depth: int | None = None,
 ) -> RankMatrix:
     """Lay out ranked id lists and their judgments as a :class:`RankMatrix`.
 
-    ``depth`` cuts every ranking (default: the longest ranking). Duplicates keep their slot with
-    grade 0 and no relevance, as in the pure functions.
+    ``depth`` cuts every ranking (default: the longest ranking); ``ideal_depth`` cuts the ideal
+    grades (default: all of them; only safe when no metric reads deeper). Duplicates keep their slot
+    with grade 0 and no relevance, as in the pure functions.
     """
     n = len(rankings)
     if not (len(relevant_sets) == len(relevances) == n):
@@ -73,7 +79,9 @@ def build_rank_matrix(
     grades = np.zeros((n, width), dtype=np.float64)
     relevant = np.zeros((n, width), dtype=np.bool_)
     n_relevant = np.fromiter((len(s) for s in relevant_sets), dtype=np.int64, count=n)
-    ideal_lists = [sorted((g for g in rel.values() if g > 0), reverse=True) for rel in relevances]
+    ideal_lists = [
+        sorted((g for g in rel.values() if g > 0), reverse=True)[:ideal_depth] for rel in relevances
+    ]
     ideal = np.zeros((n, max((len(x) for x in ideal_lists), default=0)), dtype=np.float64)
     for q, (ranking, rel_set, rel) in enumerate(zip(rankings, relevant_sets, relevances, strict=True)):
         seen: set[str] = set()
@@ -153,4 +161,50 @@ def compute(
         else:  # pragma: no cover - names.py admits no other family
             raise ValueError(f"no bulk kernel for {spec.family}")
         out[spec.name] = values
+    return out
+
+
+def _needed_depth(specs: Sequence[MetricSpec]) -> int | None:
+    """The deepest rank any metric reads: the largest cut-off, or ``None`` (whole ranking) if one has none."""
+    cutoffs = [s.k for s in specs]
+    return None if any(k is None for k in cutoffs) else max((k for k in cutoffs if k is not None), default=1)
+
+
+def compute_rankings(
+    rankings: Sequence[Sequence[str]],
+    relevant_sets: Sequence[Set[str]],
+    relevances: Sequence[Mapping[str, int]],
+    specs: Iterable[MetricSpec],
+    gain: Gain = "exponential",
+) -> dict[str, FloatArray]:
+    """:func:`compute` of :func:`build_rank_matrix`, in memory proportional to the input (see the module doc)."""
+    specs = tuple(specs)
+    n = len(rankings)
+    if not (len(relevant_sets) == len(relevances) == n):
+        raise ValueError("rankings, relevant_sets and relevances must have one entry per query")
+    cap = _needed_depth(specs)
+    widths = np.fromiter(
+        (
+            max(len(ranking), sum(1 for g in rel.values() if g > 0), 1)
+            for ranking, rel in zip(rankings, relevances, strict=True)
+        ),
+        dtype=np.int64,
+        count=n,
+    )
+    if cap is not None:
+        np.minimum(widths, cap, out=widths)
+    bucket = np.ceil(np.log2(np.maximum(widths, 1))).astype(np.int64)
+    out = {spec.name: np.zeros(n, dtype=np.float64) for spec in specs}
+    for b in np.unique(bucket).tolist():
+        rows = np.flatnonzero(bucket == b)
+        depth = min(2**b, cap) if cap is not None else 2**b
+        matrix = build_rank_matrix(
+            [rankings[i] for i in rows],
+            [relevant_sets[i] for i in rows],
+            [relevances[i] for i in rows],
+            depth,
+            cap,
+        )
+        for name, values in compute(matrix, specs, gain).items():
+            out[name][rows] = values
     return out

@@ -2,8 +2,9 @@
 
 Same semantics as :func:`ragaudit.data.trec.read_qrels` (4 columns ``qid iter doc grade`` or the
 3-column BEIR TSV, an optional header on line 1, the last grade wins when a pair is judged twice),
-read with array passes. Input the fast reader cannot decide exactly is read by ``read_qrels``
-itself, which also reports bad lines as file:line errors.
+read with array passes. Input the fast reader cannot decide exactly (``#`` comment lines, negative
+grades, unusual numerals) is read by ``read_qrels`` itself, which also reports bad lines as file:line
+errors and notes how negative grades and repeated pairs were read (:attr:`QrelsIndex.notes`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragaudit.data.lines import sha256_of
-from ragaudit.data.trec import _HEADER_WORDS, load_qrels
+from ragaudit.data.trec import _HEADER_WORDS, load_qrels_noted
 from ragaudit.metrics.fast_keys import (
     group_bits,
     grouped_keys,
@@ -65,6 +66,8 @@ class QrelsIndex:
     grades: npt.NDArray[np.int32]
     key_filter: npt.NDArray[np.bool_]
     """:func:`membership_table` of ``keys``: a key whose slot is False is not judged."""
+    notes: tuple[str, ...] = ()
+    """How unusual input was read (negative grades, pairs judged twice), as ``read_qrels`` says it."""
 
     @property
     def n_queries(self) -> int:
@@ -139,6 +142,7 @@ class _Judgments:
     docs: WordArray
     grades: npt.NDArray[np.int32]
     hashes: WordArray
+    notes: tuple[str, ...] = ()
 
 
 def _from_arrays(path: str, judgments: list[_Judgments], threshold: int) -> QrelsIndex:
@@ -148,6 +152,7 @@ def _from_arrays(path: str, judgments: list[_Judgments], threshold: int) -> Qrel
     row bits give the permutation back, so no argsort over all judgments is needed.
     """
     rows_in = judgments.pop()
+    notes = rows_in.notes
     query_ids, first, inverse = _unique_ids(rows_in.heads)
     qidx = np.cumsum(rows_in.new_query, dtype=np.int64)
     qidx -= 1
@@ -173,8 +178,8 @@ def _from_arrays(path: str, judgments: list[_Judgments], threshold: int) -> Qrel
     qidx = qidx[rows]
     keep = _drop_repeated_pairs(keys, rows, docs)
     del rows
-    if not keep.all():
-        keys, docs, grades, qidx = keys[keep], docs[keep], grades[keep], qidx[keep]
+    if not keep.all():  # only the array reader can get here: read_qrels notes them with their lines
+        raise SlowPath("a (query, doc) pair judged twice")
     n_relevant = np.bincount(qidx[grades >= threshold], minlength=n_queries).astype(np.int64)
     positive = grades > 0
     top = np.uint64(2**32 - 1)
@@ -199,10 +204,15 @@ def _from_arrays(path: str, judgments: list[_Judgments], threshold: int) -> Qrel
         doc_words=docs,
         grades=grades,
         key_filter=membership_table(keys),
+        notes=notes,
     )
 
 
+
 def _block_rows(block: TextBlock, first: bool) -> tuple[WordArray, WordArray, npt.NDArray[np.int32]] | None:
+    hashes = np.flatnonzero(block.data[: block.size] == 0x23)  # '#'
+    if hashes.size and ((hashes == 0) | (block.data[np.maximum(hashes - 1, 0)] == 0x0A)).any():
+        raise SlowPath("a comment line")
     table = tokenize(block, (4, 3))
     if first and table.rows and int(table.line_index[0]) == 0:
         start, length = table.column(0)
@@ -256,7 +266,8 @@ def _fast_judgments(path: str, block_bytes: int) -> _Judgments:
 
 
 def _slow_judgments(path: str) -> _Judgments:
-    qrels: Mapping[str, Mapping[str, int]] = load_qrels(path)
+    noted = load_qrels_noted(path)
+    qrels: Mapping[str, Mapping[str, int]] = noted[0]
     encoded = [(qid.encode("utf-8"), [d.encode("utf-8") for d in judged]) for qid, judged in qrels.items()]
     if any(b"\x00" in q or any(b"\x00" in d for d in docs) for q, docs in encoded):
         raise SlowPath("a NUL byte in an id")
@@ -273,6 +284,7 @@ def _slow_judgments(path: str) -> _Judgments:
         docs,
         np.array(all_grades, dtype=np.int32),
         hash_rows(docs),
+        tuple(noted[1]),
     )
 
 
@@ -280,7 +292,6 @@ def read_qrels_index(path: str | Path, threshold: int = 1, block_bytes: int = 4 
     """Read TREC qrels into a :class:`QrelsIndex` (bad lines raise file:line errors)."""
     p = str(path)
     try:
-        judgments = [_fast_judgments(p, block_bytes)]
+        return _from_arrays(p, [_fast_judgments(p, block_bytes)], threshold)
     except (SlowPath, OSError):
-        judgments = [_slow_judgments(p)]
-    return _from_arrays(p, judgments, threshold)
+        return _from_arrays(p, [_slow_judgments(p)], threshold)

@@ -43,7 +43,7 @@ from ragaudit.metrics.fast_qrels import QrelsIndex, read_qrels_index
 from ragaudit.metrics.fast_run import RankedBatch, RunRows, concat_rows, parse_run_block, rank_judged
 from ragaudit.metrics.fast_text import BOM, SlowPath, TextBlock, iter_blocks, line_number
 from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
-from ragaudit.metrics.policy import Policy
+from ragaudit.metrics.policy import Policy, no_answerable_case
 
 if TYPE_CHECKING:
     from ragaudit.evaluation.result import EvalResult
@@ -303,6 +303,10 @@ class _Scorer:
         grade: npt.NDArray[np.int64],
     ) -> None:
         """Score rankings given by the ranks and grades of their items with grade > 0."""
+        if self.policy.max_depth is not None:  # trec_eval -M: each ranking's top max_depth only
+            lengths = np.minimum(lengths, self.policy.max_depth)
+            inside_depth = rank <= self.policy.max_depth
+            row, rank, grade = row[inside_depth], rank[inside_depth], grade[inside_depth]
         deepest = int(rank.max(initial=0))
         need = self.max_k if self.all_cut else max(self.max_k, deepest)
         width = max(1, min(int(lengths.max(initial=0)), need))
@@ -427,10 +431,11 @@ def evaluate_trec_files(
         return _reference(qrels_p, run_p, specs, policy)
     in_run, strays = scorer.finish()
     n_answerable = int(scorer.answerable_queries.size)
-    means = {
-        name: float(values.mean()) if n_answerable else float("nan") for name, values in scorer.values.items()
-    }
-    notes = []
+    if not n_answerable:
+        top = int(qrels.positive_grades.max()) if qrels.positive_grades.size else None
+        raise no_answerable_case(qrels_p, policy.relevance_threshold, top)
+    means = {name: float(values.mean()) for name, values in scorer.values.items()}
+    notes = list(qrels.notes)
     if strays:
         shown = ", ".join(strays[:5]) + (" ..." if len(strays) > 5 else "")
         notes.append(f"{len(strays)} run result(s) for ids not in the dataset were ignored: {shown}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from ragaudit.errors import InputError
 from ragaudit.metrics.pure import Gain
 
 POLICY_VERSION = 1
@@ -33,6 +34,9 @@ class Policy:
     """Precision@k divides by k even when fewer than k items were returned."""
     ideal: Literal["all-judged-positive"] = "all-judged-positive"
     """nDCG's ideal ranking uses every judged item with grade > 0, retrieved or not."""
+    max_depth: int | None = None
+    """trec_eval's ``-M``: keep only each case's top ``max_depth`` results (in the run's order, which
+    for run files is trec_eval's: score descending, doc id descending) before scoring; ``None`` keeps all."""
 
     def __post_init__(self) -> None:
         if self.gain not in ("exponential", "linear"):
@@ -44,5 +48,24 @@ class Policy:
                 f"relevance_threshold must be >= 1 (got {self.relevance_threshold}); grade 0 means judged non-relevant"
             )
 
+        if self.max_depth is not None and (
+            isinstance(self.max_depth, bool) or not isinstance(self.max_depth, int) or self.max_depth < 1
+        ):
+            raise ValueError(f"max_depth must be a positive integer (got {self.max_depth!r}), e.g. 100")
+
     def to_dict(self) -> dict[str, Any]:
         return {"version": POLICY_VERSION, **asdict(self)}
+
+
+def no_answerable_case(path: str, threshold: int, top_grade: int | None) -> InputError:
+    """The error for a dataset with no answerable case (every ranking metric would be undefined).
+
+    ``top_grade`` is the highest grade judged anywhere in the dataset (``None``: no judgment).
+    """
+    if top_grade is not None and top_grade >= 1:
+        why = f"no judged item has grade >= {threshold} (the highest grade is {top_grade})"
+        fix = f"lower --relevance-threshold to {top_grade} or below, or label relevant items"
+    else:
+        why = "no case has a relevant item (every case is an unanswerable probe)"
+        fix = "label at least one relevant chunk per answerable case (relevant_chunk_ids or a grade >= 1)"
+    return InputError(path, None, f"no case can be scored: {why}; ranking metrics are undefined", fix)
