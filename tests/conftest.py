@@ -18,7 +18,9 @@ os.environ.setdefault(
     "RAGAUDIT_HISTORY", str(Path(tempfile.mkdtemp(prefix="ragaudit-test-history-")) / "history.sqlite")
 )
 
-BEIR_ROOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir"
+SHARED_DATA = Path(os.environ.get("RAGAUDIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+BEIR_ROOT = SHARED_DATA / "beir"
+TREC_EVAL_ROOT = SHARED_DATA / "trec_eval"
 
 
 @pytest.fixture(scope="session")
@@ -26,6 +28,14 @@ def beir_root() -> Path:
     if not BEIR_ROOT.is_dir():
         pytest.skip(f"public benchmark data not found at {BEIR_ROOT}")
     return BEIR_ROOT
+
+
+@pytest.fixture(scope="session")
+def trec_eval_root() -> Path:
+    """trec_eval's own test suite (inputs and reference outputs), see its README.md."""
+    if not (TREC_EVAL_ROOT / "out.test").is_file():
+        pytest.skip(f"trec_eval's test suite not found at {TREC_EVAL_ROOT}")
+    return TREC_EVAL_ROOT
 
 
 KB = Path(__file__).resolve().parents[1] / "src" / "ragaudit" / "demo_data" / "kb"

@@ -1,0 +1,152 @@
+"""ragaudit against trec_eval's own test suite: its input files, its reference outputs.
+
+Each reference output (``out.test*``) is what trec_eval printed for some flags on some qrels and run
+(the suite's README lists them). Both engines (``ragaudit.evaluate`` and the ``--fast`` engine) score
+the same files with the matching policy (``--gain linear``, ``-l`` as the relevance threshold, ``-M``
+as ``max_depth``) and must print trec_eval's numbers, per query and averaged, for every measure
+ragaudit has: P_k, recall_k, ndcg, ndcg_cut_k, map, map_cut_k, recip_rank, Rprec, success_k.
+
+Values are printed with 4 decimals, so agreement is to 5e-5. Queries with no relevant item are the
+one documented difference (ragaudit leaves them out of its averages; trec_eval scores them), so the
+averages are compared as trec_eval forms them: the sum over the queries it averages, divided by its
+``num_q``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import ragaudit
+from ragaudit import Policy
+from ragaudit.metrics.fast_trec import evaluate_trec_files
+
+TOLERANCE = 5.1e-5
+_PATTERNS = (
+    (re.compile(r"P_(\d+)"), "P@{}"),
+    (re.compile(r"recall_(\d+)"), "R@{}"),
+    (re.compile(r"ndcg_cut_(\d+)"), "nDCG@{}"),
+    (re.compile(r"map_cut_(\d+)"), "MAP@{}"),
+    (re.compile(r"success_(\d+)"), "Hit@{}"),
+)
+_PLAIN = {"ndcg": "nDCG", "map": "MAP", "recip_rank": "MRR", "Rprec": "RPrec"}
+
+
+def ragaudit_name(measure: str) -> str | None:
+    """The ragaudit metric defined as trec_eval's ``measure`` (``None``: ragaudit has no such metric)."""
+    if measure in _PLAIN:
+        return _PLAIN[measure]
+    for pattern, name in _PATTERNS:
+        if m := pattern.fullmatch(measure):
+            return name.format(m.group(1))
+    return None
+
+
+Reference = dict[str, dict[str, float]]
+
+
+def read_reference(path: Path) -> tuple[Reference, int]:
+    """``{query or 'all': {ragaudit metric: value}}`` of a trec_eval output, and its ``num_q`` (0 if not printed)."""
+    out: Reference = defaultdict(dict)
+    num_q = 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        measure, qid, value = line.split()
+        if measure == "num_q":
+            num_q = int(value)
+        name = ragaudit_name(measure)
+        if name is not None:
+            out[qid][name] = float(value)
+    return dict(out), num_q
+
+
+@dataclass(frozen=True)
+class Case:
+    output: str
+    qrels: str
+    run: str
+    threshold: int = 1
+    """trec_eval's ``-l``."""
+    max_depth: int | None = None
+    """trec_eval's ``-M``."""
+    all_judged: bool = False
+    """trec_eval's ``-c``: averages over every judged query (missing ones score 0)."""
+
+
+CASES = [
+    Case("out.test", "qrels.test", "results.test"),
+    Case("out.test", "qrels.test.with-comments", "results.test"),
+    Case("out.test.a", "qrels.test", "results.test"),
+    Case("out.test.aq", "qrels.test", "results.test"),
+    Case("out.test.aqc", "qrels.test", "results.trunc", all_judged=True),
+    Case("out.test.aqcM", "qrels.test", "results.trunc", max_depth=100, all_judged=True),
+    Case("out.test.aql", "qrels.rel_level", "results.test", threshold=2),
+    Case("out.test.meas_params", "qrels.test", "results.test"),
+    Case("out.comment.test", "qrels.comment.test", "results.comment.test"),
+]
+
+
+def _per_query(root: Path, case: Case, metrics: list[str], engine: str) -> dict[str, dict[str, float]]:
+    policy = Policy(gain="linear", relevance_threshold=case.threshold, max_depth=case.max_depth)
+    qrels, run = root / case.qrels, root / case.run
+    if engine == "evaluate":
+        result = ragaudit.evaluate(qrels, run, metrics, policy)
+        return {c.id: c.metrics for c in result.per_case if c.status != "unanswerable"}
+    fast = evaluate_trec_files(qrels, run, metrics, policy)
+    columns = {name: fast.per_query_values(name) for name in metrics}
+    return {qid: {name: columns[name][qid] for name in metrics} for qid in fast.query_ids}
+
+
+@pytest.mark.parametrize("engine", ["evaluate", "fast"])
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.output}-{c.qrels}" for c in CASES])
+def test_ragaudit_prints_trec_eval_numbers(trec_eval_root: Path, case: Case, engine: str) -> None:
+    reference, num_q = read_reference(trec_eval_root / case.output)
+    metrics = sorted(reference["all"])
+    assert len(metrics) >= 5, f"{case.output}: too few shared measures to compare"
+    ours = _per_query(trec_eval_root, case, metrics, engine)
+    run_queries = {line.split()[0] for line in (trec_eval_root / case.run).read_text().splitlines() if line}
+    averaged = set(ours) if case.all_judged else set(ours) & run_queries
+    assert averaged, "no answerable query to compare"
+    mismatches = []
+    compared = 0
+    for qid, values in ours.items():
+        for name, value in values.items():
+            if qid in reference:
+                compared += 1
+                if abs(value - reference[qid][name]) > TOLERANCE:
+                    mismatches.append((qid, name, value, reference[qid][name]))
+    for name in metrics:
+        mean = sum(ours[q][name] for q in averaged) / (num_q or len(averaged))
+        compared += 1
+        if abs(mean - reference["all"][name]) > TOLERANCE:
+            mismatches.append(("all", name, mean, reference["all"][name]))
+    assert mismatches == []
+    assert compared >= len(metrics)
+
+
+def test_comment_lines_and_hashes_in_ids_read_as_trec_eval_reads_them(trec_eval_root: Path) -> None:
+    plain = ragaudit.load_dataset(trec_eval_root / "qrels.test")
+    commented = ragaudit.load_dataset(trec_eval_root / "qrels.test.with-comments")
+    assert len(commented.cases) == len(plain.cases) == 3
+    judged = {c.id: dict(c.relevance) for c in commented.cases}
+    assert "CR#93E-1860" in judged["301"] and "#" not in judged
+    assert sum(map(len, judged.values())) == sum(len(c.relevance) for c in plain.cases)
+
+
+def test_negative_grades_are_unjudged_never_relevant_and_noted_once(trec_eval_root: Path) -> None:
+    qrels = trec_eval_root / "qrels.rel_level"
+    negatives = [line.split() for line in qrels.read_text().splitlines() if line.split()[3].startswith("-")]
+    assert len(negatives) > 100
+    dataset = ragaudit.load_dataset(qrels)
+    judged = {c.id: c.relevance for c in dataset.cases}
+    assert all(doc not in judged[qid] for qid, _, doc, _ in negatives)
+    assert len(dataset.notes) == 1
+    assert f"{len(negatives)} judgment(s) with a negative grade" in dataset.notes[0]
+    assert "in the pool but unjudged" in dataset.notes[0]
+    run = trec_eval_root / "results.test"
+    result = ragaudit.evaluate(dataset, run, "P@10")
+    assert result.notes[0] == dataset.notes[0]
+    assert evaluate_trec_files(qrels, run, "P@10").notes[0] == dataset.notes[0]
