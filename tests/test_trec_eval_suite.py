@@ -14,6 +14,7 @@ averages are compared as trec_eval forms them: the sum over the queries it avera
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ import pytest
 
 import ragaudit
 from ragaudit import Policy
+from ragaudit.cli.main import main
 from ragaudit.metrics.fast_trec import evaluate_trec_files
 
 TOLERANCE = 5.1e-5
@@ -150,3 +152,33 @@ def test_negative_grades_are_unjudged_never_relevant_and_noted_once(trec_eval_ro
     result = ragaudit.evaluate(dataset, run, "P@10")
     assert result.notes[0] == dataset.notes[0]
     assert evaluate_trec_files(qrels, run, "P@10").notes[0] == dataset.notes[0]
+
+
+@pytest.mark.parametrize("fast", ["off", "on"])
+def test_eval_max_depth_is_trec_eval_dash_m(
+    trec_eval_root: Path, tmp_path: Path, fast: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference, _ = read_reference(trec_eval_root / "out.test.aqcM")
+    argv = [
+        "eval",
+        "--dataset",
+        str(trec_eval_root / "qrels.test"),
+        "--run",
+        str(trec_eval_root / "results.trunc"),
+    ]
+    argv += [
+        "--metrics",
+        "MAP",
+        "--gain",
+        "linear",
+        "--fast",
+        fast,
+        "--no-history",
+        "--out",
+        str(tmp_path / "e.json"),
+    ]
+    assert main([*argv, "--max-depth", "0"]) == 2
+    assert "--max-depth" in capsys.readouterr().err
+    assert main([*argv, "--max-depth", "100"]) == 0
+    assert f"{reference['all']['MAP']:.4f}" in capsys.readouterr().out  # every query is answerable here
+    assert json.loads((tmp_path / "e.json").read_text())["policy"]["max_depth"] == 100

@@ -36,6 +36,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="comma-separated metric names (default nDCG@10,R@5,R@10,R@100,P@5,MRR@10,MAP@100,Hit@5)",
     )
+    parser.add_argument(
+        "--max-depth",
+        type=int,
+        metavar="N",
+        help="score only each case's top N results, in the run's order (trec_eval's -M; run files are "
+        "ordered as trec_eval orders them: score descending, doc id descending)",
+    )
     parser.add_argument("--out", help="write the JSON report here")
     parser.add_argument(
         "--no-history",
@@ -103,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             "--resume", None, "nothing to resume from", "add --results FILE (the run's results file)"
         )
-    policy = policy_from(args)
+    policy = _with_max_depth(policy_from(args), args.max_depth)
     specs = parse_metrics(args.metrics) if args.metrics else DEFAULT_METRICS
     fast = _fast_path(args)
     if fast:
@@ -113,9 +120,15 @@ def run(args: argparse.Namespace) -> int:
             f"fast path: {args.run} is scored with the vectorised TREC engine (per-case retrieved lists "
             "are left out of the report)"
         )
-        result = evaluate_trec_files(args.dataset, args.run, specs, policy).to_eval_result()
-        return _finish(args, result)
+        fast_result = evaluate_trec_files(args.dataset, args.run, specs, policy)
+        _warn(fast_result.dataset_notes)
+        return _finish(args, fast_result.to_eval_result())
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
+    _warn(dataset.notes)
+    if args.corpus:
+        from ragaudit.data.validate import unknown_ids_warning
+
+        _warn(unknown_ids_warning(dataset, args.corpus))
     if args.run:
         result = evaluate(dataset, load_run(args.run, args.run_format, args.name), specs, policy)
     else:
@@ -135,6 +148,23 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     return _finish(args, result)
+
+
+def _with_max_depth(policy: Any, max_depth: int | None) -> Any:
+    from dataclasses import replace
+
+    from ragaudit.cli.common import check_positive
+
+    check_positive("--max-depth", max_depth, allow_none=True)
+    return replace(policy, max_depth=max_depth)
+
+
+def _warn(notes: Any) -> None:
+    """How the dataset was read, on stderr (each note once: count and first examples)."""
+    import sys
+
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
 
 
 def _fast_path(args: argparse.Namespace) -> bool:

@@ -1,35 +1,119 @@
-"""``ragaudit validate``: every problem of a dataset (and its ties to a corpus) in one pass."""
+"""``ragaudit validate``: every problem of a dataset (and its ties to a corpus) in one pass.
+
+With a corpus, each case is also checked against it:
+
+* every labelled id (relevant ids, graded ids, evidence documents) must be in the corpus;
+* the case's ``tenant_id`` must be one of the corpus's tenants (``"ACME "`` is not ``acme``: the
+  error names the closest tenant as the fix);
+* every labelled id must belong to the case's tenant: a case labelled with another tenant's chunk
+  would reward a cross-tenant leak.
+
+The tenant checks apply when the corpus names tenants (a BEIR corpus does not).
+"""
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 
 from ragaudit.data.beir import beir_paths, read_beir_queries
-from ragaudit.data.corpus_ids import is_known, read_corpus_ids
+from ragaudit.data.corpus_ids import CorpusIndex, read_corpus_index
 from ragaudit.data.golden_jsonl import read_golden_jsonl
 from ragaudit.data.loading import DatasetFormat, detect_dataset_format
-from ragaudit.data.schema import GoldenCase
+from ragaudit.data.schema import Dataset, GoldenCase
 from ragaudit.data.trec import read_qrels
 from ragaudit.errors import Problem
 
+EXAMPLES = 5
 
-def _unknown_ids(path: str, cases: list[GoldenCase], corpus_ids: set[str]) -> list[Problem]:
+
+def _shown(ids: list[str]) -> str:
+    return ", ".join(repr(i) for i in ids[:EXAMPLES]) + (" ..." if len(ids) > EXAMPLES else "")
+
+
+def labelled_ids(case: GoldenCase) -> list[str]:
+    """Every id a case labels: relevant ids, graded ids and evidence documents, each once."""
+    return list(
+        dict.fromkeys([*(case.relevant_chunk_ids or ()), *case.relevance, *(e.doc_id for e in case.evidence)])
+    )
+
+
+def _unknown_ids(path: str, cases: Iterable[GoldenCase], corpus: CorpusIndex) -> list[Problem]:
     problems: list[Problem] = []
     for case in cases:
-        labelled = list(dict.fromkeys([*(case.relevant_chunk_ids or ()), *case.relevance]))
-        missing = [d for d in labelled if not is_known(d, corpus_ids)]
-        missing += [f"evidence doc {e.doc_id}" for e in case.evidence if not is_known(e.doc_id, corpus_ids)]
+        missing = [d for d in labelled_ids(case) if not corpus.known(d)]
         if missing:
-            shown = ", ".join(repr(m) for m in missing[:5]) + (" ..." if len(missing) > 5 else "")
             problems.append(
                 Problem(
                     path,
                     case.line,
-                    f"case {case.id!r}: {len(missing)} id(s) not in the corpus: {shown}",
+                    f"case {case.id!r}: {len(missing)} id(s) not in the corpus: {_shown(missing)}",
                     "fix the ids, or add the documents to the corpus",
                 )
             )
     return problems
+
+
+def closest_tenant(tenant: str, tenants: Iterable[str]) -> str | None:
+    """The corpus tenant a mistyped one most likely means (case, spaces and typos forgiven)."""
+    by_key = {t.strip().casefold(): t for t in sorted(tenants)}
+    key = tenant.strip().casefold()
+    if key in by_key:
+        return by_key[key]
+    close = difflib.get_close_matches(key, list(by_key), n=1, cutoff=0.6)
+    return by_key[close[0]] if close else None
+
+
+def _tenant_problems(path: str, cases: Iterable[GoldenCase], corpus: CorpusIndex) -> list[Problem]:
+    if not corpus.tenants:
+        return []
+    problems: list[Problem] = []
+    known = ", ".join(sorted(corpus.tenants)[:EXAMPLES]) + (" ..." if len(corpus.tenants) > EXAMPLES else "")
+    for case in cases:
+        tenant = case.tenant_id
+        if tenant is None:
+            continue
+        if tenant not in corpus.tenants:
+            best = closest_tenant(tenant, corpus.tenants)
+            problems.append(
+                Problem(
+                    path,
+                    case.line,
+                    f"case {case.id!r}: tenant_id {tenant!r} is not a corpus tenant (corpus tenants: {known})",
+                    f'write "tenant_id": "{best}"' if best else "use one of the corpus tenants",
+                )
+            )
+            continue
+        foreign = [d for d in labelled_ids(case) if (owners := corpus.owners_of(d)) and tenant not in owners]
+        if foreign:
+            owner = sorted(corpus.owners_of(foreign[0]))[0]
+            problems.append(
+                Problem(
+                    path,
+                    case.line,
+                    f"case {case.id!r} (tenant {tenant!r}) is labelled with {len(foreign)} id(s) of another "
+                    f"tenant: {_shown(foreign)} (first belongs to {owner!r}); scoring it would reward a "
+                    "cross-tenant leak",
+                    "label the case with its own tenant's chunks, or fix its tenant_id",
+                )
+            )
+    return problems
+
+
+def unknown_ids_warning(dataset: Dataset, corpus: str | Path) -> list[str]:
+    """``eval``'s warning for labelled ids that the corpus lacks: count and first examples (or nothing)."""
+    index, problems = read_corpus_index(corpus)
+    if any(p.severity == "error" for p in problems):
+        return [f"labelled ids were not checked against {corpus}: it has unreadable lines (see validate)"]
+    missing = list(dict.fromkeys(d for case in dataset.cases for d in labelled_ids(case) if not index.known(d)))
+    if not missing:
+        return []
+    cases = sum(1 for case in dataset.cases if any(not index.known(d) for d in labelled_ids(case)))
+    return [
+        f"{len(missing)} labelled id(s) in {cases} case(s) are not in the corpus {corpus}: {_shown(missing)}; "
+        f"they can never be retrieved (run `ragaudit validate {dataset.path} --corpus {corpus}`)"
+    ]
 
 
 def validate_dataset(
@@ -56,7 +140,8 @@ def validate_dataset(
         qrels, problems = read_qrels(path)
         cases = [GoldenCase(q, "", None, j) for q, j in qrels.items()]
     if corpus is not None and Path(corpus).exists():
-        corpus_ids, corpus_problems = read_corpus_ids(corpus)
+        index, corpus_problems = read_corpus_index(corpus)
         problems += corpus_problems
-        problems += _unknown_ids(str(path), cases, corpus_ids)
+        problems += _unknown_ids(str(path), cases, index)
+        problems += _tenant_problems(str(path), cases, index)
     return problems

@@ -88,6 +88,12 @@ class FastResult:
     run: dict[str, object] = field(default_factory=dict)
 
     @property
+    def dataset_notes(self) -> tuple[str, ...]:
+        """How the qrels were read (negative grades, repeated pairs): the dataset's own notes."""
+        notes = self.qrels.get("notes", ())
+        return tuple(str(n) for n in notes) if isinstance(notes, tuple) else ()
+
+    @property
     def query_ids(self) -> tuple[str, ...]:
         """The answerable cases, in qrels order: the rows of :attr:`per_query`."""
         return tuple(c for c, ok in zip(self.cases, self.answerable.tolist(), strict=True) if ok)
@@ -372,7 +378,8 @@ def _reference(qrels_path: str, run_path: str, specs: tuple[MetricSpec, ...], po
     from ragaudit.data.trec import load_trec_run
     from ragaudit.evaluation.evaluate import evaluate
 
-    result = evaluate(qrels_dataset(qrels_path), load_trec_run(run_path), specs, policy)
+    dataset = qrels_dataset(qrels_path)
+    result = evaluate(dataset, load_trec_run(run_path), specs, policy)
     scored = [c for c in result.per_case if c.status != "unanswerable"]
     counts = result.counts
     return FastResult(
@@ -392,7 +399,7 @@ def _reference(qrels_path: str, run_path: str, specs: tuple[MetricSpec, ...], po
         policy=policy,
         mode="reference",
         notes=result.notes,
-        qrels={"path": qrels_path, "sha256": result.dataset.get("sha256")},
+        qrels={"path": qrels_path, "sha256": result.dataset.get("sha256"), "notes": dataset.notes},
         run={"path": run_path},
     )
 
@@ -462,6 +469,6 @@ def evaluate_trec_files(
         policy=policy,
         mode=mode,
         notes=tuple(notes),
-        qrels={"path": qrels_p, "sha256": qrels.sha256},
+        qrels={"path": qrels_p, "sha256": qrels.sha256, "notes": qrels.notes},
         run={"path": run_p},
     )
