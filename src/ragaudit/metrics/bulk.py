@@ -18,7 +18,7 @@ there (R, MAP, RPrec) and the natural value for the others; the evaluator keeps 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 
 import numpy as np
@@ -164,6 +164,18 @@ def compute(
     return out
 
 
+def width_groups(widths: npt.NDArray[np.int64]) -> Iterator[tuple[npt.NDArray[np.int64], int]]:
+    """Rows grouped by the next power of two of their width, with each group's widest row.
+
+    A matrix per group holds at most twice the cells its rows need, so a few long rows never
+    widen the short ones (memory proportional to the sum of the widths, not rows × the widest).
+    """
+    bucket = np.ceil(np.log2(np.maximum(widths, 1))).astype(np.int64)
+    for b in np.unique(bucket).tolist():
+        rows = np.flatnonzero(bucket == b)
+        yield rows, max(int(widths[rows].max(initial=1)), 1)
+
+
 def _needed_depth(specs: Sequence[MetricSpec]) -> int | None:
     """The deepest rank any metric reads: the largest cut-off, or ``None`` (whole ranking) if one has none."""
     cutoffs = [s.k for s in specs]
@@ -193,11 +205,8 @@ def compute_rankings(
     )
     if cap is not None:
         np.minimum(widths, cap, out=widths)
-    bucket = np.ceil(np.log2(np.maximum(widths, 1))).astype(np.int64)
     out = {spec.name: np.zeros(n, dtype=np.float64) for spec in specs}
-    for b in np.unique(bucket).tolist():
-        rows = np.flatnonzero(bucket == b)
-        depth = min(2**b, cap) if cap is not None else 2**b
+    for rows, depth in width_groups(widths):
         matrix = build_rank_matrix(
             [rankings[i] for i in rows],
             [relevant_sets[i] for i in rows],

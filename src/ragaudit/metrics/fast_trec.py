@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from ragaudit.data.trec import read_trec_run
 from ragaudit.errors import InputError, ValidationError
-from ragaudit.metrics.bulk import FloatArray, RankMatrix, compute
+from ragaudit.metrics.bulk import FloatArray, RankMatrix, compute, width_groups
 from ragaudit.metrics.fast_qrels import QrelsIndex, read_qrels_index
 from ragaudit.metrics.fast_run import RankedBatch, RunRows, concat_rows, parse_run_block, rank_judged
 from ragaudit.metrics.fast_text import BOM, SlowPath, TextBlock, iter_blocks, line_number
@@ -313,21 +313,26 @@ class _Scorer:
             lengths = np.minimum(lengths, self.policy.max_depth)
             inside_depth = rank <= self.policy.max_depth
             row, rank, grade = row[inside_depth], rank[inside_depth], grade[inside_depth]
-        deepest = int(rank.max(initial=0))
-        need = self.max_k if self.all_cut else max(self.max_k, deepest)
-        width = max(1, min(int(lengths.max(initial=0)), need))
-        grades = np.zeros((queries.size, width), dtype=np.float64)
-        inside = rank <= width
-        grades[row[inside], rank[inside] - 1] = grade[inside]
-        matrix = RankMatrix(
-            grades,
-            grades >= self.policy.relevance_threshold,
-            self.qrels.n_relevant[queries],
-            self.qrels.ideal(queries, self.ideal_width),
-        )
-        slots = self.slot[queries]
-        for name, values in compute(matrix, self.specs, self.policy.gain).items():
-            self.values[name][slots] = values
+        deepest = np.zeros(queries.size, dtype=np.int64)
+        np.maximum.at(deepest, row, rank)
+        need = np.full(queries.size, self.max_k) if self.all_cut else np.maximum(deepest, self.max_k)
+        widths = np.maximum(np.minimum(lengths, need), 1)
+        for rows, width in width_groups(widths):  # a few long rankings never widen the others
+            local = np.full(queries.size, -1, dtype=np.int64)
+            local[rows] = np.arange(rows.size)
+            mine = (local[row] >= 0) & (rank <= width)
+            grades = np.zeros((rows.size, width), dtype=np.float64)
+            grades[local[row[mine]], rank[mine] - 1] = grade[mine]
+            group = queries[rows]
+            matrix = RankMatrix(
+                grades,
+                grades >= self.policy.relevance_threshold,
+                self.qrels.n_relevant[group],
+                self.qrels.ideal(group, self.ideal_width),
+            )
+            slots = self.slot[group]
+            for name, values in compute(matrix, self.specs, self.policy.gain).items():
+                self.values[name][slots] = values
 
     def finish(self) -> tuple[npt.NDArray[np.bool_], list[str]]:
         """Score the answerable queries the run never mentioned; ``(seen per qrels query, strays)``."""
