@@ -71,7 +71,9 @@ def main() -> None:
     parser.add_argument("--metrics", default="nDCG@10,R@5,R@10,R@100,P@5,MRR@10,MAP@100,Hit@5")
     args = parser.parse_args()
     qrels, run = make_files(args.queries, args.depth, args.long, args.seed)
-    print(f"run {run.stat().st_size / 2**20:.1f} MiB: {args.queries:,} x {args.depth} + 1 x {args.long:,} results")
+    print(
+        f"run {run.stat().st_size / 2**20:.1f} MiB: {args.queries:,} x {args.depth} + 1 x {args.long:,} results"
+    )
     print(f"metrics {args.metrics}")
     print(f"| engine | time s | peak MB | {args.metrics.split(',')[0]} |")
     print("|---|---:|---:|---|")

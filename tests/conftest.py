@@ -18,7 +18,9 @@ os.environ.setdefault(
     "RAGAUDIT_HISTORY", str(Path(tempfile.mkdtemp(prefix="ragaudit-test-history-")) / "history.sqlite")
 )
 
-SHARED_DATA = Path(os.environ.get("RAGAUDIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+SHARED_DATA = Path(
+    os.environ.get("RAGAUDIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
 BEIR_ROOT = SHARED_DATA / "beir"
 TREC_EVAL_ROOT = SHARED_DATA / "trec_eval"
 

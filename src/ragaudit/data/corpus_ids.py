@@ -60,4 +60,3 @@ def read_corpus_index(path: str | Path) -> tuple[CorpusIndex, list[Problem]]:
         {d: frozenset(t) for d, t in owners.items()}, frozenset(t for ts in owners.values() for t in ts)
     )
     return index, problems
-

@@ -106,7 +106,9 @@ def unknown_ids_warning(dataset: Dataset, corpus: str | Path) -> list[str]:
     index, problems = read_corpus_index(corpus)
     if any(p.severity == "error" for p in problems):
         return [f"labelled ids were not checked against {corpus}: it has unreadable lines (see validate)"]
-    missing = list(dict.fromkeys(d for case in dataset.cases for d in labelled_ids(case) if not index.known(d)))
+    missing = list(
+        dict.fromkeys(d for case in dataset.cases for d in labelled_ids(case) if not index.known(d))
+    )
     if not missing:
         return []
     cases = sum(1 for case in dataset.cases if any(not index.known(d) for d in labelled_ids(case)))

@@ -208,7 +208,6 @@ def _from_arrays(path: str, judgments: list[_Judgments], threshold: int) -> Qrel
     )
 
 
-
 def _block_rows(block: TextBlock, first: bool) -> tuple[WordArray, WordArray, npt.NDArray[np.int32]] | None:
     hashes = np.flatnonzero(block.data[: block.size] == 0x23)  # '#'
     if hashes.size and ((hashes == 0) | (block.data[np.maximum(hashes - 1, 0)] == 0x0A)).any():
