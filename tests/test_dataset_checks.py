@@ -125,3 +125,23 @@ def test_no_answerable_case_exits_2_with_the_reason_and_the_fix(
     assert "nan" not in captured.out
     assert "no judged item has grade >= 3 (the highest grade is 2)" in captured.err
     assert "lower --relevance-threshold to 2" in captured.err
+
+
+def test_beir_qrels_pairs_judged_twice_are_noted_with_the_kept_grade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    write_lines(folder / "queries.jsonl", [json.dumps({"_id": "q1", "text": "refunds"})])
+    write_lines(
+        folder / "qrels" / "test.tsv", ["query-id\tcorpus-id\tscore", "q1\td1\t0", "q1\td2\t1", "q1\td1\t2"]
+    )
+    run = write_lines(tmp_path / "run.trec", ["q1 Q0 d1 1 2.0 t"])
+    assert (
+        main(["eval", "--dataset", str(folder), "--run", str(run), "--metrics", "MRR", "--no-history"]) == 0
+    )
+    captured = capsys.readouterr()
+    assert "1 repeated (query, doc) judgment(s); the last line's grade is kept: line 4: q1 d1 (0 then 2)" in (
+        captured.err
+    )
+    assert "1.0000" in captured.out  # d1's kept grade (2) is relevant
