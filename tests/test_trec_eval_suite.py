@@ -180,5 +180,7 @@ def test_eval_max_depth_is_trec_eval_dash_m(
     assert main([*argv, "--max-depth", "0"]) == 2
     assert "--max-depth" in capsys.readouterr().err
     assert main([*argv, "--max-depth", "100"]) == 0
-    assert f"{reference['all']['MAP']:.4f}" in capsys.readouterr().out  # every query is answerable here
+    out = capsys.readouterr().out
+    assert f"{reference['all']['MAP']:.4f}" in out  # every query is answerable here
+    assert "top 100 per case (--max-depth)" in out
     assert json.loads((tmp_path / "e.json").read_text())["policy"]["max_depth"] == 100

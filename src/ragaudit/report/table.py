@@ -42,7 +42,8 @@ def eval_table(result: EvalResult) -> str:
     lines = [
         table,
         counts,
-        f"policy: nDCG gain {gain}, relevance threshold {result.policy.relevance_threshold}",
+        f"policy: nDCG gain {gain}, relevance threshold {result.policy.relevance_threshold}"
+        + (f", top {result.policy.max_depth} per case (--max-depth)" if result.policy.max_depth else ""),
     ]
     latency = result.latency()
     if latency:
