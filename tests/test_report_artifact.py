@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 import ragaudit
 from conftest import write_lines
 from ragaudit.cli.main import main
+from ragaudit.evaluation.result import EvalResult
 from ragaudit.metrics.policy import Policy
 from ragaudit.report.artifact import REPORT_KINDS, envelope, schema_errors, write_artifact
 
@@ -78,21 +80,31 @@ def test_write_artifact_writes_strict_json_and_creates_the_folder(tmp_path: Path
     assert data["mean"] != data["mean"]  # the caller's data is not modified
 
 
-def _no_answerable_case(tmp_path: Path) -> tuple[Path, Path]:
+def _undefined_means(tmp_path: Path, metrics: str, name: str = "empty") -> EvalResult:
+    """A result whose means are undefined (``nan``): every case unanswerable.
+
+    ``evaluate`` refuses such a dataset (an input error), but reports read from elsewhere (older
+    files, other writers) can still carry undefined means, so the writers must keep them strict JSON.
+    """
     golden = write_lines(
         tmp_path / "golden.jsonl",
-        [json.dumps({"id": f"q{i}", "query": f"question {i}", "relevance": {}}) for i in range(3)],
+        [json.dumps({"id": f"q{i}", "query": f"question {i}", "relevance": {"d1": 1}}) for i in range(3)],
     )
     run = write_lines(
         tmp_path / "run.jsonl",
         [json.dumps({"id": f"q{i}", "retrieved": [{"chunk_id": "d1", "score": 1.0}]}) for i in range(3)],
     )
-    return golden, run
+    result = ragaudit.evaluate(golden, ragaudit.load_run(run, name=name), metrics)
+    return replace(
+        result,
+        metrics=dict.fromkeys(result.metrics, math.nan),
+        counts=replace(result.counts, answerable=0, unanswerable=result.counts.cases),
+        per_case=tuple(replace(c, status="unanswerable", metrics={}) for c in result.per_case),
+    )
 
 
 def test_an_eval_with_no_answerable_case_writes_null_metrics(tmp_path: Path) -> None:
-    golden, run = _no_answerable_case(tmp_path)
-    result = ragaudit.evaluate(golden, ragaudit.load_run(run, name="empty"), "nDCG@10,R@5")
+    result = _undefined_means(tmp_path, "nDCG@10,R@5")
     assert result.counts.answerable == 0 and all(math.isnan(v) for v in result.metrics.values())
     result.write_json(tmp_path / "report.json")
     report = strict_load(tmp_path / "report.json")
@@ -104,9 +116,8 @@ def test_an_eval_with_no_answerable_case_writes_null_metrics(tmp_path: Path) -> 
 def test_compare_out_of_undefined_means_is_strict_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    golden, run = _no_answerable_case(tmp_path)
     for name in ("a", "b"):
-        result = ragaudit.evaluate(golden, ragaudit.load_run(run, name=name), "R@5")
+        result = _undefined_means(tmp_path, "R@5", name)
         result.write_json(tmp_path / f"{name}.json")
     out = tmp_path / "cmp" / "compare.json"
     code = main(
