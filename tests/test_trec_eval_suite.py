@@ -184,3 +184,20 @@ def test_eval_max_depth_is_trec_eval_dash_m(
     assert f"{reference['all']['MAP']:.4f}" in out  # every query is answerable here
     assert "top 100 per case (--max-depth)" in out
     assert json.loads((tmp_path / "e.json").read_text())["policy"]["max_depth"] == 100
+
+
+def test_a_query_with_only_negative_grades_is_an_unanswerable_query_in_both_engines(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels"
+    qrels.write_text("a 0 d1 1\nb 0 d2 -1\nb 0 d3 -2\nc 0 d4 2\nz 0 d5 -1\n", encoding="utf-8")
+    run = tmp_path / "run.trec"
+    run.write_text(
+        "a Q0 d1 1 1 t\nb Q0 d2 1 1 t\nc Q0 d2 1 2 t\nc Q0 d4 2 1 t\nz Q0 d5 1 1 t\n", encoding="utf-8"
+    )
+    slow = ragaudit.evaluate(qrels, run, "MRR,RPrec")
+    fast = evaluate_trec_files(qrels, run, "MRR,RPrec")
+    assert [c.status for c in slow.per_case] == ["ok", "unanswerable", "ok", "unanswerable"]
+    assert fast.cases == ("a", "b", "c", "z") and fast.answerable.tolist() == [True, False, True, False]
+    assert slow.metrics == fast.metrics == {"MRR": 0.75, "RPrec": 0.5}
+    assert "3 judgment(s) with a negative grade" in fast.notes[0]
+    b = next(c for c in slow.per_case if c.id == "b")
+    assert b.retrieved[0].grade is None  # unjudged, not "judged non-relevant"

@@ -266,7 +266,9 @@ def _fast_judgments(path: str, block_bytes: int) -> _Judgments:
 
 def _slow_judgments(path: str) -> _Judgments:
     noted = load_qrels_noted(path)
-    qrels: Mapping[str, Mapping[str, int]] = noted[0]
+    # a query whose every line has a negative grade has no judgment left but is still a query: it
+    # keeps one grade-0 row under the empty id, which no run line can have (run ids are tokens)
+    qrels: Mapping[str, Mapping[str, int]] = {q: judged or {"": 0} for q, judged in noted[0].items()}
     encoded = [(qid.encode("utf-8"), [d.encode("utf-8") for d in judged]) for qid, judged in qrels.items()]
     if any(b"\x00" in q or any(b"\x00" in d for d in docs) for q, docs in encoded):
         raise SlowPath("a NUL byte in an id")
