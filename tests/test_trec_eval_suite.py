@@ -201,3 +201,18 @@ def test_a_query_with_only_negative_grades_is_an_unanswerable_query_in_both_engi
     assert "3 judgment(s) with a negative grade" in fast.notes[0]
     b = next(c for c in slow.per_case if c.id == "b")
     assert b.retrieved[0].grade is None  # unjudged, not "judged non-relevant"
+
+
+def test_run_comment_lines_are_skipped_by_both_engines(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q 0 d#1 1\n", encoding="utf-8")
+    run = tmp_path / "run.trec"
+    for text in (
+        "# Q0 d#1 1 9.0 t\nq Q0 x 1 2.0 t\nq Q0 d#1 2 1.0 t\n",  # a comment shaped like a run line
+        "  # indented comment\nq Q0 x 1 2.0 t\nq Q0 d#1 2 1.0 t extra columns\n",
+    ):
+        run.write_text(text, encoding="utf-8")
+        slow = ragaudit.evaluate(qrels, run, "MRR")
+        fast = evaluate_trec_files(qrels, run, "MRR")
+        assert slow.metrics == fast.metrics == {"MRR": 0.5}
+        assert slow.counts.not_in_dataset == fast.counts.not_in_qrels == 0

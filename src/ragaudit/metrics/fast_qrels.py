@@ -36,6 +36,7 @@ from ragaudit.metrics.fast_text import (
     as_bytes,
     big_endian,
     iter_blocks,
+    refuse_comments,
     token_words,
     tokenize,
 )
@@ -209,9 +210,7 @@ def _from_arrays(path: str, judgments: list[_Judgments], threshold: int) -> Qrel
 
 
 def _block_rows(block: TextBlock, first: bool) -> tuple[WordArray, WordArray, npt.NDArray[np.int32]] | None:
-    hashes = np.flatnonzero(block.data[: block.size] == 0x23)  # '#'
-    if hashes.size and ((hashes == 0) | (block.data[np.maximum(hashes - 1, 0)] == 0x0A)).any():
-        raise SlowPath("a comment line")
+    refuse_comments(block, after_blanks=False)
     table = tokenize(block, (4, 3))
     if first and table.rows and int(table.line_index[0]) == 0:
         start, length = table.column(0)

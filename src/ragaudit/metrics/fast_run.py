@@ -38,6 +38,7 @@ from ragaudit.metrics.fast_text import (
     WordArray,
     as_bytes,
     big_endian,
+    refuse_comments,
     token_words,
     tokenize,
 )
@@ -71,6 +72,7 @@ def concat_rows(parts: list[RunRows]) -> RunRows:
 
 def parse_run_block(block: TextBlock) -> RunRows:
     """Read ``query_id Q0 doc_id rank score tag`` lines (raises ``SlowPath`` on anything unusual)."""
+    refuse_comments(block, after_blanks=True)
     table = tokenize(block, (6,))
     score_start, score_len = table.column(4)
     return RunRows(

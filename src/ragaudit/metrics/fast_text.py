@@ -73,6 +73,25 @@ class TextBlock:
         return self.data[start : self.size if stop is None else stop].tobytes()
 
 
+def refuse_comments(block: TextBlock, after_blanks: bool) -> None:
+    """Raise :class:`SlowPath` if a line of the block may be a ``#`` comment (the validated readers skip them).
+
+    A qrels comment starts its line (``after_blanks=False``); a run comment is the first non-blank
+    character (``after_blanks=True``: any ``#`` that starts a token counts, a cheap superset). A ``#``
+    inside an id (``D#4``) is data and keeps the fast path.
+    """
+    data = block.data[: block.size]
+    at = np.flatnonzero(data == 0x23)
+    if at.size == 0:
+        return
+    before = data[np.maximum(at - 1, 0)]
+    starts = (at == 0) | (before == 0x0A)
+    if after_blanks:
+        starts |= (before == 0x20) | (before == 0x09) | (before == 0x0D)
+    if starts.any():
+        raise SlowPath("a comment line")
+
+
 def iter_blocks(path: str | Path, block_bytes: int) -> Iterator[TextBlock]:
     """Blocks of whole lines of a file, about ``block_bytes`` each (a UTF-8 byte-order mark is dropped)."""
     with Path(path).open("rb") as handle:
