@@ -173,6 +173,8 @@ def fix_for(kind: str, via: Via) -> str:
     if kind in ("bad JSON", "malformed response"):
         if chat:
             return f"check {url} is an OpenAI-compatible API root (e.g. http://host/v1) and --model"
+        if via == "endpoint" and kind == "bad JSON":
+            return "the service answered something that is not JSON: check --endpoint is its search URL"
         if via == "endpoint":
             return (
                 "map the response: --results-field PATH (where the result list is) and "
