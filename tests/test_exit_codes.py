@@ -178,7 +178,9 @@ def test_check_answers_with_its_chat_endpoint_down_exits_1(
     assert code == 1
     assert "FAILED answers (--endpoint): 3 of 3 cases failed" in err and "connection" in err
     assert "no case could be scored: every answer failed" in err
-    assert json.loads(out.read_text())["groundedness"]["answers_from"]["errors"] == 3  # the report is still written
+    assert (
+        json.loads(out.read_text())["groundedness"]["answers_from"]["errors"] == 3
+    )  # the report is still written
 
 
 # -- run files -------------------------------------------------------------------------------------
