@@ -203,6 +203,30 @@ def test_run_file_for_another_qrels_exits_1_on_the_fast_path(
     assert code == 1 and "shares no case id" in capsys.readouterr().err
 
 
+def test_nothing_answerable_at_the_threshold_is_never_exit_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels = write_lines(tmp_path / "qrels", ["q1 0 a 1", "q2 0 b 1"])
+    run = write_lines(tmp_path / "run", ["q1 Q0 a 1 1.0 s", "q2 Q0 b 1 1.0 s"])
+    code = main(
+        ["eval", "--dataset", str(qrels), "--run", str(run), "--no-history", "--relevance-threshold", "2"]
+    )
+    err = capsys.readouterr().err
+    # exit 1 under the exit rule ("no case could be scored"); a loader that refuses such a dataset up
+    # front (exit 2) is as good: what must never happen is an exit 0 over nan means
+    assert code != 0 and "Traceback" not in err
+    assert code == 2 or "no case of the dataset is answerable" in err
+
+
+def test_context_over_a_run_for_another_dataset_exits_1(
+    golden: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = write_lines(tmp_path / "run.jsonl", [json.dumps({"id": "other-1", "retrieved": ["acme-faq-api"]})])
+    argv = ["context", "--dataset", golden, "--corpus", str(KB / "corpus.jsonl"), "--run", str(run)]
+    assert main(argv) == 1
+    assert "the --run file shares no case id with the dataset" in capsys.readouterr().err
+
+
 def test_complete_run_file_still_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["eval", "--dataset", str(DEMO / "lesson_golden.jsonl"), "--run", str(DEMO / "lesson_run.trec")]
     assert main([*argv, "--no-history"]) == 0
