@@ -93,6 +93,14 @@ def test_endpoint_that_fails_exits_1_with_kind_and_fix(
     assert f"by kind: {kind}" in err and fix in err and "first failures:" in err
 
 
+def test_endpoint_that_times_out_exits_1_naming_timeout(
+    golden: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with LocalServer(lambda _request: Reply(body=[], delay_s=1.0)) as server:
+        code, err, _ = run_eval(capsys, golden, tmp_path, "--endpoint", server.url, "--timeout", "0.2")
+    assert code == 1 and "by kind: 3 timeout" in err and "raise --timeout or lower --concurrency" in err
+
+
 def test_failures_within_max_error_rate_pass_with_a_note(
     golden: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
