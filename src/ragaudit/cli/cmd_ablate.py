@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ragaudit.cli.argtypes import positive_int, probability
 from ragaudit.cli.common import (
     add_dataset_options,
     add_experiment_run_options,
@@ -33,8 +34,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--metrics", default="nDCG@10,R@5,R@10,MRR@10,P@5")
     add_experiment_run_options(parser)
-    parser.add_argument("--context-k", type=int, default=5, help="k for the context-token column")
-    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
+    parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--out-dir", default="reports/ablation", help="where ablation.json and the variant reports go"
@@ -88,4 +89,7 @@ def run(args: argparse.Namespace) -> int:
         "same dataset and policy"
     )
     print(f"written to {args.out_dir}/ablation.json (and one eval report per variant)")
-    return 0
+    from ragaudit.cli.outcome import exit_code, result_outcome
+
+    checks = [result_outcome(o.result, f"variant {name}", "pipeline") for name, o in result.outcomes.items()]
+    return exit_code(checks, args.max_error_rate)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ragaudit.cli.common import add_dataset_options, add_source_options, check_positive, check_share
+from ragaudit.cli.argtypes import input_file, output_file, positive_int, share
+from ragaudit.cli.common import add_dataset_options, add_source_options
+from ragaudit.cli.outcome import add_outcome_options
 
 HELP = "audit stale versions: share of superseded documents retrieved in the top k, per pipeline"
 _SHOWN = 5
@@ -15,15 +17,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_dataset_options(parser)
     parser.add_argument("--corpus", required=True, help="corpus with metadata.status (active | superseded)")
     add_source_options(parser, many_pipelines=True)
-    parser.add_argument("--run", action="append", default=[], help="a TREC or JSONL run file (repeatable)")
-    parser.add_argument("--k", type=int, default=5, help="cut-off (default 5)")
+    parser.add_argument(
+        "--run", type=input_file, action="append", default=[], help="a TREC or JSONL run file (repeatable)"
+    )
+    parser.add_argument("--k", type=positive_int, default=5, help="cut-off (default 5)")
     parser.add_argument("--tenant", help="tenant for cases that name none")
-    parser.add_argument("--out", help="write the audit JSON here")
+    parser.add_argument("--out", type=output_file, help="write the audit JSON here")
     parser.add_argument(
         "--max-stale-share",
-        type=float,
+        type=share,
         help="exit 1 when any source's stale_share@k is above this share (default: report only)",
     )
+    add_outcome_options(parser)
 
 
 def _table(audits: list[Any]) -> str:
@@ -77,9 +82,6 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.security.stale_audit import audit_stale
     from ragaudit.version import __version__
 
-    check_positive("--k", args.k)
-    if args.max_stale_share is not None:
-        check_share("--max-stale-share", args.max_stale_share)
     if not (args.pipeline or args.run or args.endpoint or args.retriever):
         raise InputError(
             "audit-stale",
@@ -90,13 +92,18 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_dataset(args.dataset, args.dataset_format, args.split)
     corpus = load_corpus(args.corpus)
     cache = ComponentCache()
-    sources: list[AuditSource] = [
-        pipeline_source(p, corpus, cache=cache, qdrant_url=args.qdrant_url) for p in args.pipeline
+    sources: list[tuple[AuditSource, Via]] = [
+        (pipeline_source(p, corpus, cache=cache, qdrant_url=args.qdrant_url), "pipeline")
+        for p in args.pipeline
     ]
     if args.endpoint or args.retriever:
-        sources.append(endpoint_or_plugin(args))
+        sources.append((endpoint_or_plugin(args), "endpoint" if args.endpoint else "retriever"))
+    from ragaudit.cli.outcome import Via, exit_code, run_outcome
+
     audits = []
-    for source in sources:
+    checks = []
+    expected = [c.id for c in dataset.cases]
+    for source, via in sources:
         run = asyncio.run(
             run_cases(
                 source.retriever,
@@ -111,11 +118,12 @@ def run(args: argparse.Namespace) -> int:
         )
         ownership = OwnershipIndex.build(corpus.documents, source.chunks)
         audits.append((audit_stale(run, dataset.cases, ownership, args.k, source.label), run_error_rate(run)))
+        checks.append(run_outcome(run, expected, source.label, via))
     plain = OwnershipIndex.build(corpus.documents)
     for path in args.run:
         loaded = load_run(path)
-        expected = [c.id for c in dataset.cases]
         audits.append((audit_stale(loaded, dataset.cases, plain, args.k), run_error_rate(loaded, expected)))
+        checks.append(run_outcome(loaded, expected, f"--run {path}", "run"))
     print(_table(audits))
     for audit, _ in audits:
         if audit.offending:
@@ -135,10 +143,11 @@ def run(args: argparse.Namespace) -> int:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"report written to {args.out}")
+    code = exit_code(checks, args.max_error_rate)
     limit = args.max_stale_share
     if limit is not None:
         over = [a.name for a, _ in audits if a.share > limit]
         if over:
             print(f"stale_share@{args.k} above {limit:g}: {', '.join(over)}")
             return 1
-    return 0
+    return code

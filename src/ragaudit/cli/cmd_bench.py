@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ragaudit.cli.argtypes import positive_int
 from ragaudit.cli.common import (
     add_dataset_options,
     add_experiment_run_options,
@@ -27,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline", help="the pipeline to compare against (default: the first)")
     parser.add_argument("--metrics", default="nDCG@10,R@5,R@10,MRR@10,P@5")
     add_experiment_run_options(parser)
-    parser.add_argument("--context-k", type=int, default=5, help="k for the context-token column")
+    parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
     parser.add_argument("--out-dir", default="reports/bench", help="where the per-pipeline reports go")
     parser.add_argument("--no-history", action="store_true", help="do not record the runs in the run history")
     add_policy_options(parser)
@@ -44,7 +45,13 @@ def run(args: argparse.Namespace) -> int:
     specs = parse_metrics(args.metrics)
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     corpus = load_corpus(args.corpus)
-    configs = [resolve_pipeline(p.strip()) for p in args.pipelines.split(",") if p.strip()]
+    given = [p.strip() for p in args.pipelines.split(",") if p.strip()]
+    if not given:
+        from ragaudit.errors import InputError
+
+        raise InputError("--pipelines", None, "no pipeline given", "e.g. --pipelines bm25,dense")
+    configs = [resolve_pipeline(p) for p in given]
+    baseline = _baseline(args.baseline, given, [c.name for c in configs])
     options = run_options_from(args, specs)
     result = asyncio.run(
         run_benchmark(
@@ -54,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             specs,
             policy,
             options,
-            baseline=args.baseline,
+            baseline=baseline,
             context_k=args.context_k,
             report_dir=args.out_dir,
             resamples=args.resamples,
@@ -73,4 +80,24 @@ def run(args: argparse.Namespace) -> int:
 
         for outcome in result.outcomes:
             print(record_run(outcome.result.to_dict()))
-    return 0
+    from ragaudit.cli.outcome import exit_code, result_outcome
+
+    checks = [result_outcome(o.result, f"pipeline {o.name}", "pipeline") for o in result.outcomes]
+    return exit_code(checks, args.max_error_rate)
+
+
+def _baseline(wanted: str | None, given: list[str], names: list[str]) -> str | None:
+    """The pipeline name ``--baseline`` means: one of ``--pipelines`` as written, or a pipeline's name;
+    anything else is an error naming the choices (checked before any pipeline is built)."""
+    from ragaudit.errors import InputError
+
+    if wanted is None:
+        return None
+    if wanted in given:
+        return names[given.index(wanted)]
+    if wanted in names:
+        return wanted
+    choices = ", ".join(dict.fromkeys([*given, *names]))
+    raise InputError(
+        "--baseline", None, f"{wanted!r} is not one of --pipelines ({choices})", f"e.g. --baseline {given[0]}"
+    )

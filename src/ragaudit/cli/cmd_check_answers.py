@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ragaudit.cli.cmd_context import add_context_options, add_source_options, context_options, load_source
+from ragaudit.cli.argtypes import input_file, non_negative_float, output_file, positive_int, share
+from ragaudit.cli.cmd_context import (
+    add_context_options,
+    add_source_options,
+    context_options,
+    load_source,
+    retrieval_outcome,
+)
 
 HELP = "groundedness of answers, retrieval-vs-generation attribution and abstention"
 
@@ -15,7 +22,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_source_options(parser)
     add_context_options(parser)
     given = parser.add_mutually_exclusive_group(required=True)
-    given.add_argument("--answers", help="answers JSONL: {id, answer, context_chunk_ids?} per line")
+    given.add_argument(
+        "--answers", type=input_file, help="answers JSONL: {id, answer, context_chunk_ids?} per line"
+    )
     given.add_argument(
         "--endpoint", help="OpenAI-compatible API root (e.g. http://127.0.0.1:8000/v1) to answer"
     )
@@ -24,25 +33,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
     chat.add_argument(
         "--api-key-env", help="name of the env var holding the API key (never written anywhere)"
     )
-    chat.add_argument("--answer-prompt", help="a prompt file with {context} and {question}")
-    chat.add_argument("--max-tokens", type=int, default=300, help="answer length limit (default 300)")
-    chat.add_argument("--answer-concurrency", type=int, default=4, help="parallel chat requests (default 4)")
+    chat.add_argument("--answer-prompt", type=input_file, help="a prompt file with {context} and {question}")
+    chat.add_argument(
+        "--max-tokens", type=positive_int, default=300, help="answer length limit (default 300)"
+    )
+    chat.add_argument(
+        "--answer-concurrency", type=positive_int, default=4, help="parallel chat requests (default 4)"
+    )
     chat.add_argument("--no-cache", action="store_true", help="do not cache chat replies")
     chat.add_argument("--judge", action="store_true", help="also ask an LLM judge (advisory only)")
     chat.add_argument("--judge-endpoint", help="the judge's API root (default: --endpoint)")
     chat.add_argument("--judge-model", help="the judge's model (default: --model)")
-    chat.add_argument("--judge-repeats", type=int, default=3, help="verdicts per answer (default 3)")
-    chat.add_argument("--judge-temperature", type=float, default=0.7, help="judge temperature (default 0.7)")
+    chat.add_argument("--judge-repeats", type=positive_int, default=3, help="verdicts per answer (default 3)")
+    chat.add_argument(
+        "--judge-temperature", type=non_negative_float, default=0.7, help="judge temperature (default 0.7)"
+    )
     check = parser.add_argument_group("checks")
     check.add_argument("--plans", help="comma-separated plan names (default: harvested from the corpus)")
     check.add_argument("--no-embeddings", action="store_true", help="lexical sentence support only")
     check.add_argument(
-        "--lexical-min", type=float, default=0.5, help="sentence support threshold (default 0.5)"
+        "--lexical-min", type=share, default=0.5, help="sentence support threshold (default 0.5)"
     )
     check.add_argument(
-        "--embedding-min", type=float, default=0.7, help="embedding support threshold (default 0.7)"
+        "--embedding-min", type=share, default=0.7, help="embedding support threshold (default 0.7)"
     )
-    parser.add_argument("--out", help="write the JSON report here")
+    parser.add_argument("--out", type=output_file, help="write the JSON report here")
 
 
 def _chat_client(
@@ -138,17 +153,6 @@ def _judge(args: argparse.Namespace, source: Any, contexts: Any, answers: Any) -
     return verdicts
 
 
-def _check_numbers(args: argparse.Namespace) -> None:
-    from ragaudit.errors import InputError
-
-    for flag, value in (
-        ("--judge-repeats", args.judge_repeats),
-        ("--answer-concurrency", args.answer_concurrency),
-    ):
-        if value <= 0:
-            raise InputError(flag, None, f"must be a positive integer (got {value})", f"e.g. {flag} 3")
-
-
 def run(args: argparse.Namespace) -> int:
     from ragaudit.context.audit import (
         add_answer_checks,
@@ -161,7 +165,6 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.context.tokens import token_counter
     from ragaudit.report.artifact import write_artifact
 
-    _check_numbers(args)
     counter = token_counter(args.tokenizer)
     options = context_options(args)
     source = load_source(args)
@@ -194,4 +197,18 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         write_artifact(source.report, args.out)
         print(f"report written to {args.out}")
-    return 0
+    return _exit_code(args, source, answers, judge)
+
+
+def _exit_code(args: argparse.Namespace, source: Any, answers: Any, judge: Any) -> int:
+    """The exit rule over the rankings, the answers asked of --endpoint and the judge's verdicts."""
+    from ragaudit.cli.outcome import exit_code, failures_outcome
+
+    checks = [retrieval_outcome(args, source)]
+    if args.endpoint:
+        errors = {cid: answer.error for cid, answer in answers.items()}
+        checks.append(failures_outcome(errors, "answers (--endpoint)", "chat"))
+    if judge is not None:
+        judged = {cid: (v.errors[0] if v.errors else None) for cid, v in judge.items()}
+        checks.append(failures_outcome(judged, "judge", "judge"))
+    return exit_code(checks, args.max_error_rate)

@@ -5,17 +5,25 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ragaudit.cli.argtypes import input_file, output_file, positive_int, probability
+
 HELP = "compare eval reports: deltas, CIs, corrected p-values and significance"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("reports", nargs="+", help="eval reports (JSON written by 'ragaudit eval --out')")
-    parser.add_argument("--baseline", help="the baseline report (default: the first one)")
+    parser.add_argument(
+        "reports", nargs="+", type=input_file, help="eval reports (JSON written by 'ragaudit eval --out')"
+    )
+    parser.add_argument("--baseline", type=input_file, help="the baseline report (default: the first one)")
     parser.add_argument("--metrics", help="comma-separated metrics (default: all metrics the reports share)")
-    parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--resamples", type=int, default=10_000, help="randomization and bootstrap resamples")
+    parser.add_argument(
+        "--alpha", type=probability, default=0.05, help="significance level, in (0, 1) (default 0.05)"
+    )
+    parser.add_argument(
+        "--resamples", type=positive_int, default=10_000, help="randomization and bootstrap resamples"
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", help="write the comparison JSON here")
+    parser.add_argument("--out", type=output_file, help="write the comparison JSON here")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,19 +6,22 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ragaudit.cli.argtypes import above_zero_share, input_file, output_file, positive_float, positive_int
 from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.outcome import add_outcome_options
 
 HELP = "context precision, evidence coverage, redundancy, staleness, token cost and abstention AUROC"
 
 
 def add_source_options(parser: argparse.ArgumentParser) -> None:
-    """Dataset, corpus and where the rankings come from (shared with ``check-answers``)."""
+    """Dataset, corpus and where the rankings come from (shared with ``check-answers``), and the exit
+    rule's ``--max-error-rate``."""
     add_dataset_options(parser)
     parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder (gives the chunk texts)")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--pipeline", help="a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML")
-    source.add_argument("--run", help="TREC run file or JSONL run")
-    source.add_argument("--report", help="an eval report (ragaudit eval --out)")
+    source.add_argument("--run", type=input_file, help="TREC run file or JSONL run")
+    source.add_argument("--report", type=input_file, help="an eval report (ragaudit eval --out)")
     parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
     parser.add_argument(
         "--chunking",
@@ -26,18 +29,21 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
         "a report made from a pipeline records its own",
     )
     live = parser.add_argument_group("pipeline runs")
-    live.add_argument("--top-k", type=int, default=100, help="results to request per query (default 100)")
+    live.add_argument(
+        "--top-k", type=positive_int, default=100, help="results to request per query (default 100)"
+    )
     live.add_argument("--tenant", help="tenant for cases that name none")
-    live.add_argument("--concurrency", type=int, default=8)
-    live.add_argument("--timeout", type=float, default=30.0, help="per-request timeout in seconds")
+    live.add_argument("--concurrency", type=positive_int, default=8, help="queries in flight (default 8)")
+    live.add_argument("--timeout", type=positive_float, default=30.0, help="per-request timeout in seconds")
     live.add_argument("--qdrant-url", help="use this Qdrant server as the dense store")
     add_policy_options(parser)
+    add_outcome_options(parser)
 
 
 def add_context_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("context assembly")
-    group.add_argument("--k", type=int, default=5, help="chunks in the context (default 5)")
-    group.add_argument("--token-budget", type=int, help="stop adding chunks past this many tokens")
+    group.add_argument("--k", type=positive_int, default=5, help="chunks in the context (default 5)")
+    group.add_argument("--token-budget", type=positive_int, help="stop adding chunks past this many tokens")
     group.add_argument(
         "--tokenizer",
         default="auto",
@@ -45,7 +51,7 @@ def add_context_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--duplicate-threshold",
-        type=float,
+        type=above_zero_share,
         default=0.8,
         help="Jaccard of word 3-shingles at which two chunks are near-duplicates (default 0.8)",
     )
@@ -76,26 +82,28 @@ def load_source(args: argparse.Namespace) -> Any:
 
 
 def context_options(args: argparse.Namespace) -> Any:
+    """The :class:`ContextOptions` of the flags (their ranges are checked when they are parsed)."""
     from ragaudit.context.audit import ContextOptions
-    from ragaudit.errors import InputError
 
-    if args.k <= 0:
-        raise InputError("--k", None, f"must be a positive number of chunks (got {args.k})", "e.g. --k 5")
-    if args.token_budget is not None and args.token_budget <= 0:
-        raise InputError(
-            "--token-budget", None, f"must be positive (got {args.token_budget})", "e.g. --token-budget 2000"
-        )
-    if not 0.0 < args.duplicate_threshold <= 1.0:
-        raise InputError(
-            "--duplicate-threshold", None, f"must be in (0, 1] (got {args.duplicate_threshold})", "e.g. 0.8"
-        )
     return ContextOptions(args.k, args.token_budget, args.relevance_threshold, args.duplicate_threshold)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_source_options(parser)
     add_context_options(parser)
-    parser.add_argument("--out", help="write the JSON report here")
+    parser.add_argument("--out", type=output_file, help="write the JSON report here")
+
+
+def retrieval_outcome(args: argparse.Namespace, source: Any) -> Any:
+    """The exit rule's view of the rankings (:mod:`ragaudit.cli.outcome`): a pipeline run, a run file or
+    an eval report, each case failed or scored."""
+    from ragaudit.cli.outcome import report_outcome
+
+    if args.run:
+        return report_outcome(source.report, f"--run {args.run}", "run")
+    if args.report:
+        return report_outcome(source.report, f"--report {args.report}", "report")
+    return report_outcome(source.report, f"--pipeline {args.pipeline}", "pipeline")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -112,4 +120,6 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         write_artifact(source.report, args.out)
         print(f"report written to {args.out}")
-    return 0
+    from ragaudit.cli.outcome import exit_code
+
+    return exit_code([retrieval_outcome(args, source)], args.max_error_rate)

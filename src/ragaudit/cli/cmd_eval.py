@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ragaudit.cli.argtypes import output_file, positive_int
 from ragaudit.cli.common import (
     add_dataset_options,
     add_policy_options,
@@ -14,6 +15,10 @@ from ragaudit.cli.common import (
     field_map_from,
     policy_from,
 )
+from ragaudit.cli.outcome import add_outcome_options
+
+if TYPE_CHECKING:
+    from ragaudit.cli.outcome import Via
 
 FAST_PATH_BYTES = 100 * 2**20
 HELP = "evaluate a run file, a pipeline over a corpus, an HTTP endpoint or a Python retriever"
@@ -38,12 +43,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-depth",
-        type=int,
+        type=positive_int,
         metavar="N",
         help="score only each case's top N results, in the run's order (trec_eval's -M; run files are "
         "ordered as trec_eval orders them: score descending, doc id descending)",
     )
-    parser.add_argument("--out", help="write the JSON report here")
+    parser.add_argument("--out", type=output_file, help="write the JSON report here")
     parser.add_argument(
         "--no-history",
         action="store_true",
@@ -54,12 +59,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     live = parser.add_argument_group("live sources (pipeline, endpoint, retriever)")
     live.add_argument(
-        "--top-k", type=int, help="results to request per query (default: largest metric cut-off)"
+        "--top-k", type=positive_int, help="results to request per query (default: largest metric cut-off)"
     )
     live.add_argument("--tenant", help="tenant for cases that name none")
-    live.add_argument("--results", help="append-only JSONL of finished cases (enables --resume)")
+    live.add_argument(
+        "--results", type=output_file, help="append-only JSONL of finished cases (enables --resume)"
+    )
     live.add_argument("--resume", action="store_true", help="continue from --results without redoing cases")
     add_policy_options(parser)
+    add_outcome_options(parser)
 
 
 def _live_source(
@@ -130,32 +138,28 @@ def run(args: argparse.Namespace) -> int:
 
         _warn(unknown_ids_warning(dataset, args.corpus))
     if args.run:
-        result = evaluate(dataset, load_run(args.run, args.run_format, args.name), specs, policy)
-    else:
-        retriever, scored_on, label, context = _live_source(args, dataset, policy.relevance_threshold)
-        options = RunOptions(
-            retrieval_depth(specs, args.top_k),
-            args.tenant,
-            args.concurrency,
-            args.timeout,
-            args.results,
-            args.resume,
-            False if args.no_progress else None,
-        )
-        result = asyncio.run(
-            evaluate_live(
-                scored_on, retriever, specs, policy, options, name=args.name or label, context=context
-            )
-        )
+        run_file = load_run(args.run, args.run_format, args.name)
+        result = evaluate(dataset, run_file, specs, policy)
+        return _finish(args, result, run_sample=list(run_file.cases)[:3])
+    retriever, scored_on, label, context = _live_source(args, dataset, policy.relevance_threshold)
+    options = RunOptions(
+        retrieval_depth(specs, args.top_k),
+        args.tenant,
+        args.concurrency,
+        args.timeout,
+        args.results,
+        args.resume,
+        False if args.no_progress else None,
+    )
+    result = asyncio.run(
+        evaluate_live(scored_on, retriever, specs, policy, options, name=args.name or label, context=context)
+    )
     return _finish(args, result)
 
 
 def _with_max_depth(policy: Any, max_depth: int | None) -> Any:
     from dataclasses import replace
 
-    from ragaudit.cli.common import check_positive
-
-    check_positive("--max-depth", max_depth, allow_none=True)
     return replace(policy, max_depth=max_depth)
 
 
@@ -190,10 +194,22 @@ def _fast_path(args: argparse.Namespace) -> bool:
     return pair and (args.fast == "on" or Path(args.run).stat().st_size > FAST_PATH_BYTES)
 
 
-def _finish(args: argparse.Namespace, result: Any) -> int:
+def _via(args: argparse.Namespace) -> Via:
+    if args.run:
+        return "run"
+    if args.endpoint:
+        return "endpoint"
+    return "retriever" if args.retriever else "pipeline"
+
+
+def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None = None) -> int:
+    """Print the table, write the report and the history entry, then apply the exit rule."""
+    from ragaudit.cli.outcome import exit_code, result_outcome
     from ragaudit.report.table import eval_table
 
     print(eval_table(result))
+    if args.corpus and not (args.pipeline or args.config):
+        _warn_unknown_ids(result, args.corpus)
     if args.out:
         result.write_json(args.out)
         print(f"report written to {args.out}")
@@ -201,4 +217,39 @@ def _finish(args: argparse.Namespace, result: Any) -> int:
         from ragaudit.report.history import record_run
 
         print(record_run(result.to_dict()))
-    return 0
+    via = _via(args)
+    label = {
+        "run": f"--run {args.run}",
+        "endpoint": "--endpoint",
+        "retriever": f"--retriever {args.retriever}",
+    }
+    outcome = result_outcome(
+        result, label.get(via, f"--pipeline {args.pipeline or args.config}"), via, run_sample or ()
+    )
+    return exit_code([outcome], args.max_error_rate)
+
+
+def _warn_unknown_ids(result: Any, corpus: str) -> None:
+    """Warn (stderr) about returned ids that name nothing in ``corpus`` (a document ``D`` also names its
+    chunks ``D#n``): a field mapped wrongly, or a service serving another corpus, scores zeros silently."""
+    import sys
+
+    from ragaudit.data.corpus_ids import is_known, read_corpus_ids
+    from ragaudit.errors import ValidationError
+
+    ids, problems = read_corpus_ids(corpus)
+    if problems:
+        raise ValidationError(problems)
+    unknown: dict[str, None] = {}
+    cases = 0
+    for case in result.per_case:
+        found = [r.chunk_id for r in case.retrieved if not is_known(r.chunk_id, ids)]
+        cases += bool(found)
+        unknown.update(dict.fromkeys(found))
+    if unknown:
+        shown = ", ".join(repr(i) for i in list(unknown)[:5]) + (" ..." if len(unknown) > 5 else "")
+        print(
+            f"warning: {len(unknown)} returned id(s) in {cases} case(s) are not in the corpus {corpus}: "
+            f"{shown} (map the service's id field with --field chunk_id=THEIRS, or pass the corpus it serves)",
+            file=sys.stderr,
+        )

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ragaudit.cli.argtypes import output_file, positive_float, positive_int, probability
 from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.outcome import add_outcome_options
 
 HELP = "evaluate a reranker: before/after with significance, oracle ceiling, first-stage recall, latency"
 
@@ -20,21 +22,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a pipeline with a rerank stage: a preset (hybrid-rerank) or a TOML file with a [rerank] table",
     )
     parser.add_argument(
-        "--top-n", type=int, help="candidates the reranker reorders (default: the stage's top_n)"
+        "--top-n", type=positive_int, help="candidates the reranker reorders (default: the stage's top_n)"
     )
     parser.add_argument("--metrics", default="nDCG@5,MRR,nDCG@10", help="metrics before and after")
     parser.add_argument("--tenant", help="tenant for cases that name none")
     parser.add_argument(
-        "--concurrency", type=int, default=1, help="cases in flight (default 1: latencies do not overlap)"
+        "--concurrency",
+        type=positive_int,
+        default=1,
+        help="cases in flight (default 1: latencies do not overlap)",
     )
-    parser.add_argument("--timeout", type=float, default=30.0, help="per-query timeout in seconds")
-    parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--timeout", type=positive_float, default=30.0, help="per-query timeout in seconds")
+    parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument("--resamples", type=positive_int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", help="write the JSON artifact here")
+    parser.add_argument("--out", type=output_file, help="write the JSON artifact here")
     parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
     parser.add_argument("--no-progress", action="store_true")
     add_policy_options(parser)
+    add_outcome_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,4 +93,8 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         result.write_json(args.out)
         print(f"written to {args.out}")
-    return 0
+    from ragaudit.cli.outcome import exit_code, result_outcome
+
+    return exit_code(
+        [result_outcome(result.after, f"pipeline {config.name}", "pipeline")], args.max_error_rate
+    )

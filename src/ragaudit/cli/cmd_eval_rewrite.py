@@ -10,6 +10,7 @@ import argparse
 import asyncio
 from typing import Any
 
+from ragaudit.cli.argtypes import non_negative_int, output_file, positive_int, probability, share
 from ragaudit.cli.common import (
     add_dataset_options,
     add_experiment_run_options,
@@ -35,9 +36,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--synonyms", metavar="FILE", help="a synonym map (.json or .toml) for a synonym rewrite"
     )
     stage.add_argument("--rm3", action="store_true", help="RM3 pseudo relevance feedback")
-    parser.add_argument("--fb-docs", type=int, default=10, help="RM3 feedback chunks (default 10)")
-    parser.add_argument("--fb-terms", type=int, default=10, help="RM3 expansion terms (default 10)")
-    parser.add_argument("--original-weight", type=float, default=0.5, help="RM3 weight of the query (0.5)")
+    parser.add_argument("--fb-docs", type=positive_int, default=10, help="RM3 feedback chunks (default 10)")
+    parser.add_argument("--fb-terms", type=positive_int, default=10, help="RM3 expansion terms (default 10)")
+    parser.add_argument(
+        "--original-weight", type=share, default=0.5, help="RM3 weight of the query, in [0, 1] (0.5)"
+    )
     parser.add_argument(
         "--vocabulary",
         metavar="FILE",
@@ -48,10 +51,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         parser, concurrency=1, concurrency_help="queries in flight (default 1: latency is timed alone)"
     )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--out", default="reports/rewrite-eval.json", help="the JSON artifact")
+    parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument(
+        "--out", type=output_file, default="reports/rewrite-eval.json", help="the JSON artifact"
+    )
     parser.add_argument("--reports-dir", help="also write baseline.json and rewrite.json eval reports here")
-    parser.add_argument("--show", type=int, default=10, help="flagged cases to print (default 10)")
+    parser.add_argument(
+        "--show", type=non_negative_int, default=10, help="flagged cases to print (default 10)"
+    )
     add_policy_options(parser)
 
 
@@ -117,4 +124,10 @@ def run(args: argparse.Namespace) -> int:
     print(result.table(args.show))
     result.write_json(args.out)
     print(f"rewrite evaluation written to {args.out}")
-    return 0
+    from ragaudit.cli.outcome import exit_code, result_outcome
+
+    checks = [
+        result_outcome(result.baseline, f"pipeline {config.name}", "pipeline"),
+        result_outcome(result.rewritten, f"pipeline {config.name} + rewrite", "pipeline"),
+    ]
+    return exit_code(checks, args.max_error_rate)

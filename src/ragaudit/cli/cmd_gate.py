@@ -5,24 +5,34 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ragaudit.cli.argtypes import input_file, output_file, positive_int
+
 HELP = "enforce release gates (metric self-test, quality, security, operations) on an eval report"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("report", help="the eval report (JSON written by 'ragaudit eval --out')")
     parser.add_argument(
-        "--policy", required=True, help="the gate policy, e.g. gates.toml (see docs/gates.md)"
+        "report", type=input_file, help="the eval report (JSON written by 'ragaudit eval --out')"
     )
-    parser.add_argument("--baseline", help="an eval report of the released system, for the regression check")
+    parser.add_argument(
+        "--policy",
+        required=True,
+        type=input_file,
+        help="the gate policy, e.g. gates.toml (see docs/gates.md)",
+    )
+    parser.add_argument(
+        "--baseline", type=input_file, help="an eval report of the released system, for the regression check"
+    )
     parser.add_argument(
         "--audit",
+        type=input_file,
         action="append",
         default=[],
         metavar="FILE",
         help="a tenant-audit report (from 'ragaudit audit-tenants'); its leaks count too (repeatable)",
     )
-    parser.add_argument("--out", help="write the verdict JSON (kind 'gate') here")
-    parser.add_argument("--resamples", type=int, default=10_000, help="randomization-test resamples")
+    parser.add_argument("--out", type=output_file, help="write the verdict JSON (kind 'gate') here")
+    parser.add_argument("--resamples", type=positive_int, default=10_000, help="randomization-test resamples")
     parser.add_argument("--seed", type=int, default=0)
 
 

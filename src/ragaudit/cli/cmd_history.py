@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ragaudit.cli.argtypes import output_file, positive_int
+
 HELP = "show the trend of metrics across recorded runs (terminal sparklines, --html for a plot)"
 
 
@@ -18,9 +20,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", help="only runs on this dataset: its file, a sha256 prefix or its path")
     parser.add_argument("--pipeline", help="only runs of this pipeline / run name")
     parser.add_argument(
-        "--last", type=int, default=30, help="newest runs per pipeline in sparklines and plots (default 30)"
+        "--last",
+        type=positive_int,
+        default=30,
+        help="newest runs per pipeline in sparklines and plots (default 30)",
     )
-    parser.add_argument("--html", metavar="FILE", help="also write an offline HTML page with line plots")
+    parser.add_argument(
+        "--html", type=output_file, metavar="FILE", help="also write an offline HTML page with line plots"
+    )
     parser.add_argument(
         "--record",
         nargs="+",
@@ -38,16 +45,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ragaudit.errors import InputError
     from ragaudit.experiments.compare import load_report
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.report.history import default_history_path, open_history, series
     from ragaudit.report.history_view import render_html, render_terminal
 
-    if args.last < 1:
-        raise InputError(
-            "--last", None, f"must be a positive number of runs (got {args.last})", "e.g. --last 30"
-        )
     metrics = [m.name for m in parse_metrics(",".join(args.metric))] if args.metric else None
     path = Path(args.history) if args.history else default_history_path()
     with open_history(path, create=bool(args.record)) as history:

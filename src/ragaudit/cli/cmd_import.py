@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ragaudit.cli.argtypes import positive_int
+
 HELP = "import a BEIR folder as OUT/corpus.jsonl and OUT/dataset.jsonl"
 
 
@@ -12,7 +14,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", help="the BEIR folder (corpus.jsonl, queries.jsonl, qrels/)")
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--split", default="test")
-    parser.add_argument("--relevance-threshold", type=int, default=1, metavar="GRADE")
+    parser.add_argument("--relevance-threshold", type=positive_int, default=1, metavar="GRADE")
 
 
 def run(args: argparse.Namespace) -> int:

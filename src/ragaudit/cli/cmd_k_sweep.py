@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import argparse
 
+from ragaudit.cli.argtypes import input_file, output_file, positive_int
 from ragaudit.cli.common import add_policy_options, policy_from
 
 HELP = "Recall@k, Precision@k and context tokens for k = 1..K from one report or run (no re-querying)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("report", nargs="?", help="an eval report (JSON from 'ragaudit eval --out')")
-    parser.add_argument("--run", help="a TREC or JSONL run file instead of a report (needs --dataset)")
+    parser.add_argument(
+        "report", nargs="?", type=input_file, help="an eval report (JSON from 'ragaudit eval --out')"
+    )
+    parser.add_argument(
+        "--run", type=input_file, help="a TREC or JSONL run file instead of a report (needs --dataset)"
+    )
     parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
     parser.add_argument(
         "--dataset", help="golden JSONL, BEIR folder or qrels (a report's own dataset by default)"
@@ -29,9 +34,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="with --run: the run's chunking, STRATEGY[:SIZE[:OVERLAP]], e.g. recursive:256:32 "
         "(labels are projected onto those chunks; default whole documents)",
     )
-    parser.add_argument("--max-k", type=int, help="largest k (default: the ranking depth, at most 20)")
+    parser.add_argument(
+        "--max-k", type=positive_int, help="largest k (default: the ranking depth, at most 20)"
+    )
     parser.add_argument("--metrics", default="R,P", help="metric families to sweep (default R,P)")
-    parser.add_argument("--out", help="write the JSON artifact here")
+    parser.add_argument("--out", type=output_file, help="write the JSON artifact here")
     add_policy_options(parser)
 
 

@@ -6,31 +6,36 @@ import argparse
 import sys
 from pathlib import Path
 
+from ragaudit.cli.argtypes import input_file, output_file, positive_int, probability
+
 HELP = "render a report as Markdown (PR comment) or a self-contained HTML page, optionally vs a baseline"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("report", help="a JSON report (ragaudit eval --out, compare --out, bench)")
-    parser.add_argument("--baseline", help="an eval report of the baseline system, same dataset and policy")
+    parser.add_argument(
+        "report", type=input_file, help="a JSON report (ragaudit eval --out, compare --out, bench)"
+    )
+    parser.add_argument(
+        "--baseline", type=input_file, help="an eval report of the baseline system, same dataset and policy"
+    )
     parser.add_argument("--format", choices=["md", "html"], default="md", help="md (default) or html")
-    parser.add_argument("--out", help="write here (default: standard output)")
+    parser.add_argument("--out", type=output_file, help="write here (default: standard output)")
     parser.add_argument("--dataset", help="the golden dataset, to show each query's text")
     parser.add_argument("--dataset-format", choices=["auto", "jsonl", "beir", "qrels"], default="auto")
     parser.add_argument("--split", default="test", help="BEIR qrels split (default test)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="significance level against the baseline")
-    parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap and randomization resamples")
+    parser.add_argument(
+        "--alpha", type=probability, default=0.05, help="significance level against the baseline"
+    )
+    parser.add_argument(
+        "--resamples", type=positive_int, default=10_000, help="bootstrap and randomization resamples"
+    )
     parser.add_argument("--seed", type=int, default=0)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ragaudit.errors import InputError
     from ragaudit.report.artifact import read_report
     from ragaudit.report.view import build_view, dataset_queries
 
-    if not 0.0 < args.alpha < 1.0:
-        raise InputError("--alpha", None, f"must be between 0 and 1 (got {args.alpha})", "e.g. --alpha 0.05")
-    if args.resamples < 1:
-        raise InputError("--resamples", None, f"must be positive (got {args.resamples})", "e.g. 10000")
     report = read_report(args.report)
     baseline = read_report(args.baseline) if args.baseline else None
     queries = None

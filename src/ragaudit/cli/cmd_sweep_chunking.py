@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ragaudit.cli.argtypes import output_file, positive_int
 from ragaudit.cli.common import (
     add_dataset_options,
     add_experiment_run_options,
@@ -44,23 +45,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--overlaps", default="0,64", help="overlaps in tokens (combinations >= size are skipped)"
     )
     parser.add_argument("--metrics", default="R@5,R@10,nDCG@10", help="the first one picks the best point")
-    parser.add_argument("--context-k", type=int, default=5, help="k for the token-level precision / IoU (5)")
+    parser.add_argument(
+        "--context-k", type=positive_int, default=5, help="k for the token-level precision / IoU (5)"
+    )
     add_experiment_run_options(parser)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="reports/chunking-sweep.json", help="the JSON artifact")
+    parser.add_argument(
+        "--out", type=output_file, default="reports/chunking-sweep.json", help="the JSON artifact"
+    )
     parser.add_argument("--reports-dir", help="also write each point's eval report here")
     add_policy_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from ragaudit.corpus.loading import load_corpus
-    from ragaudit.errors import InputError
     from ragaudit.experiments.chunking_sweep import chunking_grid, load_span_dataset, sweep_chunking
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.pipelines.config import resolve_pipeline
 
-    if args.context_k < 1:
-        raise InputError("--context-k", None, f"must be a positive integer (got {args.context_k})", "e.g. 5")
     policy = policy_from(args)
     specs = parse_metrics(args.metrics)
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
@@ -93,4 +95,7 @@ def run(args: argparse.Namespace) -> int:
     print(result.table())
     result.write_json(args.out)
     print(f"chunking sweep written to {args.out}")
-    return 0
+    from ragaudit.cli.outcome import exit_code, result_outcome
+
+    checks = [result_outcome(p.result, f"chunking {p.name}", "pipeline") for p in result.points]
+    return exit_code(checks, args.max_error_rate)

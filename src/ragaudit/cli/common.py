@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ragaudit.cli.argtypes import input_file, positive_float, positive_int
+from ragaudit.cli.outcome import add_outcome_options
 from ragaudit.errors import InputError
 from ragaudit.metrics.policy import Policy
 
@@ -22,7 +24,7 @@ def add_policy_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--relevance-threshold",
-        type=int,
+        type=positive_int,
         default=1,
         metavar="GRADE",
         help="where only grades are given, relevant means grade >= GRADE (default 1)",
@@ -57,14 +59,18 @@ def add_source_options(
     else:
         source = parser.add_mutually_exclusive_group(required=True)
         if with_run:
-            source.add_argument("--run", help="TREC run file or JSONL run")
+            source.add_argument("--run", type=input_file, help="TREC run file or JSONL run")
         source.add_argument("--pipeline", help=pipeline_help)
         if with_run:
-            source.add_argument("--config", help="a pipeline TOML file (same as --pipeline FILE)")
+            source.add_argument(
+                "--config", type=input_file, help="a pipeline TOML file (same as --pipeline FILE)"
+            )
         source.add_argument("--endpoint", help="URL of a retrieval service: POST {tenant_id, query, top_k}")
         source.add_argument("--retriever", help="a Python retriever: module:factory")
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--timeout", type=float, default=30.0, help="per-request timeout in seconds")
+    parser.add_argument("--concurrency", type=positive_int, default=8, help="requests in flight (default 8)")
+    parser.add_argument(
+        "--timeout", type=positive_float, default=30.0, help="per-request timeout in seconds (default 30)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
         "--qdrant-url", help="use this Qdrant server or cluster as the dense store of --pipeline"
@@ -111,14 +117,22 @@ def check_share(name: str, value: float) -> None:
 def add_experiment_run_options(
     parser: argparse.ArgumentParser, *, concurrency: int = 8, concurrency_help: str = ""
 ) -> None:
-    """How an experiment queries its pipelines: depth, tenant, concurrency, timeout, resamples, Qdrant, progress."""
-    parser.add_argument("--top-k", type=int, help="results per query (default: largest metric cut-off)")
+    """How an experiment queries its pipelines: depth, tenant, concurrency, timeout, resamples, Qdrant,
+    progress, and ``--max-error-rate`` with the exit rule (:mod:`ragaudit.cli.outcome`)."""
+    parser.add_argument(
+        "--top-k", type=positive_int, help="results per query (default: largest metric cut-off)"
+    )
     parser.add_argument("--tenant", help="tenant for cases that name none")
-    parser.add_argument("--concurrency", type=int, default=concurrency, help=concurrency_help or None)
-    parser.add_argument("--timeout", type=float, default=30.0, help="per-query timeout in seconds")
-    parser.add_argument("--resamples", type=int, default=10_000, help="randomization and bootstrap resamples")
+    parser.add_argument(
+        "--concurrency", type=positive_int, default=concurrency, help=concurrency_help or None
+    )
+    parser.add_argument("--timeout", type=positive_float, default=30.0, help="per-query timeout in seconds")
+    parser.add_argument(
+        "--resamples", type=positive_int, default=10_000, help="randomization and bootstrap resamples"
+    )
     parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_outcome_options(parser)
 
 
 def run_options_from(args: argparse.Namespace, specs: tuple[MetricSpec, ...]) -> RunOptions:

@@ -2,7 +2,9 @@
 
 Each command lives in its own module ``cmd_<name>.py`` exposing ``HELP``, ``configure(parser)`` and
 ``run(args) -> int`` (found automatically; ``cmd_audit_tenants`` is ``ragaudit audit-tenants``); heavy imports happen inside ``run`` so ``ragaudit --help`` stays fast.
-Exit codes: 0 success, 1 the check failed (validation errors, a failed gate), 2 bad usage or input.
+Exit codes: 0 success, 1 the check failed (validation errors, a failed gate, a run that failed under
+the rule of :mod:`ragaudit.cli.outcome`), 2 bad usage or input (options are range-checked at parse time
+by :mod:`ragaudit.cli.argtypes`).
 """
 
 from __future__ import annotations
@@ -59,7 +61,10 @@ def _quiet_offline_environment() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     _quiet_offline_environment()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0) or a usage error (2): a code, never an exception
+        return exc.code if isinstance(exc.code, int) else 2
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return 2
@@ -73,6 +78,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except RagauditError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except IsADirectoryError as exc:
+        print(
+            f"error: {exc.filename}: is a directory, expected a file (name the file inside it)",
+            file=sys.stderr,
+        )
         return 2
     except OSError as exc:  # unreadable or unwritable paths: say which, never a traceback
         where = f"{exc.filename}: " if exc.filename else ""

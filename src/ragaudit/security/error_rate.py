@@ -34,20 +34,22 @@ ERROR_KINDS = (
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (  # first match wins: status codes before words
     ("missing", re.compile(r"^missing: ")),
     ("no-tenant", re.compile(r"^(no tenant|retrieval request refused)", re.I)),
-    ("http-429", re.compile(r"^HTTP 429\b")),
-    ("http-5xx", re.compile(r"^HTTP 5\d\d\b")),
-    ("http-4xx", re.compile(r"^HTTP 4\d\d\b")),
-    ("timeout", re.compile(r"timeout|timed out|no response within|TimeoutError", re.I)),
+    ("http-429", re.compile(r"^(\S+ answered )?HTTP 429\b")),  # "URL answered HTTP n": a chat endpoint
+    ("http-5xx", re.compile(r"^(\S+ answered )?HTTP 5\d\d\b")),
+    ("http-4xx", re.compile(r"^(\S+ answered )?HTTP 4\d\d\b")),
+    ("timeout", re.compile(r"timeout|timed out|no response within|did not answer within|TimeoutError", re.I)),
     (
         "connection",
         re.compile(
-            r"connection (failed|refused|reset)|Connection\w*Error|ConnectError|ReadError|reset by peer", re.I
+            r"connection (failed|refused|reset)|Connection\w*Error|ConnectError|ReadError|reset by peer|"
+            r"cannot reach",
+            re.I,
         ),
     ),
     (
         "malformed-response",
         re.compile(
-            r"not valid JSON|must be (a|an) |has no field|has no '|wrong shape|expected a list|"
+            r"not valid JSON|not JSON|malformed reply|must be (a|an) |has no field|has no '|wrong shape|expected a list|"
             r"response must be|result #\d+",
             re.I,
         ),
