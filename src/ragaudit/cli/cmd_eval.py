@@ -22,7 +22,11 @@ HELP = "evaluate a run file, a pipeline over a corpus, an HTTP endpoint or a Pyt
 def configure(parser: argparse.ArgumentParser) -> None:
     add_dataset_options(parser)
     add_source_options(parser, with_run=True)
-    parser.add_argument("--corpus", help="corpus JSONL or BEIR folder (needed with --pipeline/--config)")
+    parser.add_argument(
+        "--corpus",
+        help="corpus JSONL or BEIR folder (needed with --pipeline/--config); with any live source, each "
+        "returned chunk's tenant is verified from it by id and content",
+    )
     parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
     parser.add_argument(
         "--fast",
@@ -55,10 +59,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_policy_options(parser)
 
 
+def _ownership(corpus: Any, chunks: Any = ()) -> Any:
+    """The index that decides who owns a returned chunk (by id and content), over ``corpus``."""
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.security.ownership import OwnershipIndex
+
+    loaded = load_corpus(corpus) if isinstance(corpus, str) else corpus
+    return OwnershipIndex.build(loaded.documents, chunks)
+
+
 def _live_source(
     args: argparse.Namespace, dataset: Any, threshold: int
-) -> tuple[Any, Any, str, dict[str, Any]]:
-    """The retriever to query, the dataset it is scored on, its label, and its provenance."""
+) -> tuple[Any, Any, str, dict[str, Any], Any]:
+    """The retriever to query, the dataset it is scored on, its label, its provenance, and the corpus
+    ownership index that checks tenant isolation (``None`` without ``--corpus``)."""
     from ragaudit.errors import InputError
 
     if args.pipeline or args.config:
@@ -73,7 +87,9 @@ def _live_source(
         prepared = prepare_pipeline(
             dataset, args.corpus, config, threshold=threshold, qdrant_url=args.qdrant_url
         )
-        return prepared.pipeline.retriever, prepared.dataset, config.name, prepared.context()
+        ownership = _ownership(prepared.corpus, prepared.pipeline.chunks)
+        return prepared.pipeline.retriever, prepared.dataset, config.name, prepared.context(), ownership
+    ownership = _ownership(args.corpus) if args.corpus else None
     if args.endpoint:
         from ragaudit.retrieval.http import HttpRetriever, display_url
 
@@ -85,10 +101,11 @@ def _live_source(
             timeout_s=args.timeout,
             max_connections=args.concurrency,
         )
-        return retriever, dataset, "endpoint", {"source": {"endpoint": display_url(args.endpoint)}}
+        return retriever, dataset, "endpoint", {"source": {"endpoint": display_url(args.endpoint)}}, ownership
     from ragaudit.retrieval.plugin import load_plugin
 
-    return load_plugin(args.retriever), dataset, args.retriever, {"source": {"retriever": args.retriever}}
+    source = {"source": {"retriever": args.retriever}}
+    return load_plugin(args.retriever), dataset, args.retriever, source, ownership
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,7 +136,9 @@ def run(args: argparse.Namespace) -> int:
     if args.run:
         result = evaluate(dataset, load_run(args.run, args.run_format, args.name), specs, policy)
     else:
-        retriever, scored_on, label, context = _live_source(args, dataset, policy.relevance_threshold)
+        retriever, scored_on, label, context, ownership = _live_source(
+            args, dataset, policy.relevance_threshold
+        )
         options = RunOptions(
             retrieval_depth(specs, args.top_k),
             args.tenant,
@@ -131,7 +150,14 @@ def run(args: argparse.Namespace) -> int:
         )
         result = asyncio.run(
             evaluate_live(
-                scored_on, retriever, specs, policy, options, name=args.name or label, context=context
+                scored_on,
+                retriever,
+                specs,
+                policy,
+                options,
+                name=args.name or label,
+                context=context,
+                ownership=ownership,
             )
         )
     return _finish(args, result)

@@ -17,10 +17,12 @@ from typing import Any
 from ragaudit.report.escape import escape_md as md
 from ragaudit.report.sections import (
     ANALYSES,
+    GATE_MARKS,
     ablation_gains,
     captured_text,
     chunking_data,
     ci_text,
+    gate_state,
     gate_verdict,
     k_sweep_data,
     ms_text,
@@ -61,9 +63,11 @@ def _gate(report: Mapping[str, Any]) -> list[str]:
     if verdict is None:
         return []
     passed, gates = verdict
-    lines = [f"**Gate: {'✅ PASSED' if passed else '❌ FAILED'}**", ""]
+    state = gate_state(report, passed, gates)
+    head = {"pass": "✅ PASSED", "fail": "❌ FAILED", "not_verified": "⚠️ NOT VERIFIED"}[state]
+    lines = [f"**Gate: {head}**" + ("" if passed or state != "not_verified" else " (blocks the release)"), ""]
     for g in gates:
-        mark = "✅" if g.passed else "❌"
+        mark = GATE_MARKS.get(g.state, "❌")
         detail = "; ".join(md(m) for m in g.messages)
         lines.append(f"- {mark} {md(g.name)}" + (f": {detail}" if detail else ""))
     return [*lines, ""] if gates else lines
@@ -135,15 +139,25 @@ def _changes(view: ReportView) -> list[str]:
     return [*lines, ""]
 
 
+SECURITY_MARKS = {"pass": "✅", "fail": "❌", "not_verified": "⚠️"}
+"""Only a verified pass gets a check mark."""
+
+
 def _security(view: ReportView) -> list[str]:
-    if "security" not in view.report:
+    verdict = view.isolation()
+    if verdict is None:
         return []
+    mark = SECURITY_MARKS[verdict.state]
+    if verdict.state == "pass":
+        return [f"**Security:** {mark} tenant isolation verified: {md(verdict.reason, 400)}.", ""]
+    if verdict.state == "not_verified":
+        return [f"**Security: {mark} tenant isolation NOT VERIFIED:** {md(verdict.reason, 400)}.", ""]
     leaks = view.leaks()
-    if not leaks:
-        return ["**Security:** ✅ no cross-tenant leaks.", ""]
     cases = len({leak.get("case_id") for leak in leaks})
     lines = [
-        f"**Security: ❌ {len(leaks)} cross-tenant chunk(s) returned in {cases} case(s): a release blocker.**",
+        f"**Security: {mark} {len(leaks)} cross-tenant chunk(s) returned in {cases} case(s): a release blocker.**",
+        "",
+        f"Tenant isolation FAILED: {md(verdict.reason, 400)}.",
         "",
     ]
     rows = [
@@ -156,6 +170,8 @@ def _security(view: ReportView) -> list[str]:
         ]
         for leak in leaks[:LIST_LIMIT]
     ]
+    if not rows:
+        return lines
     return [*lines, *_table(["case", "chunk", "rank", "owner", "asked as"], rows, 2), *_more(len(leaks)), ""]
 
 

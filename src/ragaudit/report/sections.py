@@ -12,12 +12,37 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ragaudit.verdict import CheckVerdict, not_verified
+
+TENANT_ISOLATION = "tenant isolation"
+
 
 @dataclass(frozen=True)
 class GateResult:
     name: str
     passed: bool
     messages: tuple[str, ...]
+    status: str = ""
+    """``pass``, ``fail``, ``skip`` (nothing to check) or ``not_verified``; from ``passed`` when absent."""
+
+    @property
+    def state(self) -> str:
+        return self.status or ("pass" if self.passed else "fail")
+
+
+GATE_MARKS = {"pass": "✅", "fail": "❌", "skip": "➖", "not_verified": "⚠️"}
+"""The mark of each gate state (only a checked pass gets a check mark)."""
+
+
+def gate_state(report: Mapping[str, Any], passed: bool, gates: list[GateResult]) -> str:
+    """The overall state of a gate verdict: its ``verdict`` key when it has three states, else derived."""
+    gate = report if report.get("kind") == "gate" else report.get("gate")
+    stated = gate.get("verdict") if isinstance(gate, Mapping) else None
+    if stated in ("pass", "fail", "not_verified"):
+        return str(stated)
+    if not passed and (not gates or any(g.state == "fail" for g in gates)):
+        return "fail"
+    return "not_verified" if any(g.state == "not_verified" for g in gates) else "pass"
 
 
 def gate_verdict(report: Mapping[str, Any]) -> tuple[bool, list[GateResult]] | None:
@@ -31,9 +56,35 @@ def gate_verdict(report: Mapping[str, Any]) -> tuple[bool, list[GateResult]] | N
             continue
         messages = item.get("messages") or ([item["message"]] if item.get("message") else [])
         results.append(
-            GateResult(str(item.get("name", "")), bool(item.get("passed")), tuple(map(str, messages)))
+            GateResult(
+                str(item.get("name", "")),
+                bool(item.get("passed")),
+                tuple(map(str, messages)),
+                str(item.get("status") or ""),
+            )
         )
     return bool(gate["passed"]), results
+
+
+def isolation_of(report: Mapping[str, Any]) -> CheckVerdict | None:
+    """The tenant-isolation verdict an eval report records (``security.isolation``); for a report without
+    one (written before verdicts had three states): fail when it lists leaks, else not verified.
+    ``None`` for a report with no security section."""
+    security = report.get("security")
+    if not isinstance(security, Mapping):
+        return None
+    found = CheckVerdict.from_json(security.get("isolation"))
+    if found is not None:
+        return found
+    leaks = security.get("leaks")
+    count = leaks if isinstance(leaks, int) and not isinstance(leaks, bool) else 0
+    if count:
+        return CheckVerdict(
+            TENANT_ISOLATION, "fail", f"{count} cross-tenant chunk(s) found", count, count, count
+        )
+    return not_verified(
+        TENANT_ISOLATION, "the report records no tenant-isolation verdict (written by an older ragaudit)"
+    )
 
 
 def part(data: Any, *keys: str) -> Mapping[str, Any]:

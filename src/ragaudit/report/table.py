@@ -54,6 +54,7 @@ def eval_table(result: EvalResult) -> str:
         lines.append(f"missing from the run: {shown}")
     for case in result.errors[:10]:
         lines.append(f"error in {case.id}: {case.error}")
+    lines.append(result.tenant_isolation().line())
     leaks = result.leaks()
     if leaks:
         cases = len({leak["case_id"] for leak in leaks})
