@@ -366,7 +366,15 @@ def _gains(
         (
             t,
             analysis,
-            compare_pair(loaded[without], loaded[with_], m, alpha=alpha, n_resamples=resamples, seed=seed),
+            compare_pair(
+                loaded[without],
+                loaded[with_],
+                m,
+                alpha=alpha,
+                n_resamples=resamples,
+                seed=seed,
+                family=len(pairs) * len(metrics),
+            ),
         )
         for t, analysis, without, with_ in pairs
         for m in metrics

@@ -26,6 +26,7 @@ from ragaudit.report.html_experiments import (
 from ragaudit.report.html_parts import Section, card, comparison_table, forest, html_table
 from ragaudit.report.sections import (
     chunking_data,
+    delta_ci_label,
     gate_state,
     gate_verdict,
     k_sweep_data,
@@ -109,7 +110,8 @@ def _changes(view: ReportView) -> Section | None:
     hint = (
         f'<p class="hint">This run against <b>{esc(view.baseline_label or "")}</b> on the same '
         f"{rows[0]['n'] if rows else 0} answerable queries: paired randomization test, Holm-corrected across "
-        f"{len(rows)} metrics, α = {view.alpha:g}; blue points are significant.</p>"
+        f"{len(rows)} metrics, α = {view.alpha:g}; blue points are significant. Intervals: "
+        f"{esc(delta_ci_label(rows))}, simultaneous over the {len(rows)} comparisons.</p>"
     )
     body = hint + forest(rows, False) + comparison_table(rows, False) + _moved(rows, view.primary_metric)
     return "changes", "Changes", body

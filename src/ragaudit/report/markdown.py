@@ -22,6 +22,8 @@ from ragaudit.report.sections import (
     captured_text,
     chunking_data,
     ci_text,
+    constraint_verdict,
+    delta_ci_label,
     gate_state,
     gate_verdict,
     k_sweep_data,
@@ -99,7 +101,16 @@ def _metrics(view: ReportView) -> list[str]:
             ]
         )
     return _table(
-        ["metric", f"baseline ({md(view.baseline_label)})", "this run", pct, "Δ", "p (Holm)", "W/T/L"], rows
+        [
+            "metric",
+            f"baseline ({md(view.baseline_label)})",
+            "this run",
+            f"{pct} of mean (unadjusted)",
+            "Δ",
+            "p (Holm)",
+            "W/T/L",
+        ],
+        rows,
     )
 
 
@@ -120,7 +131,11 @@ def _changes(view: ReportView) -> list[str]:
     if view.comparison is None:
         return []
     base = md(view.baseline_label or "baseline")
-    head = f"paired randomization test, Holm-corrected across {len(view.comparison['comparisons'])} metrics, α = {view.alpha:g}"
+    rows = view.comparison["comparisons"]
+    head = (
+        f"paired randomization test, Holm-corrected across {len(rows)} metrics, α = {view.alpha:g}; "
+        f"intervals: {delta_ci_label(rows)}"
+    )
     significant = view.significant()
     if not significant:
         return [f"**No significant change against {base}** ({head}).", ""]
@@ -227,7 +242,8 @@ def _comparisons(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         ]
         for c in rows
     ]
-    return _table(["metric", "system", "baseline", "system", "Δ", "CI of Δ", "p (Holm)", "W/T/L"], table, 2)
+    headers = ["metric", "system", "baseline", "system", "Δ", delta_ci_label(rows), "p (Holm)", "W/T/L"]
+    return _table(headers, table, 2)
 
 
 def _benchmark(report: Mapping[str, Any]) -> list[str]:
@@ -282,6 +298,7 @@ def _ablation(report: Mapping[str, Any]) -> list[str]:
         for g in gains
     ]
     inv = part(report, "invariants")
+    ci = delta_ci_label([g[a] for g in gains for a in ANALYSES if isinstance(g.get(a), Mapping)], short=True)
     lines = [
         "**Variants**",
         "",
@@ -292,7 +309,7 @@ def _ablation(report: Mapping[str, Any]) -> list[str]:
         + ".",
         "",
         *_table(
-            ["toggle", "metric", "remove-one Δ", "CI", "p (Holm)", "add-one Δ", "CI", "p (Holm)"],
+            ["toggle", "metric", "remove-one Δ", ci, "p (Holm)", "add-one Δ", ci, "p (Holm)"],
             gain_rows,
             2,
         ),
@@ -336,7 +353,20 @@ def _reranker(report: Mapping[str, Any]) -> list[str]:
         f"first-stage {md(recall.get('metric', 'recall'))} = {_num(recall.get('value'))} (the share of the "
         "relevant chunks the reranker gets to reorder at all).",
         "",
-        *_table(["metric", "before", "after", "Δ", "CI", "p (Holm)", "W/T/L", "oracle", "captured"], rows),
+        *_table(
+            [
+                "metric",
+                "before",
+                "after",
+                "Δ",
+                delta_ci_label(records(report, "summary"), short=True),
+                "p (Holm)",
+                "W/T/L",
+                "oracle",
+                "captured",
+            ],
+            rows,
+        ),
         "",
         "oracle = the same candidates in the ideal order by grade; captured = (after − before) / (oracle − "
         f"before); {_significance(report, 'the metrics')}.",
@@ -355,8 +385,11 @@ def _reranker(report: Mapping[str, Any]) -> list[str]:
 
 def _constraints_line(cons: Mapping[str, Any], primary: str) -> str:
     head = f"**Constraints:** {md(cons.get('rewritten', '?'))} of {md(cons.get('cases', '?'))} queries rewritten; "
-    if not cons.get("flagged"):
-        return head + "✅ no rewrite lost an entity or constraint."
+    verdict = constraint_verdict(cons)
+    if verdict.state == "pass":
+        return head + f"✅ no rewrite lost an entity or constraint ({md(verdict.reason)})."
+    if verdict.state == "not_verified":
+        return head + f"⚠️ constraint preservation NOT VERIFIED: {md(verdict.reason)}."
     lost = ", ".join(f"{md(kind)} {md(n)}" for kind, n in part(cons, "lost_by_kind").items()) or "none"
     return (
         head + f"❌ {md(cons['flagged'])} flagged (lost an entity or constraint), "
@@ -386,7 +419,18 @@ def _rewrite(report: Mapping[str, Any]) -> list[str]:
         + _significance(report, "the metrics")
         + ".",
         "",
-        *_table(["metric", "baseline", "rewrite", "Δ", "CI", "p (Holm)", "W/T/L"], rows),
+        *_table(
+            [
+                "metric",
+                "baseline",
+                "rewrite",
+                "Δ",
+                delta_ci_label(records(report, "comparisons"), short=True),
+                "p (Holm)",
+                "W/T/L",
+            ],
+            rows,
+        ),
         "",
         _constraints_line(cons, primary),
         "",

@@ -8,11 +8,11 @@ the rows of the ablation, reranker-eval and rewrite-eval sections.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ragaudit.verdict import CheckVerdict, not_verified
+from ragaudit.verdict import CheckVerdict, decide, not_verified
 
 TENANT_ISOLATION = "tenant isolation"
 
@@ -87,6 +87,24 @@ def isolation_of(report: Mapping[str, Any]) -> CheckVerdict | None:
     )
 
 
+def constraint_verdict(cons: Mapping[str, Any]) -> CheckVerdict:
+    """Constraint preservation of a rewrite-eval as a three-state verdict: fail when a rewrite lost an
+    entity or constraint, pass only when every query's rewrite was checked, else not verified."""
+
+    def count(key: str) -> int:
+        value = cons.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    return decide(
+        "constraint preservation",
+        total=count("cases"),
+        verified=count("checked"),
+        failures=count("flagged"),
+        found="rewrite(s) that lost an entity or constraint",
+        unverified_because="no rewrite was recorded for them (the rewriter failed or was not run)",
+    )
+
+
 def part(data: Any, *keys: str) -> Mapping[str, Any]:
     """The mapping at ``data[k1][k2]...``, or an empty one where any step is missing or not a mapping."""
     for key in keys:
@@ -112,6 +130,22 @@ def ci_text(comparison: Mapping[str, Any] | None) -> str:
     """``[-0.012, +0.085]``: the CI of a paired comparison's delta, or ``–``."""
     ci = comparison.get("ci") if comparison is not None else None
     return f"[{signed(ci[0], 3)}, {signed(ci[1], 3)}]" if isinstance(ci, list) and len(ci) == 2 else "–"
+
+
+def delta_ci_label(rows: Iterable[Mapping[str, Any]], short: bool = False) -> str:
+    """The header of a delta's CI column, saying how the CI was made: ``98.75% CI (Bonferroni)`` when it
+    is adjusted for the family of Holm-corrected comparisons (level ``1 - alpha/m``, in the rows'
+    ``ci_level``), ``95% CI (unadjusted)`` for comparisons made before CIs were adjusted. With
+    ``short`` the words ``of Δ`` are left out."""
+    levels = sorted(
+        {float(r["ci_level"]) for r in rows if isinstance(r.get("ci_level"), (int, float))}, reverse=True
+    )
+    what = "CI" if short else "CI of Δ"
+    if not levels:
+        return f"95% {what} (unadjusted)"
+    shown = "/".join(f"{100 * level:.4g}%" for level in levels)
+    adjusted = any(level > 0.95 + 1e-9 for level in levels)
+    return f"{shown} {what} (Bonferroni 1-α/m)" if adjusted else f"{shown} {what}"
 
 
 def ci_bounds(comparison: Mapping[str, Any]) -> tuple[Any, Any]:
