@@ -219,3 +219,24 @@ def test_the_verdict_rules() -> None:
     assert verdict(0, 0, 0).state == "not_verified"  # nothing to check is not a pass
     assert CheckVerdict.from_json(verdict(5, 4, 0).to_json()) == verdict(5, 4, 0)
     assert CheckVerdict.from_json({"state": "clean"}) is None
+
+
+def test_a_run_file_is_checked_by_its_labels_or_from_the_corpus(kb: dict[str, Path]) -> None:
+    lines = [json.dumps({"id": "acme-0", "retrieved": ["acme-refunds", "globex-refunds"]})]
+    lines += [
+        json.dumps({"id": "globex-0", "retrieved": [{"chunk_id": "globex-refunds", "tenant_id": "globex"}]})
+    ]
+    run = write_lines(kb["dir"] / "run.jsonl", lines)
+
+    def isolation(*extra: str) -> dict[str, Any]:
+        out = kb["dir"] / "run-report.json"
+        args = ["eval", "--dataset", str(kb["golden"]), "--run", str(run), "--metrics", "R@5"]
+        assert main([*args, "--no-history", "--out", str(out), *extra]) != 2
+        verdict: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))["security"]["isolation"]
+        return verdict
+
+    unlabelled = isolation()  # only the labelled chunk can be checked
+    assert unlabelled["state"] == "not_verified" and (unlabelled["verified"], unlabelled["total"]) == (1, 3)
+    from_corpus = isolation("--corpus", str(kb["corpus"]))
+    assert from_corpus["state"] == "fail" and from_corpus["failures"] == 1
+    assert from_corpus["methods"] == {"corpus": 3}

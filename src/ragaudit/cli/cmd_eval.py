@@ -24,8 +24,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_source_options(parser, with_run=True)
     parser.add_argument(
         "--corpus",
-        help="corpus JSONL or BEIR folder (needed with --pipeline/--config); with any live source, each "
-        "returned chunk's tenant is verified from it by id and content",
+        help="corpus JSONL or BEIR folder (needed with --pipeline/--config); with any source, each "
+        "returned chunk's tenant is verified from it by id and content (see docs/security.md)",
     )
     parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
     parser.add_argument(
@@ -134,7 +134,12 @@ def run(args: argparse.Namespace) -> int:
         return _finish(args, result)
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     if args.run:
-        result = evaluate(dataset, load_run(args.run, args.run_format, args.name), specs, policy)
+        loaded = load_run(args.run, args.run_format, args.name)
+        if args.corpus:  # check each listed chunk's owner from the corpus (by id; by content when given)
+            from ragaudit.runner.tenancy import assess_run
+
+            assess_run(loaded, {c.id: c.tenant_id for c in dataset.cases}, _ownership(args.corpus))
+        result = evaluate(dataset, loaded, specs, policy)
     else:
         retriever, scored_on, label, context, ownership = _live_source(
             args, dataset, policy.relevance_threshold
