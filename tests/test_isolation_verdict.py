@@ -240,3 +240,26 @@ def test_a_run_file_is_checked_by_its_labels_or_from_the_corpus(kb: dict[str, Pa
     from_corpus = isolation("--corpus", str(kb["corpus"]))
     assert from_corpus["state"] == "fail" and from_corpus["failures"] == 1
     assert from_corpus["methods"] == {"corpus": 3}
+
+
+def test_experiment_tables_never_show_an_unchecked_zero_or_check_mark() -> None:
+    from ragaudit.report.html import render_html
+    from ragaudit.report.markdown import render_markdown
+    from ragaudit.report.view import build_view
+
+    unverified = decide(
+        "tenant isolation", total=5, verified=0, failures=0, found="x", unverified_because="why"
+    )
+    pipeline = {"name": "svc", "metrics": {"R@5": 0.5}, "leaks": 0, "isolation": unverified.to_json()}
+    bench = {"kind": "benchmark", "pipelines": [pipeline], "comparisons": []}
+    assert "| svc | 0.5000 | – | not verified |" in render_markdown(build_view(bench))
+    assert "<td>not verified</td>" in render_html(build_view(bench)).replace(' class="num"', "")
+    cons = {"cases": 10, "checked": 6, "rewritten": 6, "flagged": 0}
+    rewrite = {"kind": "rewrite-eval", "rewriter": "r", "constraints": cons, "metrics": {}, "comparisons": []}
+    markdown = render_markdown(build_view(rewrite))
+    assert "⚠️ constraint preservation NOT VERIFIED: 4 of 10 not verified" in markdown and "✅" not in markdown
+    html = render_html(build_view(rewrite))
+    assert "Constraint preservation NOT VERIFIED: 4 of 10 not verified" in html
+    assert "No rewrite lost" not in html
+    checked = render_markdown(build_view({**rewrite, "constraints": {**cons, "checked": 10}}))
+    assert "✅ no rewrite lost an entity or constraint (no rewrite(s) that lost" in checked

@@ -342,6 +342,7 @@ class AblationResult:
             "context_tokens": o.context_tokens,
             "counts": o.result.counts.__dict__,
             "leaks": len(o.result.leaks()),
+            "isolation": o.result.tenant_isolation().to_json(),
         }
 
     def write_json(self, path: str | Path) -> None:

@@ -22,6 +22,7 @@ from ragaudit.report.sections import (
     ci_text,
     constraint_verdict,
     delta_ci_label,
+    leaks_text,
     ms_pair,
     part,
     records,
@@ -52,7 +53,7 @@ def benchmark_section(view: ReportView) -> Section | None:
                 *(_num(p["metrics"].get(m)) for m in metrics),
                 _num(latency.get("p95"), 1),
                 _num(p.get("index_build_seconds"), 2),
-                esc(p.get("leaks", "–")),
+                esc(leaks_text(p)),
             ]
         )
     table = html_table(["pipeline", *map(esc, metrics), "p95 ms", "build s", "leaks"], rows)

@@ -27,6 +27,7 @@ from ragaudit.report.sections import (
     gate_state,
     gate_verdict,
     k_sweep_data,
+    leaks_text,
     ms_text,
     part,
     provenance_rows,
@@ -257,7 +258,7 @@ def _benchmark(report: Mapping[str, Any]) -> list[str]:
         cells += [
             _num(p["metrics"].get(m)) + (" \\*" if (p["name"], m) in significant else "") for m in metrics
         ]
-        cells += [_num(latency.get("p95"), 1), str(p.get("leaks", "–"))]
+        cells += [_num(latency.get("p95"), 1), md(leaks_text(p))]
         rows.append(cells)
     inv = report.get("invariants", {})
     return [

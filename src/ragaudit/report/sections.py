@@ -105,6 +105,16 @@ def constraint_verdict(cons: Mapping[str, Any]) -> CheckVerdict:
     )
 
 
+def leaks_text(entry: Mapping[str, Any]) -> str:
+    """A pipeline's leak count for a table, or ``not verified`` when its tenant isolation was not
+    verified (``isolation`` in the entry): zero leaks found is not zero leaks when nothing was checked."""
+    verdict = CheckVerdict.from_json(entry.get("isolation"))
+    if verdict is not None and verdict.state == "not_verified":
+        return "not verified"
+    leaks = entry.get("leaks")
+    return str(leaks) if isinstance(leaks, int) and not isinstance(leaks, bool) else "–"
+
+
 def part(data: Any, *keys: str) -> Mapping[str, Any]:
     """The mapping at ``data[k1][k2]...``, or an empty one where any step is missing or not a mapping."""
     for key in keys:
