@@ -59,13 +59,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_policy_options(parser)
 
 
-def _ownership(corpus: Any, chunks: Any = ()) -> Any:
-    """The index that decides who owns a returned chunk (by id and content), over ``corpus``."""
+def _ownership(corpus: Any, chunks: Any = None) -> Any:
+    """The index that decides who owns a returned chunk, over ``corpus``: by id and content for an
+    outside source; by id alone for a built-in pipeline (given its ``chunks``), whose results are the
+    corpus's own chunks under their own ids (indexing every document's text would only cost time)."""
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.security.ownership import OwnershipIndex
 
     loaded = load_corpus(corpus) if isinstance(corpus, str) else corpus
-    return OwnershipIndex.build(loaded.documents, chunks)
+    if chunks is not None:
+        return OwnershipIndex({d.doc_id: d for d in loaded.documents}, {c.chunk_id: c.doc_id for c in chunks})
+    return OwnershipIndex.build(loaded.documents)
 
 
 def _live_source(
