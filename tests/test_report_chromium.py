@@ -215,3 +215,32 @@ def test_large_reports_list_300_rows_at_a_time(browser: Any, tmp_path: Path) -> 
     assert watched.ids() == [f"c64{i}" for i in range(10)]
     assert watched.console == []
     page.close()
+
+
+def test_unverified_tenant_isolation_shows_no_check_mark(browser: Any, tmp_path: Path) -> None:
+    reports = build_reports(tmp_path)
+    report = load(reports["base"])
+    reason = "8 of 8 not verified: responses carry no tenant_id for them and no --corpus was given"
+    report["security"] = {
+        "leaks": 0,
+        "cases_with_leaks": 0,
+        "records": [],
+        "isolation": {"check": "tenant isolation", "state": "not_verified", "reason": reason}
+        | {"verified": 0, "total": 8, "failures": 0},
+    }
+    for case in report["per_case"]:
+        case.pop("leaks", None)
+    source = tmp_path / "unverified.json"
+    source.write_text(json.dumps(report), encoding="utf-8")
+    out = tmp_path / "unverified.html"
+    assert main(["report", str(source), "--format", "html", "--out", str(out)]) == 0
+    watched = Watched(browser, out)
+    try:
+        security = watched.page.inner_text("#security")
+        summary = watched.page.inner_text("#summary")
+        assert "Tenant isolation NOT VERIFIED" in security and "no --corpus was given" in security
+        assert "✓" not in security + summary and "No cross-tenant leaks" not in security
+        assert "not verified" in summary
+        assert watched.console == []
+    finally:
+        watched.page.close()

@@ -48,7 +48,9 @@ def test_against_a_baseline_the_table_shows_deltas_and_significant_changes(
     assert code == 0 and "md report written" in err
     text = out.read_text(encoding="utf-8")
     assert text.startswith("### ragaudit eval: better on golden.jsonl")
-    assert "| metric | baseline (base) | this run | 95% CI | Δ | p (Holm) | W/T/L |" in text
+    assert (
+        "| metric | baseline (base) | this run | 95% CI of mean (unadjusted) | Δ | p (Holm) | W/T/L |" in text
+    )
     mrr = next(line for line in text.splitlines() if line.startswith("| MRR@10 |"))
     assert "**+0." in mrr and "▲" in mrr
     assert "**Significant changes against base**" in text and "Holm-corrected across 4 metrics" in text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -108,3 +109,58 @@ def test_effect_size_and_win_tie_loss() -> None:
     assert paired_effect_size(A, B) == pytest.approx(d.mean() / d.std(ddof=1))
     wtl = win_tie_loss([0.1, 0.5, 0.5, 0.9], [0.2, 0.5, 0.4, 0.9])
     assert (wtl.wins, wtl.ties, wtl.losses) == (1, 2, 1)
+
+
+# --- a delta's CI next to a Holm-adjusted p is adjusted for the same family -----------------------------
+
+
+def _family(seed: int, metrics: int = 8) -> dict[str, Any]:
+    """``compare_reports`` of a system against an all-zero baseline on ``metrics`` identical metrics
+    (40 cases, per-case deltas ~ N(0.14, 0.4)): a family of ``metrics`` equally strong comparisons."""
+    from ragaudit.experiments.compare import LoadedReport, compare_reports
+
+    d = np.round(np.random.default_rng(seed).normal(0.14, 0.4, 40), 3)
+    names = [f"M{i}" for i in range(metrics)]
+
+    def report(label: str, values: np.ndarray) -> LoadedReport:
+        per_case = [{"id": f"q{i}", "metrics": dict.fromkeys(names, float(v))} for i, v in enumerate(values)]
+        data = {"dataset": {"sha256": "s"}, "policy": {}, "metrics": dict.fromkeys(names, 0.0)}
+        return LoadedReport(label, label, {**data, "per_case": per_case})
+
+    base = report("base", np.zeros(40))
+    return compare_reports([base, report("system", d)], base, n_resamples=4000)
+
+
+def test_the_ci_beside_a_holm_p_is_a_bonferroni_interval_at_one_minus_alpha_over_m() -> None:
+    result = _family(0)
+    row = result["comparisons"][0]
+    assert result["ci_level"] == row["ci_level"] == pytest.approx(1 - 0.05 / 8)
+    assert result["ci_adjustment"] == "bonferroni" and "m = 8" in row["ci_method"]
+    # unadjusted, this delta's 95% CI excludes 0 while its Holm p is not significant: the contradiction
+    # the reports showed; at 1 - alpha/m the interval agrees with the adjusted p
+    d = np.round(np.random.default_rng(0).normal(0.14, 0.4, 40), 3)
+    assert bootstrap_mean_ci(d, 0.95, 4000)[0] > 0 and row["p_value"] < 0.05
+    assert not row["significant"] and row["p_value_corrected"] > 0.05
+    assert row["ci"][0] < 0 < row["ci"][1]
+    strong = _family(6)["comparisons"][0]  # a significant Holm p: its adjusted CI excludes 0 too
+    assert strong["significant"] and strong["ci"][0] > 0
+    alone = _family(0, metrics=1)
+    assert alone["ci_level"] == pytest.approx(0.95) and alone["ci_adjustment"] == "none"
+
+
+def test_every_renderer_names_the_ci_level_beside_the_holm_p() -> None:
+    from ragaudit.report.html import render_html
+    from ragaudit.report.markdown import render_markdown
+    from ragaudit.report.sections import delta_ci_label
+    from ragaudit.report.table import delta_ci_label as terminal_label
+    from ragaudit.report.view import build_view
+
+    rows = _family(0)["comparisons"]
+    assert delta_ci_label(rows) == terminal_label(rows) == "99.38% CI of Δ (Bonferroni 1-α/m)"
+    assert delta_ci_label([{"ci": [0, 1]}]) == "95% CI of Δ (unadjusted)"  # an older report says so
+    report = {**_family(0), "kind": "compare"}
+    text = render_markdown(build_view(report))
+    assert "| 99.38% CI of Δ (Bonferroni 1-α/m) | p (Holm) |" in text
+    assert '<th class="num">99.38% CI of Δ (Bonferroni 1-α/m)</th><th class="num">p (Holm)</th>' in (
+        render_html(build_view(report))
+    )

@@ -423,11 +423,14 @@ def assert_floors(result: EvalResult | Mapping[str, Any], floors: Mapping[str, f
         raise AssertionError("\n".join(messages))
 
 
-def assert_no_leaks(result: EvalResult | Mapping[str, Any]) -> None:
-    """Fail when any retrieved chunk belonged to another tenant than the one that asked."""
+def assert_no_leaks(result: EvalResult | Mapping[str, Any], *, allow_unverified: bool = False) -> None:
+    """Fail when any retrieved chunk belonged to another tenant than the one that asked, and when tenant
+    isolation could not be verified (the result's verdict is ``not_verified``: e.g. the responses carry
+    no ``tenant_id`` and no corpus was given) unless ``allow_unverified``: no leak found is not no leak."""
     __tracebackhide__ = True
     from ragaudit.evaluation.result import EvalResult
     from ragaudit.gates.checks import WORST, describe_leak
+    from ragaudit.report.sections import isolation_of
 
     leaks = (
         result.leaks() if isinstance(result, EvalResult) else result.get("security", {}).get("records", [])
@@ -435,6 +438,12 @@ def assert_no_leaks(result: EvalResult | Mapping[str, Any]) -> None:
     if leaks:
         shown = "; ".join(describe_leak(leak) for leak in leaks[:WORST])
         raise AssertionError(f"CRITICAL LEAK: {len(leaks)} cross-tenant chunk(s) returned: {shown}")
+    verdict = result.tenant_isolation() if isinstance(result, EvalResult) else isolation_of(result)
+    if not allow_unverified and (verdict is None or verdict.state == "not_verified"):
+        why = verdict.reason if verdict is not None else "the report has no security section"
+        raise AssertionError(
+            f"tenant isolation NOT VERIFIED: {why} (pass allow_unverified=True to accept that)"
+        )
 
 
 def assert_no_errors(result: EvalResult) -> None:

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.experiments.compare import compare_reports, load_report
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.report.artifact import write_artifact
-    from ragaudit.report.table import delta_cells, fmt_number, render_table
+    from ragaudit.report.table import delta_cells, delta_ci_label, fmt_number, render_table
 
     paths = list(dict.fromkeys([*([args.baseline] if args.baseline else []), *args.reports]))
     reports = [load_report(p) for p in paths]
@@ -51,7 +51,19 @@ def run(args: argparse.Namespace) -> int:
             ]
         )
     print(
-        render_table(["metric", "system", "baseline", "system", "delta", "95% CI", "p (Holm)", "W/T/L"], rows)
+        render_table(
+            [
+                "metric",
+                "system",
+                "baseline",
+                "system",
+                "delta",
+                delta_ci_label(result["comparisons"]),
+                "p (Holm)",
+                "W/T/L",
+            ],
+            rows,
+        )
     )
     print(
         f"baseline: {result['baseline']}; * = significant at alpha {args.alpha} after Holm correction "

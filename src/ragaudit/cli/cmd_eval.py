@@ -27,7 +27,11 @@ HELP = "evaluate a run file, a pipeline over a corpus, an HTTP endpoint or a Pyt
 def configure(parser: argparse.ArgumentParser) -> None:
     add_dataset_options(parser)
     add_source_options(parser, with_run=True)
-    parser.add_argument("--corpus", help="corpus JSONL or BEIR folder (needed with --pipeline/--config)")
+    parser.add_argument(
+        "--corpus",
+        help="corpus JSONL or BEIR folder (needed with --pipeline/--config); with any source, each "
+        "returned chunk's tenant is verified from it by id and content (see docs/security.md)",
+    )
     parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
     parser.add_argument(
         "--fast",
@@ -70,10 +74,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_outcome_options(parser)
 
 
+def _ownership(corpus: Any, chunks: Any = None) -> Any:
+    """The index that decides who owns a returned chunk, over ``corpus``: by id and content for an
+    outside source; by id alone for a built-in pipeline (given its ``chunks``), whose results are the
+    corpus's own chunks under their own ids (indexing every document's text would only cost time)."""
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.security.ownership import OwnershipIndex
+
+    loaded = load_corpus(corpus) if isinstance(corpus, str) else corpus
+    if chunks is not None:
+        return OwnershipIndex({d.doc_id: d for d in loaded.documents}, {c.chunk_id: c.doc_id for c in chunks})
+    return OwnershipIndex.build(loaded.documents)
+
+
 def _live_source(
     args: argparse.Namespace, dataset: Any, threshold: int
-) -> tuple[Any, Any, str, dict[str, Any]]:
-    """The retriever to query, the dataset it is scored on, its label, and its provenance."""
+) -> tuple[Any, Any, str, dict[str, Any], Any]:
+    """The retriever to query, the dataset it is scored on, its label, its provenance, and the corpus
+    ownership index that checks tenant isolation (``None`` without ``--corpus``)."""
     from ragaudit.errors import InputError
 
     if args.pipeline or args.config:
@@ -88,7 +106,9 @@ def _live_source(
         prepared = prepare_pipeline(
             dataset, args.corpus, config, threshold=threshold, qdrant_url=args.qdrant_url
         )
-        return prepared.pipeline.retriever, prepared.dataset, config.name, prepared.context()
+        ownership = _ownership(prepared.corpus, prepared.pipeline.chunks)
+        return prepared.pipeline.retriever, prepared.dataset, config.name, prepared.context(), ownership
+    ownership = _ownership(args.corpus) if args.corpus else None
     if args.endpoint:
         from ragaudit.retrieval.http import HttpRetriever, display_url
 
@@ -100,10 +120,11 @@ def _live_source(
             timeout_s=args.timeout,
             max_connections=args.concurrency,
         )
-        return retriever, dataset, "endpoint", {"source": {"endpoint": display_url(args.endpoint)}}
+        return retriever, dataset, "endpoint", {"source": {"endpoint": display_url(args.endpoint)}}, ownership
     from ragaudit.retrieval.plugin import load_plugin
 
-    return load_plugin(args.retriever), dataset, args.retriever, {"source": {"retriever": args.retriever}}
+    source = {"source": {"retriever": args.retriever}}
+    return load_plugin(args.retriever), dataset, args.retriever, source, ownership
 
 
 def run(args: argparse.Namespace) -> int:
@@ -139,9 +160,13 @@ def run(args: argparse.Namespace) -> int:
         _warn(unknown_ids_warning(dataset, args.corpus))
     if args.run:
         run_file = load_run(args.run, args.run_format, args.name)
+        if args.corpus:  # check each listed chunk's owner from the corpus (by id; by content when given)
+            from ragaudit.runner.tenancy import assess_run
+
+            assess_run(run_file, {c.id: c.tenant_id for c in dataset.cases}, _ownership(args.corpus))
         result = evaluate(dataset, run_file, specs, policy)
         return _finish(args, result, run_sample=list(run_file.cases)[:3])
-    retriever, scored_on, label, context = _live_source(args, dataset, policy.relevance_threshold)
+    retriever, scored_on, label, context, ownership = _live_source(args, dataset, policy.relevance_threshold)
     options = RunOptions(
         retrieval_depth(specs, args.top_k),
         args.tenant,
@@ -152,7 +177,16 @@ def run(args: argparse.Namespace) -> int:
         False if args.no_progress else None,
     )
     result = asyncio.run(
-        evaluate_live(scored_on, retriever, specs, policy, options, name=args.name or label, context=context)
+        evaluate_live(
+            scored_on,
+            retriever,
+            specs,
+            policy,
+            options,
+            name=args.name or label,
+            context=context,
+            ownership=ownership,
+        )
     )
     return _finish(args, result)
 
@@ -234,16 +268,16 @@ def _warn_unknown_ids(result: Any, corpus: str) -> None:
     chunks ``D#n``): a field mapped wrongly, or a service serving another corpus, scores zeros silently."""
     import sys
 
-    from ragaudit.data.corpus_ids import is_known, read_corpus_ids
+    from ragaudit.data.corpus_ids import read_corpus_index
     from ragaudit.errors import ValidationError
 
-    ids, problems = read_corpus_ids(corpus)
+    index, problems = read_corpus_index(corpus)
     if problems:
         raise ValidationError(problems)
     unknown: dict[str, None] = {}
     cases = 0
     for case in result.per_case:
-        found = [r.chunk_id for r in case.retrieved if not is_known(r.chunk_id, ids)]
+        found = [r.chunk_id for r in case.retrieved if not index.known(r.chunk_id)]
         cases += bool(found)
         unknown.update(dict.fromkeys(found))
     if unknown:

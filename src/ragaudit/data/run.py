@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragaudit.verdict import CheckVerdict
+
 
 @dataclass(frozen=True, slots=True)
 class RankedItem:
@@ -85,6 +87,8 @@ class Run:
     sha256: str | None = None
     problems: list[str] = field(default_factory=list)
     """Non-fatal oddities met while reading (duplicate lines, ...), reported with the evaluation."""
+    isolation: CheckVerdict | None = None
+    """The tenant-isolation verdict over the run (:func:`ragaudit.runner.tenancy.assess_run`)."""
 
     def info(self) -> dict[str, Any]:
         return {"name": self.name, "source": self.source, "sha256": self.sha256, "cases": len(self.cases)}

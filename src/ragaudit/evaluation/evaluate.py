@@ -13,6 +13,7 @@ from ragaudit.evaluation.result import CaseResult, CaseStatus, Counts, EvalResul
 from ragaudit.metrics.bulk import compute_rankings
 from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
 from ragaudit.metrics.policy import Policy, no_answerable_case
+from ragaudit.runner.tenancy import assess_run
 
 RunLike = Run | str | Path | Mapping[str, Sequence[str]]
 
@@ -75,6 +76,7 @@ def evaluate(
     values = compute_rankings(rankings, rel_sets, grades, specs, policy.gain)
     means = {s.name: float(values[s.name].mean()) for s in specs}
 
+    isolation = the_run.isolation or assess_run(the_run, {c.id: c.tenant_id for c in ds.cases})
     depth = _report_depth(specs) if policy.max_depth is None else min(_report_depth(specs), policy.max_depth)
     per_case: list[CaseResult] = []
     row_of = {c.id: i for i, c in enumerate(answerable)}
@@ -132,5 +134,13 @@ def evaluate(
         not_in_dataset=len(extra),
     )
     return EvalResult(
-        means, counts, tuple(per_case), policy, ds.info(), the_run.info(), tuple(notes), dict(context or {})
+        means,
+        counts,
+        tuple(per_case),
+        policy,
+        ds.info(),
+        the_run.info(),
+        tuple(notes),
+        dict(context or {}),
+        isolation=isolation,
     )

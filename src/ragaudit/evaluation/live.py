@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragaudit.data.schema import Dataset
 from ragaudit.evaluation.evaluate import evaluate
@@ -17,6 +17,9 @@ from ragaudit.evaluation.result import EvalResult
 from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.retrieval.protocol import Retriever
+
+if TYPE_CHECKING:
+    from ragaudit.security.ownership import OwnershipIndex
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,11 @@ async def evaluate_live(
     *,
     name: str,
     context: Mapping[str, Any] | None = None,
+    ownership: OwnershipIndex | None = None,
 ) -> EvalResult:
+    """Query ``retriever`` for every case and score the run. With ``ownership`` (an index over the
+    corpus) each returned chunk's tenant is checked from the corpus by id and content, else from the
+    response's ``tenant_id``; the verdict is ``EvalResult.isolation`` (:mod:`ragaudit.runner.tenancy`)."""
     from ragaudit.runner.execute import run_cases
 
     run = await run_cases(
@@ -65,6 +72,7 @@ async def evaluate_live(
         results_path=options.results_path,
         resume=options.resume,
         progress=options.progress,
+        ownership=ownership,
     )
     full_context = {
         "retrieval": {

@@ -10,6 +10,9 @@ from typing import Any, Literal
 
 from ragaudit.metrics.policy import Policy
 from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
+from ragaudit.verdict import CheckVerdict, decide, not_verified
+
+TENANT_ISOLATION = "tenant isolation"
 
 CaseStatus = Literal["ok", "missing", "error", "unanswerable"]
 
@@ -106,6 +109,8 @@ class EvalResult:
     context: Mapping[str, Any] = field(default_factory=dict)
     """Provenance beyond dataset and run: pipeline config and hash, corpus, models, k."""
     created_at: str = field(default_factory=utc_timestamp)
+    isolation: CheckVerdict | None = None
+    """The tenant-isolation verdict over every returned chunk (:mod:`ragaudit.runner.tenancy`)."""
 
     @property
     def missing(self) -> list[str]:
@@ -129,6 +134,26 @@ class EvalResult:
     def leaks(self) -> list[dict[str, Any]]:
         """Every cross-tenant leak found, with the case it happened in."""
         return [{"case_id": c.id, **leak} for c in self.per_case for leak in c.leaks]
+
+    def tenant_isolation(self) -> CheckVerdict:
+        """The tenant-isolation verdict: the one the run was checked with, else (a result built without a
+        tenant check, e.g. by the fast TREC engine) fail on a recorded leak and not verified otherwise."""
+        if self.isolation is not None:
+            return self.isolation
+        leaks = len(self.leaks())
+        if leaks:
+            return decide(
+                TENANT_ISOLATION,
+                total=leaks,
+                verified=leaks,
+                failures=leaks,
+                found="cross-tenant chunk(s)",
+                unverified_because="",
+            )
+        return not_verified(
+            TENANT_ISOLATION,
+            "no tenant check ran on this evaluation (a TREC run file carries no tenant labels)",
+        )
 
     def per_case_values(self, metric: str) -> dict[str, float]:
         """``{case_id: value}`` of one metric over the answerable cases (the basis of paired tests)."""
@@ -156,6 +181,7 @@ class EvalResult:
                 "leaks": len(self.leaks()),
                 "cases_with_leaks": sum(1 for c in self.per_case if c.leaks),
                 "records": self.leaks(),
+                "isolation": self.tenant_isolation().to_json(),
             },
             **dict(self.context),
             "notes": list(self.notes),

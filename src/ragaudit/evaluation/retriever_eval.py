@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragaudit.data.loading import load_dataset
 from ragaudit.data.schema import Dataset
@@ -15,6 +16,9 @@ from ragaudit.metrics.policy import Policy
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.runner.execute import run_cases
 from ragaudit.runner.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from ragaudit.security.ownership import OwnershipIndex
 
 
 async def evaluate_retriever(
@@ -32,13 +36,15 @@ async def evaluate_retriever(
     resume: bool = False,
     progress: bool | None = False,
     require_tenant_labels: bool = False,
+    ownership: OwnershipIndex | None = None,
 ) -> EvalResult:
     """Run every case through ``retriever`` and score it.
 
     ``tenant_id`` is the tenant for cases that name none; a case's own ``tenant_id`` wins. The default
     metrics are the lesson's at ``top_k``: ``R@k``, ``P@k``, ``MRR`` and ``nDCG@k``. The runner options
     (retries, an append-only ``results_path`` to ``resume`` from, a progress bar, counting unlabelled
-    chunks as leaks) are those of :func:`ragaudit.runner.execute.run_cases`.
+    chunks as leaks, an ``ownership`` index over the corpus that decides who owns each chunk) are those
+    of :func:`ragaudit.runner.execute.run_cases`; the tenant-isolation verdict is ``result.isolation``.
     """
     policy = policy or Policy()
     dataset = (
@@ -64,5 +70,6 @@ async def evaluate_retriever(
         resume=resume,
         progress=progress,
         require_tenant_labels=require_tenant_labels,
+        ownership=ownership,
     )
     return evaluate(dataset, run, specs, policy)

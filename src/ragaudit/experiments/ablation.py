@@ -342,6 +342,7 @@ class AblationResult:
             "context_tokens": o.context_tokens,
             "counts": o.result.counts.__dict__,
             "leaks": len(o.result.leaks()),
+            "isolation": o.result.tenant_isolation().to_json(),
         }
 
     def write_json(self, path: str | Path) -> None:
@@ -366,7 +367,15 @@ def _gains(
         (
             t,
             analysis,
-            compare_pair(loaded[without], loaded[with_], m, alpha=alpha, n_resamples=resamples, seed=seed),
+            compare_pair(
+                loaded[without],
+                loaded[with_],
+                m,
+                alpha=alpha,
+                n_resamples=resamples,
+                seed=seed,
+                family=len(pairs) * len(metrics),
+            ),
         )
         for t, analysis, without, with_ in pairs
         for m in metrics

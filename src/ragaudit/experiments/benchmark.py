@@ -104,6 +104,7 @@ class BenchmarkResult:
                     "context_tokens": o.context_tokens,
                     "counts": o.result.counts.__dict__,
                     "leaks": len(o.result.leaks()),
+                    "isolation": o.result.tenant_isolation().to_json(),
                 }
                 for o in self.outcomes
             ],

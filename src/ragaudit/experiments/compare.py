@@ -17,7 +17,7 @@ import numpy as np
 from ragaudit.errors import InputError
 from ragaudit.report.artifact import envelope, read_report
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
-from ragaudit.stats.correction import holm_bonferroni
+from ragaudit.stats.correction import bonferroni_confidence, ci_method, holm_bonferroni
 from ragaudit.stats.paired import paired_effect_size, paired_t_test, randomization_test, win_tie_loss
 
 MOVED = 5
@@ -87,6 +87,9 @@ class Comparison:
     p_value_t_test: float
     most_improved: list[dict[str, Any]] = field(default_factory=list)
     most_regressed: list[dict[str, Any]] = field(default_factory=list)
+    ci_level: float = 0.95
+    """The confidence level of ``ci``: ``1 - alpha/m`` over a family of ``m`` Holm-corrected comparisons."""
+    ci_method: str = "percentile bootstrap, unadjusted"
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -122,8 +125,18 @@ def _moved(ids: list[str], d: np.ndarray, reverse: bool) -> list[dict[str, Any]]
 
 
 def compare_pair(
-    baseline: LoadedReport, system: LoadedReport, metric: str, *, alpha: float, n_resamples: int, seed: int
+    baseline: LoadedReport,
+    system: LoadedReport,
+    metric: str,
+    *,
+    alpha: float,
+    n_resamples: int,
+    seed: int,
+    family: int = 1,
 ) -> Comparison:
+    """One paired comparison in a family of ``family`` comparisons that are Holm-corrected together: the
+    delta's percentile-bootstrap CI is at level ``1 - alpha/family`` (Bonferroni; see
+    :mod:`ragaudit.stats.correction`), so it is adjusted for the same family as the p-value."""
     a_map, b_map = baseline.per_case(metric), system.per_case(metric)
     ids = sorted(set(a_map) & set(b_map))
     a = np.array([a_map[i] for i in ids])
@@ -132,6 +145,7 @@ def compare_pair(
     rng = np.random.default_rng(seed)
     p = randomization_test(a, b, n_resamples=n_resamples, rng=rng) if ids else math.nan
     wtl = win_tie_loss(a, b)
+    level = bonferroni_confidence(alpha, family)
     return Comparison(
         metric=metric,
         baseline=baseline.label,
@@ -139,7 +153,7 @@ def compare_pair(
         baseline_mean=float(a.mean()) if ids else math.nan,
         system_mean=float(b.mean()) if ids else math.nan,
         delta=float(d.mean()) if ids else math.nan,
-        ci=bootstrap_mean_ci(d, n_resamples=n_resamples, rng=rng),
+        ci=bootstrap_mean_ci(d, level, n_resamples=n_resamples, rng=rng),
         p_value=p,
         p_value_corrected=p,
         test="paired randomization (sign-flip)",
@@ -152,6 +166,8 @@ def compare_pair(
         p_value_t_test=paired_t_test(a, b).p_value if ids else math.nan,
         most_improved=_moved(ids, d, True),
         most_regressed=_moved(ids, d, False),
+        ci_level=level,
+        ci_method=ci_method(level, family),
     )
 
 
@@ -163,7 +179,8 @@ def compare_reports(
     n_resamples: int = 10_000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Compare every system against the baseline on every metric; Holm-correct across the whole table."""
+    """Compare every system against the baseline on every metric; Holm-correct the p-values across the
+    whole table and give each delta's CI at the matching Bonferroni level ``1 - alpha/m``."""
     if len(reports) < 2:
         raise InputError("compare", None, "need at least two reports", "pass two or more report files")
     base = baseline or reports[0]
@@ -174,8 +191,9 @@ def compare_reports(
         if metrics
         else [m for m in base.metric_names() if all(m in r.metric_names() for r in everyone)]
     )
+    family = (len(everyone) - 1) * len(names)
     rows = [
-        compare_pair(base, other, m, alpha=alpha, n_resamples=n_resamples, seed=seed)
+        compare_pair(base, other, m, alpha=alpha, n_resamples=n_resamples, seed=seed, family=family)
         for other in everyone[1:]
         for m in names
     ]
@@ -200,6 +218,8 @@ def compare_reports(
         "systems": [r.label for r in everyone[1:]],
         "alpha": alpha,
         "correction": "holm-bonferroni",
+        "ci_level": bonferroni_confidence(alpha, family),
+        "ci_adjustment": "bonferroni" if family > 1 else "none",
         "n_resamples": n_resamples,
         "seed": seed,
         "reports": {r.label: r.path for r in everyone},

@@ -46,7 +46,7 @@ from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
 from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
-from ragaudit.report.table import delta_cells, fmt_number, render_table
+from ragaudit.report.table import delta_cells, delta_ci_label, fmt_number, render_table
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 from ragaudit.runner.execute import warm_up
 
@@ -178,6 +178,7 @@ class RerankerEvaluation:
                     "after": after,
                     "delta": c["delta"],
                     "ci": c["ci"],
+                    "ci_level": c["ci_level"],
                     "p_value": c["p_value"],
                     "p_value_corrected": c["p_value_corrected"],
                     "significant": c["significant"],
@@ -202,7 +203,8 @@ class RerankerEvaluation:
             ]
             for r in self.summary()
         ]
-        headers = ["metric", "before", "after", "delta", "95% CI", "p (Holm)", "W/T/L", "oracle", "captured"]
+        ci = delta_ci_label(self.comparison["comparisons"], short=True)
+        headers = ["metric", "before", "after", "delta", ci, "p (Holm)", "W/T/L", "oracle", "captured"]
         return render_table(headers, rows)
 
     def per_case(self) -> list[dict[str, Any]]:

@@ -52,7 +52,7 @@ from ragaudit.pipelines.build import BuiltPipeline, ComponentCache, build_pipeli
 from ragaudit.pipelines.config import PipelineConfig, StageConfig, parse_pipeline
 from ragaudit.pipelines.prepare import prepare_pipeline
 from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
-from ragaudit.report.table import delta_cells, fmt_number, render_table
+from ragaudit.report.table import delta_cells, delta_ci_label, fmt_number, render_table
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.rewrite import QueryRewriter, RewriteRetriever
 from ragaudit.runner.execute import warm_up
@@ -306,7 +306,18 @@ class RewriteEvaluation:
                 [c["metric"], fmt_number(c["baseline_mean"]), fmt_number(c["system_mean"]), *delta_cells(c)]
             )
         lines = [
-            render_table(["metric", "baseline", "rewrite", "delta", "95% CI", "p (Holm)", "W/T/L"], rows),
+            render_table(
+                [
+                    "metric",
+                    "baseline",
+                    "rewrite",
+                    "delta",
+                    delta_ci_label(self.comparison.get("comparisons", [])),
+                    "p (Holm)",
+                    "W/T/L",
+                ],
+                rows,
+            ),
             f"* = significant at alpha {self.comparison.get('alpha', 0.05)} (paired randomization test, "
             f"Holm-corrected across {len(rows)} metrics); rewriter: {self.rewriter}",
         ]

@@ -8,7 +8,10 @@ with its numbers.
    A drop beyond the tolerance that is not significant is reported, not counted: on a small golden
    set it is as likely noise as a regression;
 3. **security**: cross-tenant leaks (the eval report's ``security.leaks``, plus every ``--audit``
-   report's leaks) do not exceed ``max_leaks`` (0 unless the policy says otherwise);
+   report's leaks) do not exceed ``max_leaks`` (0 unless the policy says otherwise), and tenant
+   isolation was verified: by the eval report's verdict (``security.isolation``, every returned chunk
+   checked) or by a clean ``--audit`` report. Otherwise the gate is **not verified**, with the reason,
+   which blocks the release unless the policy sets ``allow_unverified = true``;
 4. **operations**: latency p95 within its budget, error rate (``errors / cases``) within its budget.
    A budget the report cannot be checked against (no latency in a run-file evaluation) fails: an
    unmeasured budget is not a met one.
@@ -27,14 +30,18 @@ from ragaudit.errors import InputError
 from ragaudit.experiments.compare import LoadedReport, compare_reports
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.selftest import run_selftest
+from ragaudit.report.sections import isolation_of
 
-Status = Literal["pass", "fail", "skip"]
+Status = Literal["pass", "fail", "skip", "not_verified"]
 WORST = 5
 
 
 @dataclass(frozen=True)
 class GateResult:
-    """One gate's outcome: ``findings`` are the reasons it failed, ``notes`` what it did not check."""
+    """One gate's outcome: ``findings`` are the reasons it failed, ``notes`` what it did not check.
+
+    ``not_verified``: the gate could not establish what it guards; it blocks the release (``passed`` is
+    false) unless ``accepted`` (the policy waived it), and it never prints as a pass."""
 
     gate: str
     status: Status
@@ -42,10 +49,11 @@ class GateResult:
     findings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     numbers: Mapping[str, Any] = field(default_factory=dict)
+    accepted: bool = False
 
     @property
     def passed(self) -> bool:
-        return self.status != "fail"
+        return self.status in ("pass", "skip") or (self.status == "not_verified" and self.accepted)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +62,7 @@ class GateResult:
             "passed": self.passed,
             "messages": list(self.findings) or [self.summary],
             "status": self.status,
+            "accepted": self.accepted,
             "summary": self.summary,
             "findings": list(self.findings),
             "notes": list(self.notes),
@@ -282,12 +291,9 @@ def describe_leak(record: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _has_tenant_labels(report: Mapping[str, Any]) -> bool:
-    return any(
-        isinstance(item, Mapping) and item.get("tenant_id") is not None
-        for case in report.get("per_case", [])
-        for item in case.get("retrieved", [])
-    )
+def _audit_verified(data: Mapping[str, Any]) -> bool:
+    """Whether a tenant-audit report says it looked and found the isolation clean."""
+    return data.get("passed") is True and data.get("verdict", "clean") == "clean"
 
 
 def security_gate(
@@ -300,11 +306,12 @@ def security_gate(
         notes.append("the eval report has no security section")
     else:
         sources.append((f"eval report {report.path}", *found))
-    if not _has_tenant_labels(report.data):
-        notes.append(
-            "no retrieved chunk in the eval report carries a tenant label: its isolation was not verified "
-            "(add --audit from 'ragaudit audit-tenants', or evaluate a live source that reports tenant_id)"
-        )
+    isolation = isolation_of(report.data)
+    verified_by: list[str] = []
+    if isolation is not None and isolation.state == "pass":
+        verified_by.append(f"eval report {report.path} ({isolation.reason})")
+    elif isolation is not None and isolation.state == "not_verified":
+        notes.append(f"eval report {report.path}: tenant isolation not verified: {isolation.reason}")
     for path, data in audits:
         audit = _leak_records(data)
         if audit is None:
@@ -315,29 +322,54 @@ def security_gate(
                 "pass a report written by 'ragaudit audit-tenants'",
             )
         sources.append((f"audit {path}", *audit))
-        if data.get("passed") is False and audit[0] == 0:
+        if _audit_verified(data) and audit[0] == 0:
+            verified_by.append(f"audit {path}")
+        elif audit[0] == 0:
             notes.append(
-                f"audit {path} found no leak but its verdict is {data.get('verdict', 'not clean')!r}"
+                f"audit {path} found no leak but its verdict is {data.get('verdict', 'not clean')!r}: "
+                "it does not verify isolation"
             )
     total = sum(n for _, n, _ in sources)
-    numbers = {"leaks": total, "max_leaks": policy.max_leaks, "by_source": {s: n for s, n, _ in sources}}
-    if total <= policy.max_leaks:
+    numbers = {
+        "leaks": total,
+        "max_leaks": policy.max_leaks,
+        "by_source": {s: n for s, n, _ in sources},
+        "isolation": isolation.to_json() if isolation is not None else None,
+        "verified_by": verified_by,
+    }
+    if total > policy.max_leaks:
+        findings = [
+            f"{total} cross-tenant leak(s) > allowed {policy.max_leaks}: "
+            + ", ".join(f"{n} in {s}" for s, n, _ in sources if n)
+            + "; a leak is a release blocker whatever the quality metrics say"
+        ]
+        for source, _, records in sources:
+            findings += [f"{source}: {describe_leak(r)}" for r in records[:WORST]]
+        return GateResult(
+            "security", "fail", f"{total} cross-tenant leak(s)", tuple(findings), tuple(notes), numbers
+        )
+    if verified_by or (total and isolation is not None and isolation.state == "fail"):
+        how = "verified by " + "; ".join(verified_by) if verified_by else "leaks within the allowance"
         return GateResult(
             "security",
             "pass",
-            f"{total} cross-tenant leak(s) (allowed {policy.max_leaks})",
+            f"{total} cross-tenant leak(s) (allowed {policy.max_leaks}); {how}",
             notes=tuple(notes),
             numbers=numbers,
         )
-    findings = [
-        f"{total} cross-tenant leak(s) > allowed {policy.max_leaks}: "
-        + ", ".join(f"{n} in {s}" for s, n, _ in sources if n)
-        + "; a leak is a release blocker whatever the quality metrics say"
-    ]
-    for source, _, records in sources:
-        findings += [f"{source}: {describe_leak(r)}" for r in records[:WORST]]
+    reason = isolation.reason if isolation is not None else "the eval report has no security section"
+    waived = " (allowed by the policy: allow_unverified = true)" if policy.allow_unverified else ""
     return GateResult(
-        "security", "fail", f"{total} cross-tenant leak(s)", tuple(findings), tuple(notes), numbers
+        "security",
+        "not_verified",
+        f"tenant isolation NOT VERIFIED{waived}: {reason}",
+        notes=(
+            *notes,
+            "verify it: 'ragaudit eval --corpus CORPUS' checks every returned chunk's owner, or pass "
+            "--audit with a clean 'ragaudit audit-tenants' report",
+        ),
+        numbers=numbers,
+        accepted=policy.allow_unverified,
     )
 
 

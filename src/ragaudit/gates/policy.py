@@ -15,7 +15,9 @@ max_error_rate = 0.01   # errors / cases
 ```
 
 Every section and key is optional. Absent ``[security]`` still means ``max_leaks = 0``: a leak blocks
-a release whatever the policy forgets to say. An absent operations budget is not checked.
+a release whatever the policy forgets to say, and tenant isolation that could not be verified (neither
+the eval report nor an ``--audit`` report verified it) blocks it too unless ``allow_unverified = true``
+(the gate then still says "not verified"). An absent operations budget is not checked.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ragaudit.metrics.names import parse_metric
 
 KEYS: dict[str, set[str]] = {
     "quality": {"floors", "max_regression", "alpha", "regression_metrics"},
-    "security": {"max_leaks"},
+    "security": {"max_leaks", "allow_unverified"},
     "operations": {"latency_p95_ms", "max_error_rate"},
 }
 
@@ -47,6 +49,7 @@ class GatePolicy:
     alpha: float = 0.05
     regression_metrics: tuple[str, ...] = ()
     max_leaks: int = 0
+    allow_unverified: bool = False
     latency_p95_ms: float | None = None
     max_error_rate: float | None = None
     source: str = "<defaults>"
@@ -60,7 +63,7 @@ class GatePolicy:
                 "alpha": self.alpha,
                 "regression_metrics": list(self.regression_metrics),
             },
-            "security": {"max_leaks": self.max_leaks},
+            "security": {"max_leaks": self.max_leaks, "allow_unverified": self.allow_unverified},
             "operations": {"latency_p95_ms": self.latency_p95_ms, "max_error_rate": self.max_error_rate},
         }
 
@@ -179,8 +182,20 @@ class _Parser:
         return out
 
     def security(self, table: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if "allow_unverified" in table:
+            allow = table["allow_unverified"]
+            if isinstance(allow, bool):
+                out["allow_unverified"] = allow
+            else:
+                self.fail(
+                    "security",
+                    "allow_unverified",
+                    f"must be true or false (got {allow!r})",
+                    "allow_unverified = false (unverified tenant isolation blocks the release)",
+                )
         if "max_leaks" not in table:
-            return {}
+            return out
         value = table["max_leaks"]
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             self.fail(
@@ -189,8 +204,8 @@ class _Parser:
                 f"must be a whole number >= 0 (got {value!r})",
                 "max_leaks = 0 (any cross-tenant leak blocks the release)",
             )
-            return {}
-        return {"max_leaks": value}
+            return out
+        return {**out, "max_leaks": value}
 
     def operations(self, table: Mapping[str, Any]) -> dict[str, Any]:
         return {

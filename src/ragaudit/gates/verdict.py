@@ -1,5 +1,9 @@
 """Run all four gates on one eval report and give the verdict: text for CI logs, JSON (kind ``gate``)
-for machines, and the exit code (0 every gate passed or had nothing to check, 1 a gate failed)."""
+for machines, and the exit code (0 every gate passed or had nothing to check, 1 a gate failed or could
+not verify what it guards; a ``not verified`` the policy waived does not block but still prints as such).
+
+The overall verdict has three states: ``pass``, ``fail`` (a gate failed) and ``not_verified`` (nothing
+failed, but a gate could not verify what it guards)."""
 
 from __future__ import annotations
 
@@ -37,6 +41,13 @@ class Verdict:
         return all(g.passed for g in self.gates)
 
     @property
+    def state(self) -> str:
+        """``fail`` when a gate failed, else ``not_verified`` when a gate could not verify, else ``pass``."""
+        if any(g.status == "fail" for g in self.gates):
+            return "fail"
+        return "not_verified" if any(g.status == "not_verified" for g in self.gates) else "pass"
+
+    @property
     def exit_code(self) -> int:
         return PASS if self.passed else FAIL
 
@@ -46,7 +57,7 @@ class Verdict:
         return {
             **envelope("gate", dataset={"sha256": self.dataset_sha256}),
             "passed": self.passed,
-            "verdict": "pass" if self.passed else "fail",
+            "verdict": self.state,
             "exit_code": self.exit_code,
             "report": self.report,
             "baseline": self.baseline,
@@ -61,15 +72,21 @@ class Verdict:
 
     def render(self) -> str:
         failed = [g for g in self.gates if not g.passed]
-        head = (
-            f"ragaudit gate: PASS ({len(self.gates)} gates)"
-            if self.passed
-            else f"ragaudit gate: FAIL ({len(failed)} of {len(self.gates)} gates failed)"
-        )
+        unverified = [g for g in self.gates if g.status == "not_verified"]
+        skipped = sum(1 for g in self.gates if g.status == "skip")
+        extra = f", {skipped} with nothing to check" if skipped else ""
+        if self.state == "fail":
+            head = f"ragaudit gate: FAIL ({len(failed)} of {len(self.gates)} gates failed)"
+        elif unverified:
+            names = ", ".join(g.gate for g in unverified)
+            blocked = "blocks the release" if not self.passed else "allowed by the policy"
+            head = f"ragaudit gate: NOT VERIFIED ({names}: not verified, {blocked}{extra})"
+        else:
+            head = f"ragaudit gate: PASS ({len(self.gates)} gates{extra})"
         lines = [head, f"report {self.report}, policy {self.policy.source}"]
         width = max(len(g.gate) for g in self.gates)
         for g in self.gates:
-            mark = {"pass": "pass", "fail": "FAIL", "skip": "skip"}[g.status]
+            mark = {"pass": "pass", "fail": "FAIL", "skip": "skip", "not_verified": "NOT VERIFIED"}[g.status]
             lines.append(f"  [{mark}] {g.gate.ljust(width)}  {g.summary}")
             lines += [f"         - {f}" for f in g.findings if f != g.summary]
             lines += [f"         note: {n}" for n in g.notes]

@@ -10,7 +10,8 @@ Where the file is (decided once, the same for every command):
 
 What a run records: when the report was made, the dataset (sha256 and path), the pipeline or run name
 and its config hash, the metric policy, every mean metric, the case counts, the number of cross-tenant
-leaks, latency p95, the ragaudit version and the git commit (and whether the working tree had local
+leaks, the tenant-isolation verdict in three states (``pass``, ``fail``, ``not_verified``) with its
+reason (a run recorded before verdicts had three states reads back as ``not_verified``), latency p95, the ragaudit version and the git commit (and whether the working tree had local
 changes) of the user's repository: the report's provenance, else ``git`` asked in the current directory.
 Recording the same report twice is a no-op (reports are keyed by the sha256 of their canonical JSON).
 
@@ -36,10 +37,15 @@ from typing import Any
 
 from ragaudit.data.lines import sha256_of
 from ragaudit.errors import InputError
+from ragaudit.report.sections import isolation_of
+from ragaudit.verdict import STATES, VerdictState
+
+ADDED_COLUMNS = {"isolation": "TEXT", "isolation_reason": "TEXT"}
+"""Columns added after schema version 1; an older history file gains them when opened."""
 
 HISTORY_ENV = "RAGAUDIT_HISTORY"
 HISTORY_FILE = Path(".ragaudit") / "history.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -56,6 +62,8 @@ CREATE TABLE IF NOT EXISTS runs (
     policy_sha256 TEXT NOT NULL,
     counts_json TEXT NOT NULL,
     leaks INTEGER NOT NULL,
+    isolation TEXT,
+    isolation_reason TEXT,
     latency_p95_ms REAL,
     git_commit TEXT,
     git_dirty INTEGER,
@@ -135,6 +143,9 @@ class HistoryRun:
     git_commit: str | None
     git_dirty: bool | None
     ragaudit_version: str | None
+    isolation: VerdictState = "not_verified"
+    """The tenant-isolation verdict of the run: ``pass``, ``fail`` or ``not_verified``."""
+    isolation_reason: str | None = None
 
     @property
     def policy_key(self) -> str:
@@ -236,9 +247,19 @@ class History:
                     git_commit=r["git_commit"],
                     git_dirty=None if r["git_dirty"] is None else bool(r["git_dirty"]),
                     ragaudit_version=r["ragaudit_version"],
+                    isolation=_state(r["isolation"]),
+                    isolation_reason=r["isolation_reason"]
+                    or (None if r["isolation"] else "recorded before isolation verdicts were kept"),
                 )
             )
         return out
+
+
+def _state(value: object) -> VerdictState:
+    for state in STATES:
+        if value == state:
+            return state
+    return "not_verified"
 
 
 def _dataset_filter(dataset: str) -> tuple[str, list[str]]:
@@ -266,6 +287,7 @@ def _row_of(report: Mapping[str, Any], cwd: str | Path | None) -> dict[str, Any]
     security, latency = _mapping(report, "security"), _mapping(report, "latency_ms")
     leaks = security.get("leaks", 0)
     commit, dirty = git_of(report, cwd)
+    isolation = isolation_of(report)
     provenance_pipeline = _mapping(_mapping(report, "provenance"), "pipeline")
     policy = dict(report.get("policy") or {})
     return {
@@ -281,6 +303,10 @@ def _row_of(report: Mapping[str, Any], cwd: str | Path | None) -> dict[str, Any]
         "policy_sha256": _sha(policy),
         "counts_json": _canonical(report.get("counts") or {}),
         "leaks": int(leaks) if isinstance(leaks, int) else len(leaks) if isinstance(leaks, list) else 0,
+        "isolation": isolation.state if isolation is not None else "not_verified",
+        "isolation_reason": isolation.reason
+        if isolation is not None
+        else "the report has no security section",
         "latency_p95_ms": _finite(latency.get("p95")),
         "git_commit": commit,
         "git_dirty": dirty,
@@ -312,6 +338,10 @@ def open_history(path: str | Path | None = None, *, create: bool = True) -> Hist
     db.row_factory = sqlite3.Row
     try:
         db.executescript(_SCHEMA)
+        have = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+        for column, kind in ADDED_COLUMNS.items():
+            if column not in have:
+                db.execute(f"ALTER TABLE runs ADD COLUMN {column} {kind}")
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except sqlite3.DatabaseError as exc:
         db.close()

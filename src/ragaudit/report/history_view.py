@@ -102,6 +102,13 @@ def render_terminal(all_series: Sequence[Series], metrics: Sequence[str] | None,
                     f"{fmt_number(present[-1])} ({delta:+.4f})  min {fmt_number(min(present))}  "
                     f"max {fmt_number(max(present))}"
                 )
+            newest = runs[-1]
+            why = (
+                f" ({newest.isolation_reason})"
+                if newest.isolation != "pass" and newest.isolation_reason
+                else ""
+            )
+            lines.append(f"    tenant isolation (latest run): {ISOLATION_TEXT[newest.isolation]}{why}")
         lines.append("")
     lines.append(
         "runs are grouped by dataset sha256 and metric policy: runs on different datasets are never compared"
@@ -131,8 +138,12 @@ def _chart(members: Sequence[Series], runs: Sequence[tuple[HistoryRun, str]], me
     return f"<h3>{esc(metric)}</h3>{chart}"
 
 
+ISOLATION_TEXT = {"pass": "verified", "fail": "LEAK", "not_verified": "not verified"}
+"""How the runs table shows each tenant-isolation state (a not-verified run is never shown as clean)."""
+
+
 def _runs_table(runs: Sequence[tuple[HistoryRun, str]], names: Sequence[str]) -> str:
-    head = ["run", "made", "pipeline", "config", "commit", *names, "leaks", "p95 ms"]
+    head = ["run", "made", "pipeline", "config", "commit", *names, "leaks", "isolation", "p95 ms"]
     numeric_from = 5
     cells = "".join(
         f"<th{' class=num' if i >= numeric_from else ''}>{esc(h)}</th>" for i, h in enumerate(head)
@@ -147,12 +158,13 @@ def _runs_table(runs: Sequence[tuple[HistoryRun, str]], names: Sequence[str]) ->
             (r.git_commit or "-")[:10] + (" (dirty)" if r.git_dirty else ""),
             *(fmt_number(r.metrics.get(m)) for m in names),
             str(r.leaks),
+            ISOLATION_TEXT[r.isolation],
             fmt_number(r.latency_p95_ms, 1),
         ]
         tds = "".join(
             f"<td{' class=num' if j >= numeric_from else ''}>{esc(c)}</td>" for j, c in enumerate(row)
         )
-        body.append(f"<tr class='leak'>{tds}</tr>" if r.leaks else f"<tr>{tds}</tr>")
+        body.append(f"<tr class='leak'>{tds}</tr>" if r.leaks or r.isolation == "fail" else f"<tr>{tds}</tr>")
     return f"<table><thead><tr>{cells}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 

@@ -26,6 +26,8 @@ from ragaudit.report.html_experiments import (
 from ragaudit.report.html_parts import Section, card, comparison_table, forest, html_table
 from ragaudit.report.sections import (
     chunking_data,
+    delta_ci_label,
+    gate_state,
     gate_verdict,
     k_sweep_data,
     part,
@@ -52,9 +54,11 @@ def _summary(view: ReportView) -> Section | None:
         card("missing (scored 0)", str(counts.get("missing", 0)), "bad" if counts.get("missing") else ""),
         card("errors (scored 0)", str(counts.get("errors", 0)), "bad" if counts.get("errors") else ""),
     ]
-    if "security" in report:
-        leaks = len(view.leaks())
-        cards.append(card("cross-tenant leaks", str(leaks), "bad" if leaks else "good"))
+    verdict = view.isolation()
+    if verdict is not None:
+        tone = {"pass": "good", "fail": "bad", "not_verified": "warn"}[verdict.state]
+        shown = str(len(view.leaks())) if verdict.state != "not_verified" else "not verified"
+        cards.append(card("cross-tenant leaks", shown, tone))
     latency = report.get("latency_ms")
     if isinstance(latency, Mapping) and "p95" in latency:
         cards.append(card("latency p95", f"{_num(latency.get('p95'), 1)} ms"))
@@ -106,7 +110,8 @@ def _changes(view: ReportView) -> Section | None:
     hint = (
         f'<p class="hint">This run against <b>{esc(view.baseline_label or "")}</b> on the same '
         f"{rows[0]['n'] if rows else 0} answerable queries: paired randomization test, Holm-corrected across "
-        f"{len(rows)} metrics, α = {view.alpha:g}; blue points are significant.</p>"
+        f"{len(rows)} metrics, α = {view.alpha:g}; blue points are significant. Intervals: "
+        f"{esc(delta_ci_label(rows))}, simultaneous over the {len(rows)} comparisons.</p>"
     )
     body = hint + forest(rows, False) + comparison_table(rows, False) + _moved(rows, view.primary_metric)
     return "changes", "Changes", body
@@ -205,15 +210,22 @@ def _chunking(view: ReportView) -> Section | None:
 
 
 def _security(view: ReportView) -> Section | None:
-    if "security" not in view.report:
+    verdict = view.isolation()
+    if verdict is None:
         return None
-    leaks = view.leaks()
-    if not leaks:
+    if verdict.state == "pass":
         return (
             "security",
             "Security",
-            '<p class="ok-line">✓ No cross-tenant leaks: every returned chunk belongs to the caller\'s tenant.</p>',
+            f'<p class="ok-line">{verdict.mark} Tenant isolation verified: {esc(verdict.reason)}.</p>',
         )
+    if verdict.state == "not_verified":
+        return (
+            "security",
+            "Security",
+            f'<p class="warn-line">{verdict.mark} Tenant isolation NOT VERIFIED: {esc(verdict.reason)}.</p>',
+        )
+    leaks = view.leaks()
     cases = len({leak.get("case_id") for leak in leaks})
     rows = [
         [
@@ -225,8 +237,12 @@ def _security(view: ReportView) -> Section | None:
         ]
         for leak in leaks
     ]
-    head = f'<p class="bad-line">✗ {len(leaks)} cross-tenant chunk(s) returned in {cases} case(s): a release blocker.</p>'
-    return "security", "Security", head + html_table(["case", "chunk", "rank", "owner", "asked as"], rows, 5)
+    head = (
+        f'<p class="bad-line">{verdict.mark} {len(leaks)} cross-tenant chunk(s) returned in {cases} case(s): '
+        f"a release blocker.</p><p>Tenant isolation FAILED: {esc(verdict.reason)}.</p>"
+    )
+    table = html_table(["case", "chunk", "rank", "owner", "asked as"], rows, 5) if rows else ""
+    return "security", "Security", head + table
 
 
 def _problems(view: ReportView) -> Section | None:
@@ -286,12 +302,14 @@ def _header(view: ReportView, nav: str) -> str:
     gate = ""
     if verdict is not None:
         passed, gates = verdict
-        failed = [g for g in gates if not g.passed]
-        detail = "; ".join(f"{g.name}: {' '.join(g.messages)}" for g in failed)
-        gate = (
-            f'<p><span class="badge {"pass" if passed else "fail"}">gate {"passed" if passed else "FAILED"}</span> '
-            f"{esc(detail)}</p>"
+        state = gate_state(report, passed, gates)
+        shown = [g for g in gates if g.state in ("fail", "not_verified")]
+        detail = "; ".join(f"{g.name}: {' '.join(g.messages)}" for g in shown)
+        badge = {"pass": ("pass", "gate passed"), "fail": ("fail", "gate FAILED")}.get(
+            state, ("warn", "gate NOT VERIFIED")
         )
+        gate = f'<p><span class="badge {badge[0]}">{badge[1]}</span> {esc(detail)}</p>'
+
     return (
         f'<header><div class="brand">ragaudit report</div><h1>{esc(view.title)}</h1>'
         f'<div class="sub">{" · ".join(bits)}</div>{gate}<nav>{nav}</nav></header>'

@@ -33,9 +33,11 @@ p.hint, .hint { color:var(--muted); font-size:12.5px; margin:4px 0 10px; }
 .card .k { color:var(--muted); font-size:12px; }
 .card .v { font-size:22px; font-weight:650; font-variant-numeric:tabular-nums; }
 .card.bad { border-color:#fca5a5; background:var(--bad-bg); } .card.bad .v { color:var(--bad); }
-.card.good .v { color:var(--good); }
+.card.good .v { color:var(--good); } .card.warn { border-color:#fcd34d; background:#fef3c7; }
+.card.warn .v { color:var(--warn); }
 .badge { display:inline-block; padding:3px 10px; border-radius:999px; font-weight:650; font-size:13px; }
 .badge.pass { background:var(--good-bg); color:var(--good); } .badge.fail { background:var(--bad-bg); color:var(--bad); }
+.badge.warn { background:#fef3c7; color:var(--warn); }
 table { border-collapse:collapse; width:100%; font-size:12.5px; }
 th, td { text-align:left; padding:6px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
 th { background:#f1f5f9; font-weight:600; white-space:nowrap; }
@@ -68,6 +70,7 @@ tr.rel td { background:#f0fdf4; } tr.leak td { background:var(--bad-bg); color:v
 .pill.unanswerable { background:#fef3c7; color:var(--warn); } .pill.leak { background:var(--bad); color:#fff; }
 ul.ids { margin:4px 0; padding-left:18px; } ul.ids li { word-break:break-all; }
 .ok-line { color:var(--good); font-weight:600; } .bad-line { color:var(--bad); font-weight:600; }
+.warn-line { color:var(--warn); font-weight:600; }
 .chart { max-width:100%; height:auto; display:block; }
 .chart text { font:12px system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif; fill:var(--fg); }
 .chart .tick, .chart .legend { fill:var(--muted); font-size:11px; } .chart .legend { fill:var(--fg); }

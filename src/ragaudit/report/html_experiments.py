@@ -20,6 +20,9 @@ from ragaudit.report.sections import (
     ablation_gains,
     captured_text,
     ci_text,
+    constraint_verdict,
+    delta_ci_label,
+    leaks_text,
     ms_pair,
     part,
     records,
@@ -50,7 +53,7 @@ def benchmark_section(view: ReportView) -> Section | None:
                 *(_num(p["metrics"].get(m)) for m in metrics),
                 _num(latency.get("p95"), 1),
                 _num(p.get("index_build_seconds"), 2),
-                esc(p.get("leaks", "–")),
+                esc(leaks_text(p)),
             ]
         )
     table = html_table(["pipeline", *map(esc, metrics), "p95 ms", "build s", "leaks"], rows)
@@ -103,6 +106,7 @@ def ablation_section(view: ReportView) -> Section | None:
         [esc(g["toggle"]), esc(g["metric"]), *(cell for a in ANALYSES for cell in gain_cells(g[a]))]
         for g in gains
     ]
+    ci = esc(delta_ci_label([g[a] for g in gains for a in ANALYSES if isinstance(g.get(a), Mapping)], True))
     variant_rows = [
         [
             esc(v.get("name", ""))
@@ -132,7 +136,7 @@ def ablation_section(view: ReportView) -> Section | None:
         hint
         + forest_plot(intervals, "gain of each toggle with confidence intervals")
         + html_table(
-            ["toggle", "metric", "remove-one Δ", "CI", "p (Holm)", "add-one Δ", "CI", "p (Holm)"],
+            ["toggle", "metric", "remove-one Δ", ci, "p (Holm)", "add-one Δ", ci, "p (Holm)"],
             gain_rows,
             2,
         )
@@ -198,7 +202,18 @@ def reranker_section(view: ReportView) -> Section | None:
         + f'<div class="cards">{"".join(cards)}</div>'
         + grouped_bars(names, series, "before, after and oracle per metric")
         + html_table(
-            ["metric", "before", "after", "Δ", "CI", "p (Holm)", "W/T/L", "oracle", "captured"], rows
+            [
+                "metric",
+                "before",
+                "after",
+                "Δ",
+                esc(delta_ci_label(summary, True)),
+                "p (Holm)",
+                "W/T/L",
+                "oracle",
+                "captured",
+            ],
+            rows,
         )
         + forest_plot(
             [interval(n, r) for n, r in zip(names, summary, strict=True)], "reranker gain per metric"
@@ -230,7 +245,11 @@ def rewrite_section(view: ReportView) -> Section | None:
     flagged_count = cons.get("flagged", 0)
     cards = [
         card("queries rewritten", f"{cons.get('rewritten', '–')} of {cons.get('cases', '–')}"),
-        card("flagged (lost a constraint)", str(flagged_count), "bad" if flagged_count else "good"),
+        card(
+            "flagged (lost a constraint)",
+            str(flagged_count),
+            {"pass": "good", "fail": "bad", "not_verified": "warn"}[constraint_verdict(cons).state],
+        ),
         card(f"flagged although {primary} improved", str(cons.get("flagged_with_gain", 0))),
         card("swaps", str(cons.get("swapped", 0)), "bad" if cons.get("swapped") else ""),
     ]
@@ -260,7 +279,18 @@ def rewrite_section(view: ReportView) -> Section | None:
     body = (
         hint
         + forest_plot([interval(m, c) for m, c in compared], "rewrite minus baseline per metric")
-        + html_table(["metric", "baseline", "rewrite", "Δ", "CI", "p (Holm)", "W/T/L"], rows)
+        + html_table(
+            [
+                "metric",
+                "baseline",
+                "rewrite",
+                "Δ",
+                esc(delta_ci_label([c for _, c in compared], True)),
+                "p (Holm)",
+                "W/T/L",
+            ],
+            rows,
+        )
         + "<h3>Constraint preservation</h3>"
         + f'<div class="cards">{"".join(cards)}</div>'
         + (f'<p class="hint">Lost by kind: {esc(lost)}.</p>' if lost else "")
@@ -276,5 +306,11 @@ def rewrite_section(view: ReportView) -> Section | None:
             )
         )
     else:
-        body += '<p class="ok-line">✓ No rewrite lost an entity or constraint of its question.</p>'
+        verdict = constraint_verdict(cons)
+        body += (
+            '<p class="ok-line">✓ No rewrite lost an entity or constraint of its question '
+            f"({esc(verdict.reason)}).</p>"
+            if verdict.state == "pass"
+            else f'<p class="warn-line">{verdict.mark} Constraint preservation NOT VERIFIED: {esc(verdict.reason)}.</p>'
+        )
     return "rewrite", "Rewrite", body

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragaudit.report.escape import escape_html as esc
-from ragaudit.report.sections import ci_bounds, ci_text, wtl_text
+from ragaudit.report.sections import ci_bounds, ci_text, delta_ci_label, wtl_text
 from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
 from ragaudit.report.svg import Interval, forest_plot
@@ -64,7 +64,14 @@ def comparison_table(rows: Sequence[Mapping[str, Any]], with_system: bool) -> st
             esc(wtl_text(c)),
         ]
         out.append(cells)
-    headers = ["metric", *(["system"] if with_system else []), "baseline", "system", "Δ", "CI of Δ"]
+    headers = [
+        "metric",
+        *(["system"] if with_system else []),
+        "baseline",
+        "system",
+        "Δ",
+        esc(delta_ci_label(rows)),
+    ]
     return html_table([*headers, "p (Holm)", "significant", "W/T/L"], out, 2 if with_system else 1)
 
 

@@ -17,12 +17,17 @@ from typing import Any
 from ragaudit.report.escape import escape_md as md
 from ragaudit.report.sections import (
     ANALYSES,
+    GATE_MARKS,
     ablation_gains,
     captured_text,
     chunking_data,
     ci_text,
+    constraint_verdict,
+    delta_ci_label,
+    gate_state,
     gate_verdict,
     k_sweep_data,
+    leaks_text,
     ms_text,
     part,
     provenance_rows,
@@ -61,9 +66,11 @@ def _gate(report: Mapping[str, Any]) -> list[str]:
     if verdict is None:
         return []
     passed, gates = verdict
-    lines = [f"**Gate: {'✅ PASSED' if passed else '❌ FAILED'}**", ""]
+    state = gate_state(report, passed, gates)
+    head = {"pass": "✅ PASSED", "fail": "❌ FAILED", "not_verified": "⚠️ NOT VERIFIED"}[state]
+    lines = [f"**Gate: {head}**" + ("" if passed or state != "not_verified" else " (blocks the release)"), ""]
     for g in gates:
-        mark = "✅" if g.passed else "❌"
+        mark = GATE_MARKS.get(g.state, "❌")
         detail = "; ".join(md(m) for m in g.messages)
         lines.append(f"- {mark} {md(g.name)}" + (f": {detail}" if detail else ""))
     return [*lines, ""] if gates else lines
@@ -95,7 +102,16 @@ def _metrics(view: ReportView) -> list[str]:
             ]
         )
     return _table(
-        ["metric", f"baseline ({md(view.baseline_label)})", "this run", pct, "Δ", "p (Holm)", "W/T/L"], rows
+        [
+            "metric",
+            f"baseline ({md(view.baseline_label)})",
+            "this run",
+            f"{pct} of mean (unadjusted)",
+            "Δ",
+            "p (Holm)",
+            "W/T/L",
+        ],
+        rows,
     )
 
 
@@ -116,7 +132,11 @@ def _changes(view: ReportView) -> list[str]:
     if view.comparison is None:
         return []
     base = md(view.baseline_label or "baseline")
-    head = f"paired randomization test, Holm-corrected across {len(view.comparison['comparisons'])} metrics, α = {view.alpha:g}"
+    rows = view.comparison["comparisons"]
+    head = (
+        f"paired randomization test, Holm-corrected across {len(rows)} metrics, α = {view.alpha:g}; "
+        f"intervals: {delta_ci_label(rows)}"
+    )
     significant = view.significant()
     if not significant:
         return [f"**No significant change against {base}** ({head}).", ""]
@@ -135,15 +155,25 @@ def _changes(view: ReportView) -> list[str]:
     return [*lines, ""]
 
 
+SECURITY_MARKS = {"pass": "✅", "fail": "❌", "not_verified": "⚠️"}
+"""Only a verified pass gets a check mark."""
+
+
 def _security(view: ReportView) -> list[str]:
-    if "security" not in view.report:
+    verdict = view.isolation()
+    if verdict is None:
         return []
+    mark = SECURITY_MARKS[verdict.state]
+    if verdict.state == "pass":
+        return [f"**Security:** {mark} tenant isolation verified: {md(verdict.reason, 400)}.", ""]
+    if verdict.state == "not_verified":
+        return [f"**Security: {mark} tenant isolation NOT VERIFIED:** {md(verdict.reason, 400)}.", ""]
     leaks = view.leaks()
-    if not leaks:
-        return ["**Security:** ✅ no cross-tenant leaks.", ""]
     cases = len({leak.get("case_id") for leak in leaks})
     lines = [
-        f"**Security: ❌ {len(leaks)} cross-tenant chunk(s) returned in {cases} case(s): a release blocker.**",
+        f"**Security: {mark} {len(leaks)} cross-tenant chunk(s) returned in {cases} case(s): a release blocker.**",
+        "",
+        f"Tenant isolation FAILED: {md(verdict.reason, 400)}.",
         "",
     ]
     rows = [
@@ -156,6 +186,8 @@ def _security(view: ReportView) -> list[str]:
         ]
         for leak in leaks[:LIST_LIMIT]
     ]
+    if not rows:
+        return lines
     return [*lines, *_table(["case", "chunk", "rank", "owner", "asked as"], rows, 2), *_more(len(leaks)), ""]
 
 
@@ -211,7 +243,8 @@ def _comparisons(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         ]
         for c in rows
     ]
-    return _table(["metric", "system", "baseline", "system", "Δ", "CI of Δ", "p (Holm)", "W/T/L"], table, 2)
+    headers = ["metric", "system", "baseline", "system", "Δ", delta_ci_label(rows), "p (Holm)", "W/T/L"]
+    return _table(headers, table, 2)
 
 
 def _benchmark(report: Mapping[str, Any]) -> list[str]:
@@ -225,7 +258,7 @@ def _benchmark(report: Mapping[str, Any]) -> list[str]:
         cells += [
             _num(p["metrics"].get(m)) + (" \\*" if (p["name"], m) in significant else "") for m in metrics
         ]
-        cells += [_num(latency.get("p95"), 1), str(p.get("leaks", "–"))]
+        cells += [_num(latency.get("p95"), 1), md(leaks_text(p))]
         rows.append(cells)
     inv = report.get("invariants", {})
     return [
@@ -266,6 +299,7 @@ def _ablation(report: Mapping[str, Any]) -> list[str]:
         for g in gains
     ]
     inv = part(report, "invariants")
+    ci = delta_ci_label([g[a] for g in gains for a in ANALYSES if isinstance(g.get(a), Mapping)], short=True)
     lines = [
         "**Variants**",
         "",
@@ -276,7 +310,7 @@ def _ablation(report: Mapping[str, Any]) -> list[str]:
         + ".",
         "",
         *_table(
-            ["toggle", "metric", "remove-one Δ", "CI", "p (Holm)", "add-one Δ", "CI", "p (Holm)"],
+            ["toggle", "metric", "remove-one Δ", ci, "p (Holm)", "add-one Δ", ci, "p (Holm)"],
             gain_rows,
             2,
         ),
@@ -320,7 +354,20 @@ def _reranker(report: Mapping[str, Any]) -> list[str]:
         f"first-stage {md(recall.get('metric', 'recall'))} = {_num(recall.get('value'))} (the share of the "
         "relevant chunks the reranker gets to reorder at all).",
         "",
-        *_table(["metric", "before", "after", "Δ", "CI", "p (Holm)", "W/T/L", "oracle", "captured"], rows),
+        *_table(
+            [
+                "metric",
+                "before",
+                "after",
+                "Δ",
+                delta_ci_label(records(report, "summary"), short=True),
+                "p (Holm)",
+                "W/T/L",
+                "oracle",
+                "captured",
+            ],
+            rows,
+        ),
         "",
         "oracle = the same candidates in the ideal order by grade; captured = (after − before) / (oracle − "
         f"before); {_significance(report, 'the metrics')}.",
@@ -339,8 +386,11 @@ def _reranker(report: Mapping[str, Any]) -> list[str]:
 
 def _constraints_line(cons: Mapping[str, Any], primary: str) -> str:
     head = f"**Constraints:** {md(cons.get('rewritten', '?'))} of {md(cons.get('cases', '?'))} queries rewritten; "
-    if not cons.get("flagged"):
-        return head + "✅ no rewrite lost an entity or constraint."
+    verdict = constraint_verdict(cons)
+    if verdict.state == "pass":
+        return head + f"✅ no rewrite lost an entity or constraint ({md(verdict.reason)})."
+    if verdict.state == "not_verified":
+        return head + f"⚠️ constraint preservation NOT VERIFIED: {md(verdict.reason)}."
     lost = ", ".join(f"{md(kind)} {md(n)}" for kind, n in part(cons, "lost_by_kind").items()) or "none"
     return (
         head + f"❌ {md(cons['flagged'])} flagged (lost an entity or constraint), "
@@ -370,7 +420,18 @@ def _rewrite(report: Mapping[str, Any]) -> list[str]:
         + _significance(report, "the metrics")
         + ".",
         "",
-        *_table(["metric", "baseline", "rewrite", "Δ", "CI", "p (Holm)", "W/T/L"], rows),
+        *_table(
+            [
+                "metric",
+                "baseline",
+                "rewrite",
+                "Δ",
+                delta_ci_label(records(report, "comparisons"), short=True),
+                "p (Holm)",
+                "W/T/L",
+            ],
+            rows,
+        ),
         "",
         _constraints_line(cons, primary),
         "",

@@ -8,9 +8,13 @@ the rows of the ablation, reranker-eval and rewrite-eval sections.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ragaudit.verdict import CheckVerdict, decide, not_verified
+
+TENANT_ISOLATION = "tenant isolation"
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,27 @@ class GateResult:
     name: str
     passed: bool
     messages: tuple[str, ...]
+    status: str = ""
+    """``pass``, ``fail``, ``skip`` (nothing to check) or ``not_verified``; from ``passed`` when absent."""
+
+    @property
+    def state(self) -> str:
+        return self.status or ("pass" if self.passed else "fail")
+
+
+GATE_MARKS = {"pass": "✅", "fail": "❌", "skip": "➖", "not_verified": "⚠️"}
+"""The mark of each gate state (only a checked pass gets a check mark)."""
+
+
+def gate_state(report: Mapping[str, Any], passed: bool, gates: list[GateResult]) -> str:
+    """The overall state of a gate verdict: its ``verdict`` key when it has three states, else derived."""
+    gate = report if report.get("kind") == "gate" else report.get("gate")
+    stated = gate.get("verdict") if isinstance(gate, Mapping) else None
+    if stated in ("pass", "fail", "not_verified"):
+        return str(stated)
+    if not passed and (not gates or any(g.state == "fail" for g in gates)):
+        return "fail"
+    return "not_verified" if any(g.state == "not_verified" for g in gates) else "pass"
 
 
 def gate_verdict(report: Mapping[str, Any]) -> tuple[bool, list[GateResult]] | None:
@@ -31,9 +56,63 @@ def gate_verdict(report: Mapping[str, Any]) -> tuple[bool, list[GateResult]] | N
             continue
         messages = item.get("messages") or ([item["message"]] if item.get("message") else [])
         results.append(
-            GateResult(str(item.get("name", "")), bool(item.get("passed")), tuple(map(str, messages)))
+            GateResult(
+                str(item.get("name", "")),
+                bool(item.get("passed")),
+                tuple(map(str, messages)),
+                str(item.get("status") or ""),
+            )
         )
     return bool(gate["passed"]), results
+
+
+def isolation_of(report: Mapping[str, Any]) -> CheckVerdict | None:
+    """The tenant-isolation verdict an eval report records (``security.isolation``); for a report without
+    one (written before verdicts had three states): fail when it lists leaks, else not verified.
+    ``None`` for a report with no security section."""
+    security = report.get("security")
+    if not isinstance(security, Mapping):
+        return None
+    found = CheckVerdict.from_json(security.get("isolation"))
+    if found is not None:
+        return found
+    leaks = security.get("leaks")
+    count = leaks if isinstance(leaks, int) and not isinstance(leaks, bool) else 0
+    if count:
+        return CheckVerdict(
+            TENANT_ISOLATION, "fail", f"{count} cross-tenant chunk(s) found", count, count, count
+        )
+    return not_verified(
+        TENANT_ISOLATION, "the report records no tenant-isolation verdict (written by an older ragaudit)"
+    )
+
+
+def constraint_verdict(cons: Mapping[str, Any]) -> CheckVerdict:
+    """Constraint preservation of a rewrite-eval as a three-state verdict: fail when a rewrite lost an
+    entity or constraint, pass only when every query's rewrite was checked, else not verified."""
+
+    def count(key: str) -> int:
+        value = cons.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    return decide(
+        "constraint preservation",
+        total=count("cases"),
+        verified=count("checked"),
+        failures=count("flagged"),
+        found="rewrite(s) that lost an entity or constraint",
+        unverified_because="no rewrite was recorded for them (the rewriter failed or was not run)",
+    )
+
+
+def leaks_text(entry: Mapping[str, Any]) -> str:
+    """A pipeline's leak count for a table, or ``not verified`` when its tenant isolation was not
+    verified (``isolation`` in the entry): zero leaks found is not zero leaks when nothing was checked."""
+    verdict = CheckVerdict.from_json(entry.get("isolation"))
+    if verdict is not None and verdict.state == "not_verified":
+        return "not verified"
+    leaks = entry.get("leaks")
+    return str(leaks) if isinstance(leaks, int) and not isinstance(leaks, bool) else "–"
 
 
 def part(data: Any, *keys: str) -> Mapping[str, Any]:
@@ -61,6 +140,22 @@ def ci_text(comparison: Mapping[str, Any] | None) -> str:
     """``[-0.012, +0.085]``: the CI of a paired comparison's delta, or ``–``."""
     ci = comparison.get("ci") if comparison is not None else None
     return f"[{signed(ci[0], 3)}, {signed(ci[1], 3)}]" if isinstance(ci, list) and len(ci) == 2 else "–"
+
+
+def delta_ci_label(rows: Iterable[Mapping[str, Any]], short: bool = False) -> str:
+    """The header of a delta's CI column, saying how the CI was made: ``98.75% CI (Bonferroni)`` when it
+    is adjusted for the family of Holm-corrected comparisons (level ``1 - alpha/m``, in the rows'
+    ``ci_level``), ``95% CI (unadjusted)`` for comparisons made before CIs were adjusted. With
+    ``short`` the words ``of Δ`` are left out."""
+    levels = sorted(
+        {float(r["ci_level"]) for r in rows if isinstance(r.get("ci_level"), (int, float))}, reverse=True
+    )
+    what = "CI" if short else "CI of Δ"
+    if not levels:
+        return f"95% {what} (unadjusted)"
+    shown = "/".join(f"{100 * level:.4g}%" for level in levels)
+    adjusted = any(level > 0.95 + 1e-9 for level in levels)
+    return f"{shown} {what} (Bonferroni 1-α/m)" if adjusted else f"{shown} {what}"
 
 
 def ci_bounds(comparison: Mapping[str, Any]) -> tuple[Any, Any]:

@@ -7,6 +7,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragaudit.evaluation.result import EvalResult
+from ragaudit.report.sections import delta_ci_label
+
+__all__ = ["delta_cells", "delta_ci_label", "eval_table", "fmt_number", "render_table"]
 
 
 def fmt_number(value: float | int | None, digits: int = 4) -> str:
@@ -55,6 +58,7 @@ def eval_table(result: EvalResult) -> str:
         lines.append(f"missing from the run: {shown}")
     for case in result.errors[:10]:
         lines.append(f"error in {case.id}: {case.error}")
+    lines.append(result.tenant_isolation().line())
     leaks = result.leaks()
     if leaks:
         cases = len({leak["case_id"] for leak in leaks})
@@ -71,8 +75,9 @@ def eval_table(result: EvalResult) -> str:
 
 
 def delta_cells(comparison: Mapping[str, Any]) -> list[str]:
-    """The delta (``*`` when significant), its 95% CI, the corrected p-value and W/T/L of one paired
-    comparison, as table cells (the shape of :func:`ragaudit.experiments.compare.compare_reports` rows)."""
+    """The delta (``*`` when significant), its CI (at the level :func:`delta_ci_label` names), the
+    Holm-corrected p-value and W/T/L of one paired comparison, as table cells (the shape of
+    :func:`ragaudit.experiments.compare.compare_reports` rows)."""
     c = comparison
     low, high = c["ci"]
     return [

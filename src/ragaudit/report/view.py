@@ -18,8 +18,9 @@ import numpy as np
 
 from ragaudit.errors import InputError
 from ragaudit.experiments.compare import LoadedReport, compare_reports
-from ragaudit.report.sections import part
+from ragaudit.report.sections import isolation_of, part
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
+from ragaudit.verdict import CheckVerdict
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,10 @@ class ReportView:
         security = self.report.get("security")
         records = security.get("records") if isinstance(security, Mapping) else None
         return [dict(r) for r in records if isinstance(r, Mapping)] if isinstance(records, list) else []
+
+    def isolation(self) -> CheckVerdict | None:
+        """The report's tenant-isolation verdict, printed as is (:func:`ragaudit.report.sections.isolation_of`)."""
+        return isolation_of(self.report)
 
     def latencies(self) -> list[float]:
         return [float(c["latency_ms"]) for c in self.cases if isinstance(c.get("latency_ms"), (int, float))]

@@ -34,7 +34,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates, to_ranked_items
 from ragaudit.data.schema import GoldenCase
@@ -42,7 +42,10 @@ from ragaudit.retrieval.protocol import Retriever
 from ragaudit.runner.checkpoint import ResultsWriter, open_results
 from ragaudit.runner.progress import progress_bar
 from ragaudit.runner.retry import Attempted, RetryPolicy, call_with_retries, describe
-from ragaudit.runner.tenancy import find_leaks
+from ragaudit.runner.tenancy import assess_run, find_leaks
+
+if TYPE_CHECKING:
+    from ragaudit.security.ownership import OwnershipIndex
 
 T = TypeVar("T")
 
@@ -66,6 +69,7 @@ class _Job:
     timeout_s: float | None
     retry: RetryPolicy
     require_tenant_labels: bool
+    ownership: OwnershipIndex | None = None
 
     def outcome(self, tenant: str, got: Attempted[list[RankedItem]]) -> CaseRun:
         if got.error is not None or got.value is None:
@@ -73,7 +77,7 @@ class _Job:
                 [], got.error or "no result", got.latency_ms, attempts=got.attempts, tenant_id=tenant
             )
         items = got.value  # a repeated id keeps its slot (and gains nothing): the metrics policy
-        leaks = find_leaks(items, tenant, self.require_tenant_labels)
+        leaks = find_leaks(items, tenant, self.require_tenant_labels, self.ownership)
         return CaseRun(items, None, got.latency_ms, count_duplicates(items), got.attempts, leaks, tenant)
 
     async def one(self, case: GoldenCase) -> CaseRun:
@@ -194,6 +198,7 @@ async def run_cases(
     progress: bool | None = None,
     require_tenant_labels: bool = False,
     batch_size: int = 64,
+    ownership: OwnershipIndex | None = None,
 ) -> Run:
     """Query ``retriever`` for each case (the case's tenant, else ``default_tenant``), at most
     ``concurrency`` at a time; return a :class:`Run` holding every case, in the order given.
@@ -204,7 +209,9 @@ async def run_cases(
     (``None``: only when stderr is a terminal). ``require_tenant_labels`` counts a chunk without a
     tenant label as a leak. ``batch_size`` > 1 enables the ``search_many`` fast path when the retriever
     has one. ``on_done(case_id, case_run)`` is called for each case this call runs (resumed ones are
-    not re-announced). Case ids repeated in ``cases`` are run once.
+    not re-announced). Case ids repeated in ``cases`` are run once. ``ownership`` (an index over the
+    corpus) decides who owns each returned chunk by id and content instead of trusting the service's
+    label; the run's tenant-isolation verdict is in ``Run.isolation`` (:mod:`ragaudit.runner.tenancy`).
     """
     if top_k <= 0:
         raise ValueError(f"top_k must be a positive integer (got {top_k})")
@@ -220,7 +227,9 @@ async def run_cases(
     wanted = {case.id for case in unique}
     results = {case_id: case for case_id, case in finished.items() if case_id in wanted}
     todo = [case for case in unique if case.id not in results]
-    job = _Job(retriever, top_k, default_tenant, timeout_s, retry or DEFAULT_RETRY, require_tenant_labels)
+    job = _Job(
+        retriever, top_k, default_tenant, timeout_s, retry or DEFAULT_RETRY, require_tenant_labels, ownership
+    )
     bar = progress_bar(len(unique), initial=len(unique) - len(todo), enabled=progress, desc=name)
 
     def record(case_id: str, outcome: CaseRun) -> None:
@@ -249,7 +258,11 @@ async def run_cases(
         if writer is not None:
             writer.close()
     source = str(results_path) if results_path is not None else None
-    return Run({case.id: results[case.id] for case in unique}, name=name, source=source)
+    run = Run({case.id: results[case.id] for case in unique}, name=name, source=source)
+    assess_run(
+        run, {case.id: case.tenant_id or default_tenant for case in unique}, ownership, require_tenant_labels
+    )
+    return run
 
 
 async def warm_up(retriever: Retriever, cases: Sequence[GoldenCase], tenant: str | None, top_k: int) -> None:
