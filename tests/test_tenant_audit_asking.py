@@ -6,7 +6,6 @@ honest services clean."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -21,10 +20,10 @@ import pytest
 from conftest import KB
 from ragaudit.cli.main import main
 from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
-from ragaudit.corpus.loading import Corpus, load_corpus
+from ragaudit.corpus.loading import load_corpus
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.bm25 import BM25Retriever
-from ragaudit.security.canaries import Canary, load_canaries
+from ragaudit.security.canaries import load_canaries
 from ragaudit.security.hostile_tenants import hostile_callers
 from ragaudit.security.leaky import CONDITIONAL, RareRaceLeakRetriever, make_leaky
 from ragaudit.security.ownership import OwnershipIndex
@@ -36,39 +35,26 @@ from ragaudit.security.request_plan import (
     plan_round,
     rounds_for,
 )
-from ragaudit.security.tenant_audit import AuditOptions, TenantAudit, audit_tenants
+from ragaudit.security.tenant_audit import TenantAudit
 from servers import LocalServer, Reply, Request
+from test_tenant_audit import audit
 
 CORPUS = str(KB / "corpus.jsonl")
 
 
 @pytest.fixture(scope="module")
-def kb() -> Corpus:
-    return load_corpus(KB / "corpus.jsonl")
+def chunks() -> list[Chunk]:
+    return chunk_corpus(load_corpus(KB / "corpus.jsonl"), make_chunker("whole"))
 
 
 @pytest.fixture(scope="module")
-def canaries(kb: Corpus) -> tuple[Canary, ...]:
-    return load_canaries(KB / "canaries.jsonl", kb.documents)
-
-
-@pytest.fixture(scope="module")
-def chunks(kb: Corpus) -> list[Chunk]:
-    return chunk_corpus(kb, make_chunker("whole"))
-
-
-@pytest.fixture(scope="module")
-def ownership(kb: Corpus, chunks: list[Chunk], canaries: tuple[Canary, ...]) -> OwnershipIndex:
-    return OwnershipIndex.build(kb.documents, chunks, canaries)
-
-
-@pytest.fixture(scope="module")
-def probes(kb: Corpus, canaries: tuple[Canary, ...]) -> list[Probe]:
-    return generate_probes(kb.documents, canaries=canaries)
-
-
-def audit(retriever: Any, ownership: OwnershipIndex, probes: list[Probe], **options: Any) -> TenantAudit:
-    return asyncio.run(audit_tenants(retriever, ownership, probes, AuditOptions(progress=False, **options)))
+def demo(chunks: list[Chunk]) -> tuple[OwnershipIndex, list[Probe]]:
+    """The demo KB's ownership index (with its canaries) and default probes."""
+    kb = load_corpus(KB / "corpus.jsonl")
+    canaries = load_canaries(KB / "canaries.jsonl", kb.documents)
+    return OwnershipIndex.build(kb.documents, chunks, canaries), generate_probes(
+        kb.documents, canaries=canaries
+    )
 
 
 # ------------------------------------------------------------------------------------ the plan
@@ -177,9 +163,9 @@ def _only_when(kind: str) -> Callable[[TenantAudit], bool]:
 
 @pytest.mark.parametrize("kind", CONDITIONAL)
 def test_the_default_audit_catches_every_conditional_leak(
-    kind: str, chunks: list[Chunk], ownership: OwnershipIndex, probes: list[Probe]
+    kind: str, chunks: list[Chunk], demo: tuple[OwnershipIndex, list[Probe]]
 ) -> None:
-    result = audit(make_leaky(kind, chunks), ownership, probes)
+    result = audit(make_leaky(kind, chunks), *demo)
     assert result.verdict() == "leak", kind
     assert _only_when(kind)(result), [leak.to_json() for leak in result.leaks[:3]]
     report = result.to_dict()
@@ -187,15 +173,18 @@ def test_the_default_audit_catches_every_conditional_leak(
 
 
 def test_the_default_audit_is_clean_on_bm25_and_says_how_hard_it_looked(
-    chunks: list[Chunk], ownership: OwnershipIndex, probes: list[Probe]
+    chunks: list[Chunk], demo: tuple[OwnershipIndex, list[Probe]]
 ) -> None:
-    result = audit(BM25Retriever.from_chunks(chunks), ownership, probes)
+    result = audit(BM25Retriever.from_chunks(chunks), *demo)
     report = result.to_dict()
     asking = report["asking"]
     assert result.verdict() == "clean" and result.errors.failed == 0 and not result.unverified
     assert asking["top_k_values"] == [1, 10, 50] and asking["concurrency_levels"] == [1, 32]
     assert asking["requests"]["total"] >= 3000 and asking["rounds"] == 3
     assert report["requests"]["total"] == asking["requests"]["total"]
+    # 3 rounds x 3 top_k values: 72 tenant probes by their owner, by 2 others; 5 generic by 3 tenants
+    assert report["requests"]["owner"] == 9 * 72 and report["requests"]["cross_tenant"] == 9 * (144 + 15)
+    assert report["requests"]["tenant"] == result.errors.total == 9 * (72 + 144 + 15)
     assert asking["detection_power"]["probability"] > 0.95
     assert asking["detection_power"]["one_in_at_power"] >= 1000
     assert set(asking["requests"]["by_part"]) == {"owner", "cross-tenant", "generic", "hostile", "discovery"}

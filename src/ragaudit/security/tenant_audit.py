@@ -217,7 +217,8 @@ class TenantAudit:
             "probes": {"total": len(self.probes), "by_kind": dict(sorted(kinds.items()))},
             "requests": {
                 "total": self.asking.get("requests", {}).get("total", self.errors.total + len(self.hostile)),
-                "cross_tenant": self.errors.total,
+                "tenant": self.errors.total,
+                **self.asking.get("planned", {}),
                 "hostile_tenant": len(self.hostile),
             },
             "asking": self.asking,
@@ -341,6 +342,9 @@ class _Collector:
     tenant_answers: list[tuple[str, str | None, int]] = field(default_factory=list)
     unverified: list[dict[str, Any]] = field(default_factory=list)
     by_part: Counter[str] = field(default_factory=Counter)
+    """Requests sent per part, plain-form retries included."""
+    planned: Counter[str] = field(default_factory=Counter)
+    """Planned requests per part (a plain-form retry is the same planned request)."""
     answered: int = 0
     plain_retries: int = 0
     plain_recovered: int = 0
@@ -348,6 +352,7 @@ class _Collector:
     def __call__(self, answer: Answer) -> None:
         request = answer.request
         self.by_part[request.part] += 1 + answer.plain_retry
+        self.planned[request.part] += 1
         self.plain_retries += answer.plain_retry
         found = 0
         if answer.items is not None:
@@ -428,6 +433,11 @@ async def audit_tenants(
         "budget": opts.budget,
         "owner_first": True,
         "plain_retries": {"count": collector.plain_retries, "recovered": collector.plain_recovered},
+        "planned": {
+            "owner": collector.planned["owner"],
+            "cross_tenant": collector.planned["cross-tenant"] + collector.planned["generic"],
+            "discovery": collector.planned["discovery"],
+        },
         "detection_power": power_summary(collector.answered),
     }
     return TenantAudit(
