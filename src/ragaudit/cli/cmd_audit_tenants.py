@@ -14,7 +14,10 @@ from typing import Any
 from ragaudit.cli.common import add_source_options, check_positive, check_share
 from ragaudit.errors import InputError
 
-HELP = "audit tenant isolation: ask each tenant's probes as every other tenant; exit 1 on any leak"
+HELP = (
+    "audit tenant isolation: ask each tenant's probes as its owner, then as every other tenant and as "
+    "hostile tenant ids, at several top_k values and concurrency levels; exit 1 on any leak"
+)
 _SHOWN = 10
 
 
@@ -56,7 +59,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=2,
         help="probes per tenant asked with hostile tenant ids (none, empty, case/whitespace variants, "
-        "prefixes; default 2, 0 skips)",
+        "prefixes, lists, roles, wildcards, encodings, JSON arrays, path segments; default 2, 0 skips)",
     )
     looks = parser.add_argument_group("how hard the audit looks")
     looks.add_argument(
