@@ -1,8 +1,9 @@
 """``ragaudit audit-tenants``: probe a retriever for cross-tenant leaks; exit 1 on any leak.
 
 Probes come from each tenant's own documents (titles, distinctive sentences, rare names, confidential
-phrases, canaries) and are asked as every other tenant and as hostile tenant ids; the owner of every
-returned chunk is decided from the corpus (docs/security.md).
+phrases, canaries) and are asked by their owner first, then as every other tenant and as hostile tenant
+ids, at several ``top_k`` values and concurrency levels, in rounds until the request budget is spent;
+the owner of every returned chunk is decided from the corpus (docs/security.md, "How hard the audit looks").
 """
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ import argparse
 from typing import Any
 
 from ragaudit.cli.common import add_source_options, check_positive, check_share
+from ragaudit.errors import InputError
 
-HELP = "audit tenant isolation: ask each tenant's probes as every other tenant; exit 1 on any leak"
+HELP = (
+    "audit tenant isolation: ask each tenant's probes as its owner, then as every other tenant and as "
+    "hostile tenant ids, at several top_k values and concurrency levels; exit 1 on any leak"
+)
 _SHOWN = 10
 
 
@@ -28,7 +33,7 @@ def endpoint_or_plugin(args: argparse.Namespace) -> Any:
             field_map=field_map_from(args.field),
             results_field=args.results_field,
             timeout_s=args.timeout,
-            concurrency=args.concurrency,
+            concurrency=max(getattr(args, "concurrency_levels", None) or [args.concurrency]),
         )
     return plugin_source(args.retriever)
 
@@ -54,7 +59,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=2,
         help="probes per tenant asked with hostile tenant ids (none, empty, case/whitespace variants, "
-        "prefixes; default 2, 0 skips)",
+        "prefixes, lists, roles, wildcards, encodings, JSON arrays, path segments; default 2, 0 skips)",
+    )
+    looks = parser.add_argument_group("how hard the audit looks")
+    looks.add_argument(
+        "--top-k-values",
+        metavar="K,K,...",
+        help="top_k values to ask every probe with (default: 1, --top-k and --max-top-k), capped at the "
+        "largest top_k the service accepts",
+    )
+    looks.add_argument(
+        "--max-top-k",
+        type=int,
+        default=50,
+        help="the largest top_k asked (default 50; halved while the service rejects it)",
+    )
+    looks.add_argument(
+        "--concurrency-levels",
+        metavar="N,N,...",
+        help="requests in flight, one level per round in turn (default: 1 and max(32, --concurrency))",
+    )
+    looks.add_argument(
+        "--budget",
+        type=int,
+        default=3000,
+        help="send at least this many requests: the plan is repeated in rounds until it is reached "
+        "(default 3000)",
+    )
+    looks.add_argument(
+        "--rounds", type=int, help="exactly this many rounds, whatever the budget (default: from --budget)"
     )
     parser.add_argument(
         "--max-error-rate",
@@ -64,14 +97,48 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def int_list(option: str, text: str | None) -> tuple[int, ...] | None:
+    """``"1,10,50"`` as ``(1, 10, 50)`` (``None`` for ``None``); anything but positive integers is an error."""
+    if text is None:
+        return None
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        values = ()
+    if not values or min(values) < 1:
+        raise InputError(
+            option,
+            None,
+            f"expected positive integers separated by commas, got {text!r}",
+            f"e.g. {option} 1,10,50",
+        )
+    return values
+
+
+def _looked(report: dict[str, Any]) -> list[str]:
+    asking = report["asking"]
+    parts = asking["requests"]["by_part"]
+    max_k = asking["max_top_k"]
+    capped = (
+        f" (the service rejected top_k {', '.join(map(str, max_k['rejected']))})" if max_k["rejected"] else ""
+    )
+    return [
+        f"requests: {asking['requests']['total']} sent in {asking['rounds']} rounds "
+        f"({', '.join(f'{n} {part}' for part, n in parts.items())}); "
+        f"top_k {', '.join(map(str, asking['top_k_values']))}{capped}; "
+        f"concurrency {', '.join(map(str, asking['concurrency_levels']))}; owner asks first",
+        f"hostile tenant ids: {report['hostile_tenants']['requests']} requests ({report['hostile_tenants']['refused']} refused, "
+        f"{report['hostile_tenants']['empty']} empty, {report['hostile_tenants']['served']} served data)",
+        f"detection power: {asking['detection_power']['statement']}",
+    ]
+
+
 def _summary(audit: Any, max_error_rate: float) -> str:
     report = audit.to_dict(max_error_rate)
     lines = [
         f"tenants {len(audit.tenants)}, probes {report['probes']['total']} "
         f"({', '.join(f'{n} {k}' for k, n in report['probes']['by_kind'].items())}), top_k {audit.options.top_k}",
-        f"requests: {report['requests']['cross_tenant']} cross-tenant, {report['requests']['hostile_tenant']} "
-        f"with hostile tenant ids ({report['hostile_tenants']['refused']} refused, "
-        f"{report['hostile_tenants']['empty']} empty, {report['hostile_tenants']['served']} served data)",
+        *_looked(report),
         f"errors: {audit.errors.failed} of {audit.errors.total} requests failed"
         + (
             f" ({', '.join(f'{n} {k}' for k, n in audit.errors.by_kind.items())})"
@@ -81,6 +148,14 @@ def _summary(audit: Any, max_error_rate: float) -> str:
         f"chunks checked {audit.checked_chunks}, unattributed {audit.unattributed_count}, "
         f"label mismatches {audit.label_mismatches}",
     ]
+    if audit.unverified:
+        lines.append(
+            f"UNVERIFIED: {len(audit.unverified)} probe requests failed even in plain form (not checked):"
+        )
+        lines += [
+            f"  probe {u['probe_id']} as {u['caller']!r} at top_k {u['top_k']}: {u['reason']}"
+            for u in audit.unverified[:_SHOWN]
+        ]
     if audit.leaks:
         hostile = [leak for leak in audit.leaks if leak.hostile]
         lines.append(
@@ -93,8 +168,14 @@ def _summary(audit: Any, max_error_rate: float) -> str:
             more = f" and {len(callers) - 12} more" if len(callers) > 12 else ""
             lines.append(f"  hostile ids that were served data: {', '.join(callers[:12])}{more}")
         for leak in audit.leaks[:_SHOWN]:
+            asked = leak.asked or {}
+            how = (
+                f" at top_k {asked['top_k']}, round {asked['round']}, request #{asked['sequence']}"
+                if asked
+                else ""
+            )
             lines.append(
-                f"  probe {leak.probe.id} asked as {leak.caller!r}: {leak.chunk_id} at rank {leak.rank} "
+                f"  probe {leak.probe.id} asked as {leak.caller!r}{how}: {leak.chunk_id} at rank {leak.rank} "
                 f"belongs to {', '.join(leak.owners)} (by {leak.attributed_by}; labelled {leak.claimed_tenant!r})"
             )
         if len(audit.leaks) > _SHOWN:
@@ -104,7 +185,7 @@ def _summary(audit: Any, max_error_rate: float) -> str:
         {
             "clean": "verdict: clean (no foreign chunk served)",
             "leak": "verdict: LEAK (release blocker)",
-            "incomplete": "verdict: incomplete (too many failed requests to prove isolation)",
+            "incomplete": "verdict: incomplete (too many failed or unverified requests to prove isolation)",
         }[verdict]
     )
     return "\n".join(lines)
@@ -124,6 +205,15 @@ def run(args: argparse.Namespace) -> int:
     check_positive("--probes-per-tenant", args.probes_per_tenant)
     check_positive("--callers-per-probe", args.callers_per_probe, allow_none=True)
     check_positive("--concurrency", args.concurrency)
+    check_positive("--max-top-k", args.max_top_k)
+    check_positive("--rounds", args.rounds, allow_none=True)
+    if args.budget < 0:
+        raise InputError("--budget", None, f"must be 0 or more (got {args.budget})", "e.g. --budget 3000")
+    args.top_k_values = int_list("--top-k-values", args.top_k_values)
+    args.concurrency_levels = int_list("--concurrency-levels", args.concurrency_levels) or (
+        1,
+        max(32, args.concurrency),
+    )
     check_positive("--timeout", args.timeout)
     check_share("--max-error-rate", args.max_error_rate)
     corpus = load_corpus(args.corpus)
@@ -136,11 +226,15 @@ def run(args: argparse.Namespace) -> int:
     probes = generate_probes(corpus.documents, canaries=canaries, per_tenant=args.probes_per_tenant)
     options = AuditOptions(
         top_k=args.top_k,
-        concurrency=args.concurrency,
         timeout_s=args.timeout,
         callers_per_probe=args.callers_per_probe,
         hostile_probes=max(0, args.hostile_probes),
         progress=False if args.no_progress else None,
+        top_k_values=args.top_k_values,
+        max_top_k=args.max_top_k,
+        concurrency_levels=args.concurrency_levels,
+        budget=args.budget,
+        rounds=args.rounds,
     )
     context = {"source": {"label": source.label, **source.context}, "corpus": corpus.info()}
     if canaries:

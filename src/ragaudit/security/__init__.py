@@ -1,7 +1,10 @@
 """Security audits: tenant isolation, stale versions, the error rate of a run.
 
 - :mod:`~ragaudit.security.tenant_audit`: probe a retriever as every other tenant and as hostile
-  tenant ids (``ragaudit audit-tenants``);
+  tenant ids (``ragaudit audit-tenants``); :mod:`~ragaudit.security.request_plan` says what it sends
+  and how hard that looks (owner first, ``top_k`` values, concurrency levels, rounds, detection power),
+  :mod:`~ragaudit.security.request_loop` sends it, :mod:`~ragaudit.security.hostile_tenants` lists the
+  hostile ids;
 - :mod:`~ragaudit.security.ownership`: who owns a returned chunk, from the corpus (id, content,
   canary), never from the retriever's label; :mod:`~ragaudit.security.verified` wraps a retriever so
   label-trusting tests (the lesson's) become sound;

@@ -17,6 +17,23 @@ is built from real components (bm25s indexes over a chunked corpus) and leaks in
 - :class:`RelabelingRetriever`: wraps any retriever and stamps the caller's tenant on every chunk
   (optionally replacing the ids with opaque ones), so a check that trusts labels sees nothing wrong.
 
+Leaks that only show under some conditions (the tenant audit's rounds, ``top_k`` values, concurrency
+levels and hostile ids exist to find them; :mod:`ragaudit.security.request_plan`). Each is otherwise
+the honest tenant-partitioned BM25, and its leak path is the shared index, unfiltered:
+
+- :class:`TopKPathLeakRetriever`: pages larger than ``above`` results come from the shared index;
+- :class:`ConcurrencyLeakRetriever`: a request that finds ``pool`` requests already in flight goes to
+  an overflow path that forgets the tenant;
+- :class:`WarmPathLeakRetriever`: after ``after`` calls a warm path takes over, and it forgets the tenant;
+- :class:`RareRaceLeakRetriever`: one call in ``one_in`` (a seeded draw) loses the race and is unfiltered;
+- :class:`TenantlessCacheRetriever`: a result cache keyed by query and ``top_k`` but not the tenant,
+  filled with confident answers (the owner's), then served to whoever asks the same text;
+- :class:`TenantSyntaxRetriever`: reads structure into the tenant id: ``a,b`` as a list of tenants
+  (``list``), ``a:admin`` as tenant ``a`` with the admin role that reads every tenant (``role``).
+
+Those whose leak does not depend on the event loop have a synchronous ``answer(tenant_id, query, top_k)``
+too, so a test can serve them over real HTTP.
+
 Zero-argument factories over the demo knowledge base (``demo_backfill`` and friends) make them
 usable from the command line: ``ragaudit audit-tenants --corpus <kb>/corpus.jsonl --retriever
 ragaudit.security.leaky:demo_backfill``.
@@ -24,7 +41,9 @@ ragaudit.security.leaky:demo_backfill``.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -154,6 +173,141 @@ class RelabelingRetriever:
         return out
 
 
+class _Partitioned:
+    """The honest part of the conditional leakers: tenant-partitioned BM25 (exact tenant match), and the
+    shared index their leak path uses. ``answer`` is synchronous; ``search`` is the protocol call."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.base = BM25Retriever.from_chunks(chunks)
+        self.shared = _SharedIndex(chunks)
+
+    def own(self, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        return self.base.search_many(tenant_id, [query], top_k)[0]
+
+    def answer(self, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        return self.own(tenant_id, query, top_k)
+
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        return self.answer(tenant_id, query, top_k)
+
+
+class TopKPathLeakRetriever(_Partitioned):
+    """Pages of more than ``above`` results are served from the shared (export) index, unfiltered."""
+
+    def __init__(self, chunks: Sequence[Chunk], above: int = 20) -> None:
+        super().__init__(chunks)
+        self.above = above
+
+    def answer(self, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        if top_k > self.above:  # the bug: the large-page path forgot the tenant
+            return self.shared.search(query, top_k)
+        return self.own(tenant_id, query, top_k)
+
+
+class ConcurrencyLeakRetriever(_Partitioned):
+    """A request that finds ``pool`` requests in flight goes to an overflow path without the tenant filter."""
+
+    def __init__(self, chunks: Sequence[Chunk], pool: int = 8, hold_s: float = 0.0005) -> None:
+        super().__init__(chunks)
+        self.pool = pool
+        self.hold_s = hold_s
+        self.in_flight = 0
+
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        overflow = self.in_flight >= self.pool
+        self.in_flight += 1
+        try:
+            await asyncio.sleep(self.hold_s)  # the time a request holds its connection
+            if overflow:  # the bug: the overflow replica is queried without the tenant
+                return self.shared.search(query, top_k)
+            return self.own(tenant_id, query, top_k)
+        finally:
+            self.in_flight -= 1
+
+
+class WarmPathLeakRetriever(_Partitioned):
+    """After ``after`` calls a warm path serves every request, and it forgets the tenant."""
+
+    def __init__(self, chunks: Sequence[Chunk], after: int = 2000) -> None:
+        super().__init__(chunks)
+        self.after = after
+        self.calls = 0
+
+    def answer(self, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        self.calls += 1
+        if self.calls > self.after:
+            return self.shared.search(query, top_k)
+        return self.own(tenant_id, query, top_k)
+
+
+class RareRaceLeakRetriever(_Partitioned):
+    """One call in ``one_in`` (a draw from ``random.Random(seed)``) loses a race and is served unfiltered."""
+
+    def __init__(self, chunks: Sequence[Chunk], one_in: int = 1000, seed: int = 3) -> None:
+        super().__init__(chunks)
+        self.one_in = one_in
+        self.draws = random.Random(seed)
+        self.calls = 0
+        self.raced: list[int] = []
+        """The call numbers that lost the race."""
+
+    def answer(self, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        self.calls += 1
+        if self.draws.random() < 1.0 / self.one_in:
+            self.raced.append(self.calls)
+            return self.shared.search(query, top_k)
+        return self.own(tenant_id, query, top_k)
+
+
+class TenantlessCacheRetriever(_Partitioned):
+    """A result cache keyed by (normalised query, ``top_k``) but not the tenant. Only confident answers
+    are cached: the top hit holds at least ``min_overlap`` of the query's words (the owner's answer to
+    its own question, typically); whoever asks the same text next gets the cached answer."""
+
+    def __init__(self, chunks: Sequence[Chunk], min_overlap: float = 1.0) -> None:
+        super().__init__(chunks)
+        self.min_overlap = min_overlap
+        self.cache: dict[tuple[str, int], list[RetrievedChunk]] = {}
+
+    def answer(self, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        key = (normalize_text(query), top_k)  # the bug: the tenant is not part of the key
+        if key in self.cache:
+            return self.cache[key]
+        hits = self.own(tenant_id, query, top_k)
+        if hits and _overlap(query, hits[0].get("content", "")) >= self.min_overlap:
+            self.cache[key] = hits
+        return hits
+
+
+def _list_syntax(tenant_id: str) -> list[str]:
+    return [part for part in tenant_id.split(",") if part]
+
+
+def _role_syntax(tenant_id: str) -> list[str] | None:
+    tenant, _, role = tenant_id.partition(":")
+    return None if role == "admin" else [tenant]
+
+
+TENANT_SYNTAX: Mapping[str, Callable[[str], list[str] | None]] = {"list": _list_syntax, "role": _role_syntax}
+"""How :class:`TenantSyntaxRetriever` reads a tenant id: the tenants it names (``None``: every tenant)."""
+
+
+class TenantSyntaxRetriever(_Partitioned):
+    """Reads structure into the tenant id (:data:`TENANT_SYNTAX`): ``list`` serves every tenant named in
+    ``a,b``; ``role`` serves tenant ``a`` for ``a:reader`` and every tenant for ``a:admin``."""
+
+    def __init__(self, chunks: Sequence[Chunk], syntax: str = "list") -> None:
+        super().__init__(chunks)
+        self.parse = TENANT_SYNTAX[syntax]
+
+    def answer(self, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+        named = self.parse(tenant_id)
+        if named is None:
+            return self.shared.search(query, top_k)
+        merged = [hit for tenant in named for hit in self.own(tenant, query, top_k)]
+        return sorted(merged, key=lambda h: -float(h.get("score", 0.0)))[:top_k]
+
+
 LEAKY: Mapping[str, Callable[[Sequence[Chunk]], Retriever]] = {
     "post-filter-backfill": PostFilterBackfillRetriever,
     "rewrite-path": RewritePathLeakRetriever,
@@ -161,8 +315,25 @@ LEAKY: Mapping[str, Callable[[Sequence[Chunk]], Retriever]] = {
     "prefix-tenant": PrefixTenantRetriever,
     "case-insensitive-tenant": CaseInsensitiveTenantRetriever,
     "relabeling": lambda chunks: RelabelingRetriever(PostFilterBackfillRetriever(chunks), hide_ids=True),
+    "top-k-path": TopKPathLeakRetriever,
+    "concurrency-overflow": ConcurrencyLeakRetriever,
+    "warm-path": WarmPathLeakRetriever,
+    "rare-race": RareRaceLeakRetriever,
+    "tenantless-cache": TenantlessCacheRetriever,
+    "list-syntax": lambda chunks: TenantSyntaxRetriever(chunks, "list"),
+    "role-syntax": lambda chunks: TenantSyntaxRetriever(chunks, "role"),
 }
 """Every leaky retriever by name, each built from a chunk list."""
+CONDITIONAL = (
+    "top-k-path",
+    "concurrency-overflow",
+    "warm-path",
+    "rare-race",
+    "tenantless-cache",
+    "list-syntax",
+    "role-syntax",
+)
+"""The kinds whose leak shows only under some ``top_k``, concurrency, call count, order or tenant-id syntax."""
 
 
 def make_leaky(kind: str, chunks: Sequence[Chunk]) -> Retriever:

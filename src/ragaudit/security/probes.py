@@ -20,7 +20,8 @@ kinds, best first within each):
 
 ``generic`` probes (the lesson's "What are the confidential severance clauses?" and a few like it)
 belong to no tenant and are issued as every tenant. Generation is deterministic: the same corpus
-gives the same probes in the same order.
+gives the same probes in the same order, in every process (scores are exact sums, never summed in a
+set's hash order, and ties keep document order), whatever ``PYTHONHASHSEED`` is.
 """
 
 from __future__ import annotations
@@ -102,6 +103,12 @@ class _Stats:
         return self.tenants.get(word) == {tenant}
 
 
+def _idf_sum(stats: _Stats, words: Iterable[str]) -> float:
+    """``Σ idf(w)`` summed exactly (``math.fsum``), so the score does not depend on the order a set
+    yields its words in (which changes with ``PYTHONHASHSEED``): probes are the same in every process."""
+    return math.fsum(stats.idf(w) for w in words)
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of a document's text, markdown heading lines left out, whitespace collapsed."""
     body = _HEADING_LINE.sub("\n", text)
@@ -114,10 +121,10 @@ def _sentence_candidates(doc: Document, stats: _Stats) -> list[_Candidate]:
     for sentence in sentences(doc.text):
         words = set(normalize_text(sentence).split())
         if _MARKERS.search(sentence) and len(words) >= 3:
-            found.append(_Candidate("confidential", sentence, doc.doc_id, sum(stats.idf(w) for w in words)))
+            found.append(_Candidate("confidential", sentence, doc.doc_id, _idf_sum(stats, words)))
         if not _MIN_WORDS <= len(words) <= _MAX_WORDS:
             continue
-        score = sum(stats.idf(w) for w in words if stats.exclusive(w, doc.tenant_id))
+        score = _idf_sum(stats, (w for w in words if stats.exclusive(w, doc.tenant_id)))
         if score > 0 and (best is None or score > best.score):
             best = _Candidate("sentence", sentence, doc.doc_id, score)
     return found + ([best] if best is not None else [])
@@ -131,7 +138,7 @@ def _entity_candidates(doc: Document, stats: _Stats) -> list[_Candidate]:
     def close() -> None:
         if run:
             phrase = " ".join(run)
-            score = sum(stats.idf(w) for w in normalize_text(phrase).split())
+            score = _idf_sum(stats, normalize_text(phrase).split())
             found.append(_Candidate("entity", phrase, doc.doc_id, score))
             run.clear()
 

@@ -1,86 +1,64 @@
-"""Tenant-isolation audit: issue every tenant's probes as every other tenant, and as hostile tenant ids.
+"""Tenant-isolation audit: ask every tenant's probes as their owner, as every other tenant, and as
+hostile tenant ids, under several ``top_k`` values, concurrency levels and rounds.
 
-Two sets of requests go to the retriever:
-
-1. **Cross-tenant matrix.** Each probe of tenant ``T`` (:mod:`ragaudit.security.probes`) is asked as
-   every other tenant (or, with ``callers_per_probe = N``, as N of them, rotating from a different
-   start for each tenant, so every pair is still asked when ``N × probes per tenant >= tenants - 1``);
-   generic probes are asked as every tenant. They run through the runner
-   (bounded concurrency, timeouts, retries of transient failures, the batch fast path).
-2. **Hostile tenant ids.** The first ``hostile_probes`` probes of each tenant are asked with tenant
-   ids that are not tenants: none (``None``), empty and whitespace-only ids, wildcards (``*``, ``%``,
-   ``.*``), an unknown id, and for each tenant its case and whitespace variants, a truncated prefix
-   and an extension (``acme`` → ``ACME``, ``Acme``, `` acme``, ``acme ``, ``acm``, ``a``, ``acme_``,
-   ``acme-eu``). Variants equal to a real tenant are skipped. Such a request must be refused or
-   answered with nothing owned by any tenant; any attributed chunk is a leak.
+What is sent, in which order, and how hard that looks is :mod:`ragaudit.security.request_plan`
+(owner-first ordering, ``top_k`` values up to the service's maximum, concurrency levels, a request
+budget spread over rounds, the detection power); how it is sent is :mod:`ragaudit.security.request_loop`
+(bounded concurrency in plan order, retries of transient failures, a plain-form retry of rejected
+probes); the hostile ids are :mod:`ragaudit.security.hostile_tenants` (lists, roles, wildcards,
+encodings, JSON arrays, path segments, near misses). A hostile id must be refused or answered with
+nothing owned by any tenant; any attributed chunk is a leak.
 
 Every returned chunk is attributed from the corpus (:mod:`ragaudit.security.ownership`), never from
 the label the retriever attaches. A leak is recorded with its evidence: the probe, the caller, the
-chunk, its rank, the owner(s), how ownership was decided, the claimed label and a short excerpt.
+chunk, its rank, the owner(s), how ownership was decided, the claimed label, a short excerpt and how it
+was asked (``top_k``, round, concurrency, the request's position among all requests sent).
 
-Verdict: ``leak`` when any leak was found; else ``incomplete`` when the share of failed matrix
-requests is above ``max_error_rate`` (an audit whose requests failed proves nothing); else ``clean``.
+Verdict: ``leak`` when any leak was found; else ``incomplete`` when the share of failed tenant
+requests (owner, cross-tenant, generic; each failed one is listed as *unverified*) is above
+``max_error_rate`` (an audit whose requests failed proves nothing); else ``clean``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from ragaudit.data.run import RankedItem, to_ranked_items
-from ragaudit.data.schema import GoldenCase
+from ragaudit.data.run import RankedItem
 from ragaudit.retrieval.protocol import Retriever
-from ragaudit.runner.retry import NO_RETRY, RetryPolicy, call_with_retries
-from ragaudit.security.error_rate import ErrorRate, check_error_rate, run_error_rate
+from ragaudit.runner.execute import _call_hook
+from ragaudit.runner.progress import progress_bar
+from ragaudit.runner.retry import RetryPolicy
+from ragaudit.security.error_rate import ErrorRate, check_error_rate, error_rate_of
+from ragaudit.security.hostile_tenants import FIXED_HOSTILE as FIXED_HOSTILE
+from ragaudit.security.hostile_tenants import tenant_variants as tenant_variants
 from ragaudit.security.ownership import Attribution, OwnershipIndex
 from ragaudit.security.probes import Probe
+from ragaudit.security.request_loop import Answer, Asker, discover_max_top_k
+from ragaudit.security.request_plan import (
+    DEFAULT_BUDGET,
+    DEFAULT_CONCURRENCY_LEVELS,
+    DEFAULT_MAX_TOP_K,
+    AuditRequest,
+    discovery_ladder,
+    plan_round,
+    power_summary,
+    rounds_for,
+    top_k_values,
+)
+from ragaudit.security.request_plan import plan_matrix as plan_matrix
 from ragaudit.version import __version__
 
 SCHEMA_VERSION = 1
 EXCERPT_CHARS = 160
 MAX_LISTED = 200
 """At most this many unattributed chunks and hostile outcomes are listed in the report (all are counted)."""
-FIXED_HOSTILE: tuple[tuple[str | None, str], ...] = (
-    (None, "no tenant (null)"),
-    ("", "empty string"),
-    (" ", "whitespace only"),
-    ("*", "wildcard *"),
-    ("%", "SQL wildcard %"),
-    (".*", "regex .*"),
-    ("ragaudit-unknown-tenant", "unknown tenant"),
-)
 Verdict = Literal["clean", "leak", "incomplete"]
-
-
-def tenant_variants(tenant: str, real: Iterable[str]) -> list[tuple[str, str]]:
-    """Ids that are *not* ``tenant`` but that a sloppy filter might treat as it: ``(id, description)``."""
-    candidates = [
-        (tenant.upper(), "upper case"),
-        (tenant.lower(), "lower case"),
-        (tenant.capitalize(), "capitalised"),
-        (f" {tenant}", "leading space"),
-        (f"{tenant} ", "trailing space"),
-        (f"{tenant}\n", "trailing newline"),
-        (tenant[:-1], "truncated prefix"),
-        (tenant[:1], "one-character prefix"),
-        (f"{tenant}_", "extended with _"),
-        (f"{tenant}-eu", "extended with -eu"),
-    ]
-    skip = set(real) | {tenant}
-    out: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    for value, what in candidates:
-        if value.strip() and value not in skip and value not in seen:
-            seen.add(value)
-            out.append((value, f"{what} of {tenant!r}"))
-    return out
 
 
 def _excerpt(text: str | None) -> str:
@@ -106,9 +84,12 @@ class LeakFinding:
     excerpt: str
     hostile: bool = False
     """The caller was a hostile tenant id (not a tenant of the corpus)."""
+    asked: Mapping[str, Any] | None = None
+    """How the request that got it was asked: ``top_k``, round, concurrency, sequence, text, part."""
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"asked": dict(self.asked)} if self.asked is not None else {}),
             "probe": self.probe.to_json(),
             "caller": self.caller,
             "hostile_caller": self.hostile,
@@ -152,10 +133,10 @@ class HostileOutcome:
 
 @dataclass(frozen=True)
 class AuditOptions:
-    """How the audit queries the retriever."""
+    """How the audit queries the retriever (the dimensions: :mod:`ragaudit.security.request_plan`)."""
 
     top_k: int = 10
-    concurrency: int = 8
+    """The audit's ``k``: one of the ``top_k`` values, and the one hostile callers ask with."""
     timeout_s: float | None = 30.0
     callers_per_probe: int | None = None
     """Ask each tenant probe as at most this many other tenants (``None``: all of them)."""
@@ -163,6 +144,23 @@ class AuditOptions:
     """Probes per tenant asked with hostile tenant ids (0 skips that part)."""
     retry: RetryPolicy | None = None
     progress: bool | None = None
+    top_k_values: tuple[int, ...] | None = None
+    """``top_k`` values asked (``None``: 1, ``top_k`` and ``max_top_k``), capped at the service's max."""
+    max_top_k: int = DEFAULT_MAX_TOP_K
+    concurrency_levels: tuple[int, ...] = DEFAULT_CONCURRENCY_LEVELS
+    budget: int = DEFAULT_BUDGET
+    """At least this many requests (the plan is repeated in rounds until it is reached)."""
+    rounds: int | None = None
+    """Exactly this many rounds (``None``: ``max(len(concurrency_levels), ceil(budget / round size))``)."""
+
+    def __post_init__(self) -> None:
+        for name in ("top_k", "max_top_k"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a positive integer (got {getattr(self, name)})")
+        if not self.concurrency_levels or min(self.concurrency_levels) < 1:
+            raise ValueError(f"concurrency levels must be positive integers (got {self.concurrency_levels})")
+        if self.budget < 0 or (self.rounds is not None and self.rounds < 1):
+            raise ValueError("budget must be >= 0 and rounds >= 1")
 
 
 @dataclass
@@ -182,6 +180,10 @@ class TenantAudit:
     checked_chunks: int
     context: dict[str, Any] = field(default_factory=dict)
     created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    asking: dict[str, Any] = field(default_factory=dict)
+    """How hard the audit looked: requests by part, ``top_k`` values, concurrency levels, rounds, power."""
+    unverified: list[dict[str, Any]] = field(default_factory=list)
+    """Tenant requests that failed even in plain form (each also counts in ``errors``)."""
 
     def verdict(self, max_error_rate: float = 0.0) -> Verdict:
         if self.leaks:
@@ -213,7 +215,14 @@ class TenantAudit:
             "tenants": list(self.tenants),
             "top_k": self.options.top_k,
             "probes": {"total": len(self.probes), "by_kind": dict(sorted(kinds.items()))},
-            "requests": {"cross_tenant": self.errors.total, "hostile_tenant": len(self.hostile)},
+            "requests": {
+                "total": self.asking.get("requests", {}).get("total", self.errors.total + len(self.hostile)),
+                "tenant": self.errors.total,
+                **self.asking.get("planned", {}),
+                "hostile_tenant": len(self.hostile),
+            },
+            "asking": self.asking,
+            "unverified": {"count": len(self.unverified), "records": self.unverified[:MAX_LISTED]},
             "checked_chunks": self.checked_chunks,
             "errors": self.errors.to_dict(),
             "leaks": {
@@ -301,64 +310,66 @@ class _Checker:
         )
 
 
-def plan_matrix(
-    probes: Sequence[Probe], tenants: Sequence[str], callers_per_probe: int | None = None
-) -> list[tuple[Probe, str]]:
-    """Every ``(probe, caller)`` request of the cross-tenant matrix (see the module docstring)."""
-    plan: list[tuple[Probe, str]] = []
-    seen: Counter[str | None] = Counter()
-    position = {t: i for i, t in enumerate(tenants)}
-    for probe in probes:
-        others = [t for t in tenants if t != probe.tenant_id]
-        if callers_per_probe is not None and probe.tenant_id is not None and callers_per_probe < len(others):
-            # rotate through the other tenants, each tenant starting at its own place in the list
-            offset = position.get(probe.tenant_id, 0) + seen[probe.tenant_id] * callers_per_probe
-            others = [others[(offset + j) % len(others)] for j in range(callers_per_probe)]
-        seen[probe.tenant_id] += 1
-        plan += [(probe, caller) for caller in others]
-    return plan
+def _hostile_outcome(answer: Answer, leaks: int) -> HostileOutcome:
+    request = answer.request
+    what = request.hostile.description if request.hostile is not None else ""
+    if answer.items is None:
+        return HostileOutcome(request.caller, what, request.probe.id, "refused", 0, 0, answer.error)
+    outcome: Literal["empty", "served"] = "served" if answer.items else "empty"
+    return HostileOutcome(request.caller, what, request.probe.id, outcome, len(answer.items), leaks)
 
 
-def plan_hostile(
-    probes: Sequence[Probe], tenants: Sequence[str], per_tenant: int
-) -> list[tuple[Probe, str | None, str]]:
-    """Every ``(probe, hostile caller, description)`` request."""
-    if per_tenant <= 0:
-        return []
-    plan: list[tuple[Probe, str | None, str]] = []
-    for tenant in tenants:
-        own = [p for p in probes if p.tenant_id == tenant][:per_tenant]
-        variants: list[tuple[str | None, str]] = [*FIXED_HOSTILE, *tenant_variants(tenant, tenants)]
-        plan += [(probe, caller, what) for probe in own for caller, what in variants]
-    return plan
+def _asked(answer: Answer) -> dict[str, Any]:
+    request = answer.request
+    out: dict[str, Any] = {
+        "top_k": request.top_k,
+        "round": request.round,
+        "concurrency": answer.concurrency,
+        "sequence": answer.sequence,
+        "part": request.part,
+    }
+    if answer.plain_retry:
+        out["plain_text"] = answer.asked_text
+    return out
 
 
-async def _hostile_requests(
-    retriever: Retriever,
-    plan: Sequence[tuple[Probe, str | None, str]],
-    checker: _Checker,
-    options: AuditOptions,
-) -> list[HostileOutcome]:
-    gate = asyncio.Semaphore(options.concurrency)
+@dataclass
+class _Collector:
+    """Checks every answer as it arrives and keeps what the report needs."""
 
-    async def one(probe: Probe, caller: str | None, what: str) -> HostileOutcome:
-        async def fetch() -> list[RankedItem]:
-            tenant: Any = caller  # deliberately not a usable tenant: the point of the request
-            return to_ranked_items(
-                await retriever.search(tenant_id=tenant, query=probe.text, top_k=options.top_k)
-            )
+    checker: _Checker
+    hostile: list[HostileOutcome] = field(default_factory=list)
+    tenant_answers: list[tuple[str, str | None, int]] = field(default_factory=list)
+    unverified: list[dict[str, Any]] = field(default_factory=list)
+    by_part: Counter[str] = field(default_factory=Counter)
+    """Requests sent per part, plain-form retries included."""
+    planned: Counter[str] = field(default_factory=Counter)
+    """Planned requests per part (a plain-form retry is the same planned request)."""
+    answered: int = 0
+    plain_retries: int = 0
+    plain_recovered: int = 0
 
-        async with gate:
-            got = await call_with_retries(
-                fetch, NO_RETRY, f"hostile:{probe.id}:{caller!r}", options.timeout_s
-            )
-        if got.error is not None or got.value is None:
-            return HostileOutcome(caller, what, probe.id, "refused", 0, 0, got.error)
-        leaks = checker.check(probe, caller, got.value)
-        outcome: Literal["empty", "served"] = "served" if got.value else "empty"
-        return HostileOutcome(caller, what, probe.id, outcome, len(got.value), leaks)
-
-    return list(await asyncio.gather(*(one(*request) for request in plan)))
+    def __call__(self, answer: Answer) -> None:
+        request = answer.request
+        self.by_part[request.part] += 1 + answer.plain_retry
+        self.planned[request.part] += 1
+        self.plain_retries += answer.plain_retry
+        found = 0
+        if answer.items is not None:
+            self.answered += 1
+            self.plain_recovered += answer.plain_retry
+            found = self.checker.check(request.probe, request.caller, answer.items)
+            leaks = self.checker.leaks
+            for i in range(len(leaks) - found, len(leaks)):
+                leaks[i] = replace(leaks[i], asked=_asked(answer))
+        if request.part == "hostile":
+            self.hostile.append(_hostile_outcome(answer, found))
+        elif request.part != "discovery":
+            self.tenant_answers.append((request.key, answer.error, answer.attempts))
+            if answer.error is not None:
+                self.unverified.append(
+                    {**request.to_json(), "text": request.probe.text, "reason": answer.error}
+                )
 
 
 async def audit_tenants(
@@ -370,43 +381,95 @@ async def audit_tenants(
     context: dict[str, Any] | None = None,
 ) -> TenantAudit:
     """Run the audit (see the module docstring) and return its findings."""
-    from ragaudit.runner.execute import run_cases
-
     opts = options or AuditOptions()
     tenants = ownership.tenants
-    matrix = plan_matrix(probes, tenants, opts.callers_per_probe)
-    cases = [GoldenCase(f"{probe.id}@{caller}", probe.text, (), tenant_id=caller) for probe, caller in matrix]
-    run = await run_cases(
-        retriever,
-        cases,
-        opts.top_k,
-        concurrency=opts.concurrency,
-        timeout_s=opts.timeout_s,
-        name="tenant-audit",
-        retry=opts.retry,
-        progress=opts.progress,
-    )
-    checker = _Checker(ownership)
-    for (probe, caller), case in zip(matrix, cases, strict=True):
-        outcome = run.cases[case.id]
-        if outcome.error is None:
-            checker.check(probe, caller, outcome.items)
-    hostile = await _hostile_requests(
-        retriever, plan_hostile(probes, tenants, opts.hostile_probes), checker, opts
-    )
-    end = getattr(retriever, "end_session", None)
-    if end is not None and inspect.iscoroutinefunction(end):
-        await end()
+    collector = _Collector(_Checker(ownership))
+    asker = Asker(retriever, opts.timeout_s, opts.retry or RetryPolicy(), collector)
+    await _call_hook(retriever, "start_session", concurrency=max(opts.concurrency_levels))
+    try:
+        wanted = top_k_values(opts.top_k, opts.max_top_k, opts.top_k_values)
+        top_ks, max_k = await _top_ks_the_service_accepts(asker, probes, wanted, opts.top_k)
+        one_round = len(
+            plan_round(
+                probes,
+                tenants,
+                top_ks,
+                opts.top_k,
+                0,
+                callers_per_probe=opts.callers_per_probe,
+                hostile_probes=opts.hostile_probes,
+            )
+        )
+        rounds = rounds_for(one_round, opts.budget, len(opts.concurrency_levels), opts.rounds)
+        bar = progress_bar(one_round * rounds, enabled=opts.progress, desc="tenant-audit")
+        for round_no in range(rounds):
+            plan = plan_round(
+                probes,
+                tenants,
+                top_ks,
+                opts.top_k,
+                round_no,
+                callers_per_probe=opts.callers_per_probe,
+                hostile_probes=opts.hostile_probes,
+            )
+            level = opts.concurrency_levels[round_no % len(opts.concurrency_levels)]
+            await asker.ask_all(plan, level)
+            bar.update(len(plan))
+        bar.close()
+    finally:
+        await _call_hook(retriever, "end_session")
+    checker = collector.checker
+    asking = {
+        "requests": {
+            "total": asker.sent,
+            "answered": collector.answered,
+            "by_part": dict(sorted(collector.by_part.items())),
+        },
+        "top_k_values": list(top_ks),
+        "max_top_k": max_k,
+        "concurrency_levels": list(opts.concurrency_levels[:rounds]),
+        "rounds": rounds,
+        "requests_per_round": one_round,
+        "budget": opts.budget,
+        "owner_first": True,
+        "plain_retries": {"count": collector.plain_retries, "recovered": collector.plain_recovered},
+        "planned": {
+            "owner": collector.planned["owner"],
+            "cross_tenant": collector.planned["cross-tenant"] + collector.planned["generic"],
+            "discovery": collector.planned["discovery"],
+        },
+        "detection_power": power_summary(collector.answered),
+    }
     return TenantAudit(
         tenants,
         list(probes),
         opts,
         checker.leaks,
-        hostile,
-        run_error_rate(run),
+        collector.hostile,
+        error_rate_of(collector.tenant_answers),
         checker.unattributed,
         checker.unattributed_count,
         checker.mismatches,
         checker.checked,
         dict(context or {}),
+        asking=asking,
+        unverified=collector.unverified,
     )
+
+
+async def _top_ks_the_service_accepts(
+    asker: Asker, probes: Sequence[Probe], wanted: tuple[int, ...], audit_k: int
+) -> tuple[tuple[int, ...], dict[str, Any]]:
+    """``wanted`` capped at the largest ``top_k`` the service answers (found by asking the first tenant
+    probe as its owner at the largest value, then halving while it is rejected), and what was found."""
+    largest = max(wanted)
+    first = next((p for p in probes if p.tenant_id is not None), None)
+    found: dict[str, Any] = {"requested": largest, "accepted": largest, "rejected": []}
+    if first is None or largest <= audit_k:
+        return wanted, found
+    request = AuditRequest(first, first.tenant_id, largest, -1, "discovery")
+    accepted, rejected, _ = await discover_max_top_k(asker, request, discovery_ladder(largest, audit_k))
+    limit = accepted if accepted is not None else audit_k
+    found.update(accepted=accepted, rejected=rejected)
+    capped = tuple(sorted({min(k, limit) for k in wanted}))
+    return capped, found

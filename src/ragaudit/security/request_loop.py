@@ -1,0 +1,131 @@
+"""Send the tenant audit's requests: in plan order, a fixed number in flight, rejected probes asked again
+in a plain form.
+
+- Requests leave in the order of the plan (:mod:`ragaudit.security.request_plan`); ``concurrency``
+  workers share one iterator, so at most that many are in flight and at concurrency 1 the order is exact.
+- A request of a tenant (owner, cross-tenant, generic) is retried on transient failures under the
+  retry policy; when it still fails (an HTTP 4xx, an exception, garbage), it is asked **once more with
+  the probe's plain form** (:func:`~ragaudit.security.request_plan.plain_form`) when that differs from
+  the text. A request that fails both ways is **unverified**: the audit lists it and counts it against
+  the verdict (it is never dropped).
+- A request with a hostile tenant id is asked once: a refusal is the right answer to it.
+- :func:`discover_max_top_k` finds the largest ``top_k`` the service accepts, so an honest service
+  with a lower limit than the audit's ``max_top_k`` is not reported as failing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragaudit.data.run import RankedItem, to_ranked_items
+from ragaudit.retrieval.protocol import Retriever
+from ragaudit.runner.retry import NO_RETRY, Attempted, RetryPolicy, call_with_retries
+from ragaudit.security.request_plan import AuditRequest, plain_form
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one planned request got."""
+
+    request: AuditRequest
+    items: list[RankedItem] | None
+    """The ranking; ``None`` when the request failed."""
+    error: str | None
+    attempts: int
+    asked_text: str
+    """The text that got ``items`` (the probe's text, or its plain form after a rejection)."""
+    plain_retry: bool
+    """The request was rejected and asked again in its plain form."""
+    concurrency: int
+    sequence: int
+    """1-based position of the request among every request the audit sent."""
+
+
+@dataclass
+class Asker:
+    """Sends planned requests to one retriever (see the module docstring) and numbers them."""
+
+    retriever: Retriever
+    timeout_s: float | None
+    retry: RetryPolicy
+    on_answer: Callable[[Answer], None] | None = None
+    sent: int = 0
+
+    async def _call(
+        self, text: str, request: AuditRequest, policy: RetryPolicy
+    ) -> Attempted[list[RankedItem]]:
+        async def fetch() -> list[RankedItem]:
+            tenant: Any = request.caller  # a hostile caller may deliberately be no usable tenant
+            return to_ranked_items(
+                await self.retriever.search(tenant_id=tenant, query=text, top_k=request.top_k)
+            )
+
+        return await call_with_retries(fetch, policy, f"{request.key}:{text}", self.timeout_s)
+
+    async def ask(self, request: AuditRequest, concurrency: int) -> Answer:
+        self.sent += 1
+        sequence = self.sent
+        hostile = request.hostile is not None
+        text = request.probe.text
+        got = await self._call(text, request, NO_RETRY if hostile else self.retry)
+        attempts = got.attempts
+        retried = False
+        if got.error is not None and not hostile:
+            plain = plain_form(text)
+            if plain and plain != text:
+                self.sent += 1
+                retried, text = True, plain
+                first_error = got.error
+                got = await self._call(plain, request, self.retry)
+                attempts += got.attempts
+                if got.error is not None:
+                    got.error = f"{first_error}; plain form {plain!r}: {got.error}"
+        answer = Answer(
+            request,
+            got.value if got.error is None else None,
+            got.error,
+            attempts,
+            text,
+            retried,
+            concurrency,
+            sequence,
+        )
+        if self.on_answer is not None:
+            self.on_answer(answer)
+        return answer
+
+    async def ask_all(self, requests: Sequence[AuditRequest], concurrency: int) -> list[Answer]:
+        """Every request, ``concurrency`` in flight, leaving in order; answers in request order."""
+        answers: list[Answer | None] = [None] * len(requests)
+        queue = iter(enumerate(requests))
+
+        async def worker() -> None:
+            for position, request in queue:  # one shared iterator: each request goes to one worker
+                answers[position] = await self.ask(request, concurrency)
+
+        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(requests))))))
+        return [a for a in answers if a is not None]
+
+
+async def discover_max_top_k(
+    asker: Asker, probe_request: AuditRequest, ladder: Sequence[int]
+) -> tuple[int | None, list[int], list[Answer]]:
+    """Ask ``probe_request`` (in its plain form) at each ``top_k`` of ``ladder`` until one is answered:
+    ``(the first accepted top_k or None, the rejected ones, every answer)``."""
+    from dataclasses import replace
+
+    plain = replace(
+        probe_request.probe, text=plain_form(probe_request.probe.text) or probe_request.probe.text
+    )
+    rejected: list[int] = []
+    answers: list[Answer] = []
+    for k in ladder:
+        answer = await asker.ask(replace(probe_request, probe=plain, top_k=k), 1)
+        answers.append(answer)
+        if answer.error is None:
+            return k, rejected, answers
+        rejected.append(k)
+    return None, rejected, answers
