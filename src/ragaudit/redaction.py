@@ -82,41 +82,57 @@ _COMMONNESS = ' etaoinsrhldcumfpgwyb,."v:k01-\n2TSAICx5MPN3ODEBR9WF4L6H78GUjq/_Y
 """Characters from frequent to rare in English prose and JSON (a rough order; unlisted ones are rarest)."""
 
 
-def _rarity(char: str) -> int:
+def _char_rarity(char: str) -> int:
     return _COMMONNESS.find(char) if char in _COMMONNESS else len(_COMMONNESS)
+
+
+def _rarity(pair: str) -> tuple[int, int]:
+    """Rank of a two-character string: the rarer its rarer character, then its other one."""
+    first, second = _char_rarity(pair[0]), _char_rarity(pair[1])
+    return max(first, second), min(first, second)
 
 
 def _hex_either_case(code: str) -> str:
     return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in code)
 
 
-def _escape_pattern(alphabet: set[str]) -> re.Pattern[str]:
-    """An escape (JSON, percent, HTML) that decodes to a character of ``alphabet`` (ASCII)."""
+def _escape_patterns(alphabet: set[str]) -> list[tuple[str, re.Pattern[str]]]:
+    """Escapes (JSON, percent, HTML) that decode to a character of ``alphabet`` (ASCII), each with
+    the literal it starts with (searched for first: ``re`` finds a literal prefix fast)."""
     codes = "|".join(_hex_either_case(f"{ord(c):02x}") for c in sorted(alphabet))
     decimal = "|".join(str(ord(c)) for c in sorted(alphabet))
-    slash = r"|\\\\*/" if "/" in alphabet else ""
-    return re.compile(
-        rf"\\\\*u00(?:{codes}){slash}|%(?:25)*(?:{codes})|&#(?:[xX]0*(?:{codes})|0*(?:{decimal}));"
-    )
+    found = [
+        ("\\u00", rf"\\u00(?:{codes})"),
+        ("%", rf"%(?:25)*(?:{codes})"),
+        ("&#", rf"&#(?:[xX]0*(?:{codes})|0*(?:{decimal}));"),
+    ]
+    if "/" in alphabet:
+        found.append(("\\/", r"\\/"))
+    return [(literal, re.compile(pattern)) for literal, pattern in found]
 
 
 def _sentinel_pattern(pieces: frozenset[str]) -> re.Pattern[str] | None:
-    """The sentinels: the rarest pair of neighbouring characters of each piece, so every piece holds one.
-
-    Rarity of a pair is the sum of its characters' ranks in :data:`_COMMONNESS`; the pattern is an
-    alternation grouped by first character, which ``re`` scans by first character.
+    """The sentinels: the rarest pair of neighbouring characters of each piece (:func:`_rarity`), so
+    every piece holds one. A match starts at the rarer character of its pair, the other one checked
+    by a lookahead or lookbehind, so ``re`` only stops at the (rare) characters that start a branch.
     """
-    pairs = {
-        max((p[i : i + 2] for i in range(len(p) - 1)), key=lambda two: _rarity(two[0]) + _rarity(two[1]))
-        for p in pieces
-    }
-    by_first: dict[str, set[str]] = {}
-    for pair in pairs:
-        by_first.setdefault(pair[0], set()).add(pair[1])
-    branches = [
-        re.escape(first) + "[" + "".join(re.escape(c) for c in sorted(seconds)) + "]"
-        for first, seconds in sorted(by_first.items())
-    ]
+    after: dict[str, set[str]] = {}
+    before: dict[str, set[str]] = {}
+    for piece in pieces:
+        pair = max((piece[i : i + 2] for i in range(len(piece) - 1)), key=_rarity)
+        if _char_rarity(pair[0]) >= _char_rarity(pair[1]):
+            after.setdefault(pair[0], set()).add(pair[1])
+        else:
+            before.setdefault(pair[1], set()).add(pair[0])
+
+    def chars(group: set[str]) -> str:
+        return "[" + "".join(re.escape(c) for c in sorted(group)) + "]"
+
+    branches = []
+    for char in sorted(after.keys() | before.keys()):
+        checks = [f"(?={chars(after[char])})"] if char in after else []
+        checks += [f"(?<={chars(before[char])}{re.escape(char)})"] if char in before else []
+        branches.append(re.escape(char) + (checks[0] if len(checks) == 1 else f"(?:{'|'.join(checks)})"))
     return re.compile("|".join(branches)) if branches else None
 
 
@@ -178,9 +194,8 @@ class Redactor:
         chars = _UNIT_CHARS + extra
         self._run = re.compile(f"[{chars}]{{{width},}}") if self._whole else None
         # The quick path (no decoding) serves ASCII secrets without a space, backslash, % or &.
-        self._quick = secret.isascii() and not self._raw_escapes and not self._plus_space
-        self._escape = _escape_pattern(alphabet)
-        self._escape_markers = ("\\u00", "%", "&#", *(("\\/",) if "/" in alphabet else ()))
+        self._quick = secret.isascii() and not (alphabet & set(_ESCAPE_CHARS + "\"' "))
+        self._escapes = _escape_patterns(alphabet)
         self._sentinel = _sentinel_pattern(self._pieces)
 
     # -- matching ------------------------------------------------------------------------------------
@@ -245,21 +260,24 @@ class Redactor:
         """Spans found without decoding, or ``None`` when the text holds an escape that may encode the
         secret (then every run is decoded, :meth:`_run_spans`).
 
-        Every piece contains its sentinel (its rarest character, see :func:`_detector`), so only the
-        eight windows around each sentinel found in the text need a look.
+        Every piece contains its sentinel (its rarest pair of characters, see
+        :func:`_sentinel_pattern`), so only the eight windows around each sentinel found need a look.
         """
-        if any(marker in text for marker in self._escape_markers) and self._escape.search(text):
+        if any(literal in text and escape.search(text) for literal, escape in self._escapes):
             return None
         spans: list[tuple[int, int]] = []
         checked = -1
         last = len(text) - MIN_PIECE
         pieces = self._pieces
-        for found in self._sentinel.finditer(text) if self._sentinel is not None else ():
+        found = self._sentinel.search(text) if self._sentinel is not None else None
+        while found is not None:
             at = found.start()
-            for i in range(max(at - MIN_PIECE + 2, checked + 1), min(at, last) + 1):
+            first = at - MIN_PIECE + 1
+            for i in range(first if first > checked else checked + 1, (at if at < last else last) + 1):
                 if text[i : i + MIN_PIECE] in pieces:
                     spans.append((i, i + MIN_PIECE))
-            checked = max(checked, min(at, last))
+            checked = at if at < last else last
+            found = found.re.search(text, at + 1)  # sentinels may overlap
         for form in self._exact:
             at = text.find(form)
             while at >= 0:
@@ -269,8 +287,9 @@ class Redactor:
         return spans
 
     def _run_spans(self, text: str) -> list[tuple[int, int]]:
+        """Spans found by decoding every run of characters that may encode a piece."""
         spans: list[tuple[int, int]] = []
-        for match in self._run.finditer(text):
+        for match in self._run.finditer(text) if self._run is not None else ():
             run = match.group()
             if self._skip_words and run.isalpha() and _word_like(run):
                 continue
