@@ -87,6 +87,16 @@ def leaky_service(token: str, corpus: list[dict[str, Any]]) -> Any:
     return handle
 
 
+def run_against_service(
+    token: str, corpus: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> int:
+    """``ragaudit <args> --endpoint <leaky service> --auth-env ENV --no-progress``; its exit code."""
+    monkeypatch.setenv(ENV, token)
+    monkeypatch.setenv("RAGAUDIT_HISTORY", str(tmp_path / "history.sqlite"))
+    with LocalServer(leaky_service(token, corpus)) as service:
+        return main([*args, "--endpoint", service.url, "--auth-env", ENV, "--no-progress"])
+
+
 @pytest.fixture(scope="module")
 def corpus() -> list[dict[str, Any]]:
     return [json.loads(line) for line in (KB / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -100,20 +110,9 @@ def test_eval_and_results_hold_no_form_of_the_token(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv(ENV, token)
-    monkeypatch.setenv("RAGAUDIT_HISTORY", str(tmp_path / "history.sqlite"))
-    with LocalServer(leaky_service(token, corpus)) as service:
-        code = main(
-            [
-                "eval",
-                "--dataset", str(KB / "golden.jsonl"),
-                "--endpoint", service.url,
-                "--auth-env", ENV,
-                "--out", str(tmp_path / "eval.json"),
-                "--results", str(tmp_path / "results.jsonl"),
-                "--no-progress",
-            ]
-        )  # fmt: skip
+    eval_args = ["eval", "--dataset", str(KB / "golden.jsonl"), "--out", str(tmp_path / "eval.json")]
+    eval_args += ["--results", str(tmp_path / "results.jsonl")]
+    code = run_against_service(token, corpus, tmp_path, monkeypatch, eval_args)
     captured = capsys.readouterr()
     assert code in (0, 1), captured.err  # 1 once a failed case fails the run (issue 10, item 2)
     report = json.loads((tmp_path / "eval.json").read_text(encoding="utf-8"))
@@ -133,20 +132,10 @@ def test_tenant_audit_holds_no_form_of_the_token(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     token = TOKENS[0]
-    monkeypatch.setenv(ENV, token)
-    monkeypatch.setenv("RAGAUDIT_HISTORY", str(tmp_path / "history.sqlite"))
-    with LocalServer(leaky_service(token, corpus)) as service:
-        code = main(
-            [
-                "audit-tenants",
-                "--corpus", str(KB / "corpus.jsonl"),
-                "--endpoint", service.url,
-                "--auth-env", ENV,
-                "--probes-per-tenant", "3",
-                "--out", str(tmp_path / "audit.json"),
-                "--no-progress",
-            ]
-        )  # fmt: skip
+    audit_args = ["audit-tenants", "--corpus", str(KB / "corpus.jsonl"), "--probes-per-tenant", "3"]
+    code = run_against_service(
+        token, corpus, tmp_path, monkeypatch, [*audit_args, "--out", str(tmp_path / "audit.json")]
+    )
     captured = capsys.readouterr()
     assert code in (0, 1), captured.err
     audit = (tmp_path / "audit.json").read_text(encoding="utf-8")
