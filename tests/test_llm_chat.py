@@ -141,7 +141,7 @@ def test_the_api_key_never_appears_in_repr_info_errors_or_cache(
         with pytest.raises(ChatUnavailableError) as failed:
             ask(client, "third")
         client.close()
-    assert "Authorization: Bearer [REDACTED]" in str(refused.value)  # the server echoed it; we redacted
+    assert "Authorization: Bearer [redacted]" in str(refused.value)  # the server echoed it; we redacted
     assert "api_key_env" in str(refused.value)
     for text in (
         repr(client),

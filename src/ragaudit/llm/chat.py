@@ -6,8 +6,10 @@ message content as a string.
 
 **The API key.** The client never holds the key: it stores only the *name* of the environment
 variable (``api_key_env``), reads the value when a request is sent, and passes it as
-``Authorization: Bearer …``. The value appears in no ``repr``, error message, cache entry or log; an
-error quoting a server's reply has the key redacted (some servers echo request headers back).
+``Authorization: Bearer …``. The value appears in no ``repr``, error message, cache entry or log: every
+form of it (raw, JSON-escaped, URL-encoded, base64, hex, pieces of 8+ characters; see
+:mod:`ragaudit.redaction`) is masked in every answer the client returns or caches and in every error
+it raises (some servers echo request headers back).
 
 **Failures.** Timeouts, connection errors and HTTP 408/425/429/5xx are retried up to ``max_retries``
 times, waiting as :class:`~ragaudit.runner.retry.RetryPolicy` prescribes (exponential backoff from
@@ -42,6 +44,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ragaudit.errors import InputError, MissingDependencyError
+from ragaudit.redaction import redact
 from ragaudit.retrieval.embedding_cache import CACHE_ENV, default_cache_dir
 from ragaudit.runner.faults import PermanentRetrievalError, RetrievalError, TransientRetrievalError
 from ragaudit.runner.retry import RetryPolicy
@@ -49,7 +52,6 @@ from ragaudit.sqlite_files import connect_shared
 
 TRANSIENT_STATUS = frozenset({408, 425, 429})
 CHAT_CACHE_FILE = "chat.sqlite"
-_REDACTED = "[REDACTED]"
 _SNIPPET = 300
 
 Messages: TypeAlias = str | Sequence[Mapping[str, str]]
@@ -308,7 +310,7 @@ class ChatClient:
             cached = await asyncio.to_thread(self._cache.get, key)
             if cached is not None:
                 self.cache_hits += 1
-                return cached
+                return redact(cached, os.environ.get(self.api_key_env or "", "").strip() or None)
         content = await self._post(payload, key)
         if self._cache is not None:
             await asyncio.to_thread(self._cache.put, key, content)
@@ -331,7 +333,7 @@ class ChatClient:
                 except httpx.TimeoutException:
                     failure = ChatUnavailableError(f"{self.url} did not answer within {self.timeout_s:g}s")
                 except httpx.TransportError as exc:
-                    detail = _redact(str(exc), secret) or type(exc).__name__
+                    detail = redact(str(exc), secret) or type(exc).__name__
                     failure = ChatUnavailableError(f"cannot reach {self.url}: {detail}")
                 else:
                     if 200 <= response.status_code < 300:
@@ -373,7 +375,7 @@ class ChatClient:
                 f"malformed reply from {self.url}: no choices[0].message.content text in "
                 f"{_snippet(json.dumps(body, ensure_ascii=False), secret)}"
             )
-        return content
+        return redact(content, secret)
 
     def close(self) -> None:
         """Close the cache file, if any (HTTP connections are closed after every request)."""
@@ -381,13 +383,9 @@ class ChatClient:
             self._cache.close()
 
 
-def _redact(text: str, secret: str | None) -> str:
-    return text.replace(secret, _REDACTED) if secret else text
-
-
 def _snippet(text: str, secret: str | None) -> str:
-    text = _redact(text, secret).strip().replace("\n", " ")
-    return text if len(text) <= _SNIPPET else text[:_SNIPPET] + "…"
+    text = redact(text, secret).strip().replace("\n", " ")
+    return redact(text if len(text) <= _SNIPPET else text[:_SNIPPET] + "…", secret)
 
 
 def _error_detail(response: Any, secret: str | None) -> str:

@@ -14,9 +14,12 @@ the ranking.
 
 Credentials: ``auth_header_env`` names an environment variable read at every request; its value is
 sent as ``<auth_header>: <auth_scheme> <value>`` (``auth_scheme=""`` sends the bare value, e.g. for
-``X-API-Key``). The value is never stored on the object, never part of its ``repr``, and is
-replaced by ``[redacted]`` in every message built from a response or a transport error. The URL is
-shown without user info, query string or fragment.
+``X-API-Key``). The value is never stored on the object and never part of its ``repr``. Every form of
+it (raw, JSON-escaped, URL-encoded, base64, hex, pieces of 8+ characters; see
+:mod:`ragaudit.redaction`) is replaced by ``[redacted]`` at the source: in the response body before
+it is parsed (so chunk ids, content, metadata, source ids hold no trace of it) and in every message
+built from a response or a transport error. The URL is shown without user info, query string or
+fragment.
 
 Failures (:mod:`ragaudit.runner.faults`): timeouts, connection failures and HTTP 408/429/5xx are
 transient (the runner retries them, honouring ``Retry-After``); other non-2xx statuses, bodies that
@@ -40,6 +43,7 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 from ragaudit.errors import InputError, MissingDependencyError
+from ragaudit.redaction import MARKER, redactor
 from ragaudit.retrieval.protocol import RetrievedChunk
 from ragaudit.runner.faults import PermanentRetrievalError, TransientRetrievalError
 
@@ -48,7 +52,7 @@ if TYPE_CHECKING:
 
 CHUNK_FIELDS = ("chunk_id", "score", "content", "source_id", "tenant_id", "metadata")
 REQUEST_FIELDS = ("tenant_id", "query", "top_k")
-REDACTED = "[redacted]"
+REDACTED = MARKER
 _EXCERPT_CHARS = 200
 _DEFAULT_POOL = 16
 _SHARD_CONNECTIONS = 8
@@ -210,10 +214,6 @@ def _excerpt(body: bytes) -> str:
     return text[:_EXCERPT_CHARS] + ("..." if len(text) > _EXCERPT_CHARS else "")
 
 
-def _redact(body: bytes, secret: str | None) -> bytes:
-    return body.replace(secret.encode("utf-8"), REDACTED.encode("ascii")) if secret else body
-
-
 def _retry_after(value: str | None) -> float | None:
     """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
     if not value:
@@ -365,10 +365,6 @@ class HttpRetriever:
             )
         return value
 
-    @staticmethod
-    def _scrub(text: str, secret: str | None) -> str:
-        return text.replace(secret, REDACTED) if secret else text
-
     # -- connection pool ---------------------------------------------------------------------------
     def _connection(self) -> _ShardedClients:
         if self._clients is None or not self._clients.usable():
@@ -411,6 +407,7 @@ class HttpRetriever:
         fields = self.request_fields
         body = {fields["tenant_id"]: tenant_id, fields["query"]: query, fields["top_k"]: top_k}
         httpx = _import_httpx()
+        scrub = redactor(secret)
         try:
             response = await self._connection().post(self.url, body, headers)
         except httpx.TimeoutException as exc:
@@ -419,28 +416,24 @@ class HttpRetriever:
             ) from None
         except (httpx.UnsupportedProtocol, httpx.InvalidURL, httpx.LocalProtocolError) as exc:
             raise PermanentRetrievalError(
-                self._scrub(f"request failed: {type(exc).__name__}: {exc}", secret)
+                scrub.text(f"request failed: {type(exc).__name__}: {exc}")
             ) from None
         except httpx.TransportError as exc:
             detail = f": {exc}" if str(exc) else ""
             raise TransientRetrievalError(
-                self._scrub(f"connection failed: {type(exc).__name__}{detail}", secret)
+                scrub.text(f"connection failed: {type(exc).__name__}{detail}")
             ) from None
+        # Every form of the credential is cut out of the body before it is parsed or quoted, so no
+        # chunk field and no excerpt can hold it, nor a piece of it split by a truncation; messages
+        # are scrubbed once more.
+        content = scrub.body(response.content)
         status = response.status_code
         if 200 <= status < 300:
             try:
-                return self.shape.parse(response.content)
-            except PermanentRetrievalError:
-                pass
-            # Word the error from a copy with the credential cut out before any excerpt is taken, so
-            # no piece of it can survive a truncation; then scrub the message once more.
-            try:
-                self.shape.parse(_redact(response.content, secret))
-                reason = "the response has the wrong shape"
+                return self.shape.parse(content)
             except PermanentRetrievalError as exc:
-                reason = str(exc)
-            raise PermanentRetrievalError(self._scrub(reason, secret)) from None
-        excerpt = self._scrub(_excerpt(_redact(response.content, secret)), secret)
+                raise PermanentRetrievalError(scrub.text(str(exc))) from None
+        excerpt = scrub.text(_excerpt(content))
         message = f"HTTP {status}" + (f": {excerpt}" if excerpt else "")
         if status in (408, 429) or status >= 500:
             raise TransientRetrievalError(
