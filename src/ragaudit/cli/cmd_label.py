@@ -93,7 +93,9 @@ def _label(args: argparse.Namespace) -> int:
     token = secrets.token_urlsafe(24)
     sock = bind_loopback(args.port)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={token}"
-    done = sum(1 for key in log.state.grades if key in LabelSession(pool, log).candidates)
+    session = LabelSession(pool, log, others)
+    session.pool_payload()  # built once, before the first page load asks for it
+    done = sum(1 for key in log.state.grades if key in session.candidates)
     print(
         f"labeling {pool_path} as {annotator} into {args.out} "
         f"({done} judgments already there; {pool.candidates} candidates, {pool.unjudged} not carried over)"
@@ -103,7 +105,7 @@ def _label(args: argparse.Namespace) -> int:
     if not args.no_browser:
         webbrowser.open(url)
     try:
-        serve(LabelSession(pool, log, others), sock, token)
+        serve(session, sock, token)
     finally:
         log.close()
     print(f"judgments saved in {args.out}")
