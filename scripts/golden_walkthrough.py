@@ -146,7 +146,8 @@ def main() -> None:
                     "POST", "/api/judge", {"case_id": d["case_id"], "chunk_id": d["chunk_id"], "grade": grade}
                 )
 
-    label(folder, "lead", adjudicate, "--adjudicate", "judgments/ana.jsonl", "judgments/bob.jsonl")
+    judged = [str(folder / "judgments" / f"{name}.jsonl") for name in ("ana", "bob")]
+    label(folder, "lead", adjudicate, "--adjudicate", *judged)
     ragaudit(
         folder,
         "label",

@@ -169,3 +169,70 @@ def test_label_a_pool_end_to_end_by_keyboard_and_mouse(pool: Path, browser: Any,
     labels = read_labels(out)
     assert len(labels.state.grades) == 4
     assert labels.state.unanswerable["initech-unanswerable-001"]["value"] is True
+
+
+def test_adjudication_page_shows_only_the_disagreements(pool: Path, browser: Any, tmp_path: Path) -> None:
+    from ragaudit.labeling.judgments import JudgmentLog
+
+    files = []
+    for name, grade in (("ana", 1), ("bob", 2)):
+        log = JudgmentLog(tmp_path / f"{name}.jsonl", name, {"pool": str(pool)})
+        log.append(
+            {
+                "kind": "grade",
+                "case_id": "acme-pricing-001",
+                "chunk_id": "acme-faq-billing",
+                "grade": grade,
+                "superseded": False,
+            }
+        )
+        log.append(
+            {
+                "kind": "grade",
+                "case_id": "acme-warranty-001",
+                "chunk_id": "acme-returns-policy",
+                "grade": 0,
+                "superseded": False,
+            }
+        )
+        log.close()
+        files.append(str(tmp_path / f"{name}.jsonl"))
+    out = tmp_path / "lead.jsonl"
+    srv = LabelServer(pool, out, "lead", "--adjudicate", *files)
+    page = browser.new_page(viewport={"width": 1360, "height": 860})
+    try:
+        _open(page, srv.url)
+        assert page.is_checked("#filter-disagree")
+        assert page.inner_text("#cand-pos") == "candidate 1 of 1"
+        assert page.inner_text("#cand-id") == "acme-faq-billing"
+        assert page.inner_text("#others") == "other annotators: ana 1, bob 2"
+        assert "adjudicating ana, bob" in page.inner_text("#annotator")
+        _shot(page, "label-adjudicate.png")
+        page.keyboard.press("2")
+        _settled(page)
+        page.uncheck("#filter-disagree")
+        _settled(page)
+        assert page.inner_text("#cand-pos").endswith("of 9")
+    finally:
+        srv.stop()
+        page.close()
+    assert read_labels(out).state.grades[("acme-pricing-001", "acme-faq-billing")]["grade"] == 2
+
+
+def test_version_sibling_suggestion_and_deep_link(pool: Path, browser: Any, tmp_path: Path) -> None:
+    srv = LabelServer(pool, tmp_path / "ana.jsonl")
+    page = browser.new_page(viewport={"width": 1360, "height": 860})
+    try:
+        _open(page, srv.url + "#case=acme-warranty-001&chunk=acme-warranty-policy-v1")
+        assert page.inner_text("#cand-id") == "acme-warranty-policy-v1"
+        assert "newer version: acme-warranty-policy-v2" in page.inner_text("#cand-meta")
+        assert page.inner_text("#suggestion") == (
+            "suggested: 0, superseded (the newer version acme-warranty-policy-v2 is graded 3): press S"
+        )
+        page.keyboard.press("k")
+        assert page.inner_text("#cand-id") == "acme-warranty-policy-v2"
+        assert page.inner_text("#suggestion") == ""
+        assert "older versions: acme-warranty-policy-v1" in page.inner_text("#cand-meta")
+    finally:
+        srv.stop()
+        page.close()

@@ -2,8 +2,8 @@
 
 ``ragaudit label POOL --out FILE [--annotator NAME]`` serves the workbench on 127.0.0.1 with a session
 token and appends every judgment to FILE (fsynced; restarting resumes). ``--adjudicate A.jsonl B.jsonl``
-shows the other annotators' grades next to each candidate (filter "only candidates still to judge" to
-walk the disagreements left).
+is the adjudication page: it shows those annotators' grades next to each candidate and opens on
+their disagreements only.
 
 ``ragaudit label merge FILES... --into GOLDEN [--pool POOL]`` writes the golden set
 (:mod:`ragaudit.labeling.merge`).
@@ -160,6 +160,8 @@ def _merge(args: argparse.Namespace) -> int:
         print(
             f"warning: {len(result.incomplete)} cases left out: nothing relevant and not marked unanswerable: {shown}"
         )
+    if result.dropped_drafts:
+        print(f"{len(result.dropped_drafts)} drafted unanswerable probes not accepted (dropped)")
     if result.conflicts:
         print(
             f"warning: marked unanswerable but graded relevant (kept answerable): {', '.join(result.conflicts)}"

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ragaudit.data.run import Run
     from ragaudit.data.schema import GoldenCase
     from ragaudit.labeling.pool import ChunkText, Pool
+    from ragaudit.labeling.siblings import Versions
 
 HELP = "pool the top results of several systems into candidates to judge (TREC depth-k pooling)"
 EFFORT_ROWS = 40
@@ -40,6 +41,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--auth-env", help="env var holding the endpoint's auth token")
     parser.add_argument(
         "--depth", type=int, default=20, help="top results pooled from each system (default 20)"
+    )
+    parser.add_argument(
+        "--draft-unanswerable",
+        type=int,
+        default=0,
+        metavar="N",
+        help="add N drafted unanswerable probes per tenant (other tenants' entities; needs --corpus)",
     )
     parser.add_argument("--out", required=True, help="the pool file to write (JSONL)")
     parser.add_argument("--tenant", help="tenant for cases that name none")
@@ -148,6 +156,29 @@ def _unique(name: str, taken: dict[str, Any]) -> str:
     return f"{name}-{n}"
 
 
+def _drafts(args: argparse.Namespace) -> list[GoldenCase]:
+    if not args.draft_unanswerable:
+        return []
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.errors import InputError
+    from ragaudit.labeling.drafts import unanswerable_drafts
+
+    if not args.corpus:
+        raise InputError(
+            "--draft-unanswerable", None, "drafting probes needs the corpus", "add --corpus corpus.jsonl"
+        )
+    return unanswerable_drafts(load_corpus(args.corpus).documents, args.draft_unanswerable)
+
+
+def _versions(args: argparse.Namespace) -> dict[str, Versions]:
+    if not args.corpus:
+        return {}
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.labeling.siblings import version_siblings
+
+    return version_siblings(load_corpus(args.corpus).documents)
+
+
 def effort_report(pool: Pool) -> str:
     """The labeling effort: candidates and pairs still to judge, per case (most first) and in total."""
     from ragaudit.report.table import render_table
@@ -171,6 +202,9 @@ def effort_report(pool: Pool) -> str:
         if missing
         else ""
     )
+    drafts = sum(1 for c in pool.cases if c.draft)
+    if drafts:
+        note += f"\n{drafts} drafted unanswerable probes included: mark each one unanswerable (U) to keep it"
     return (
         f"{table}{more}\n"
         f"pooled {pool.candidates} candidates for {len(pool.cases)} cases from {', '.join(pool.header['systems'])} "
@@ -185,9 +219,21 @@ def run(args: argparse.Namespace) -> int:
     check_positive("--depth", args.depth)
     check_positive("--concurrency", args.concurrency)
     check_positive("--timeout", args.timeout)
+    if args.draft_unanswerable < 0:
+        check_positive("--draft-unanswerable", args.draft_unanswerable)
     cases, info = _cases(args)
-    runs, texts, source_info = asyncio.run(_systems(args, cases))
-    pool = build_pool(cases, runs, args.depth, texts, {**info, **source_info})
+    drafts = _drafts(args)
+    runs, texts, source_info = asyncio.run(_systems(args, [*cases, *drafts]))
+    versions = _versions(args)
+    pool = build_pool(
+        [*cases, *drafts],
+        runs,
+        args.depth,
+        texts,
+        {**info, **source_info, "drafts": len(drafts)},
+        versions=versions,
+        drafts=[d.id for d in drafts],
+    )
     pool.write(args.out)
     print(effort_report(pool))
     print(f"pool written to {args.out}; label it with: ragaudit label {args.out} --out judgments/NAME.jsonl")

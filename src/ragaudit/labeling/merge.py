@@ -13,7 +13,8 @@ annotators' grades win over carried-over ones). ``relevant_chunk_ids`` lists the
 annotator are kept, with the merged grade. A case is unanswerable (``relevant_chunk_ids: []`` and the tag
 ``unanswerable``) when most annotators who marked it say so and no candidate is graded relevant; a
 case with neither a relevant candidate nor an unanswerable mark is left out and reported as
-incomplete. Who labelled what and when is kept under each case's ``metadata.labels``.
+incomplete; a drafted unanswerable probe (``ragaudit pool --draft-unanswerable``) is kept only when
+the annotators mark it unanswerable, else dropped. Who labelled what and when is kept under each case's ``metadata.labels``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ class MergeResult:
     disagreements: int = 0
     unjudged: int = 0
     """Pooled candidates nobody judged and the pool carried no grade for."""
+    dropped_drafts: list[str] = field(default_factory=list)
+    """Drafted unanswerable probes the annotators did not accept (not marked unanswerable)."""
     conflicts: list[str] = field(default_factory=list)
     """Cases marked unanswerable although a candidate is graded relevant (kept answerable)."""
 
@@ -115,6 +118,9 @@ def _merge_case(
     if says_unanswerable and relevant:
         result.conflicts.append(case.case_id)
     unanswerable = says_unanswerable and not relevant
+    if case.draft is not None and not unanswerable:
+        result.dropped_drafts.append(case.case_id)
+        return None
     if not relevant and not unanswerable:
         result.incomplete.append(case.case_id)
         return None
@@ -126,7 +132,7 @@ def _merge_case(
     if evidence:
         out["evidence"] = evidence
     if unanswerable:
-        out["tags"] = ["unanswerable"]
+        out["tags"] = ["unanswerable"] + (["drafted-probe"] if case.draft is not None else [])
     out["metadata"] = {
         "labels": provenance,
         "carried_over": sorted(k for k in case.judged if k not in provenance),

@@ -31,6 +31,7 @@ from ragaudit.data.lines import iter_json_records
 from ragaudit.data.run import Run
 from ragaudit.data.schema import GoldenCase
 from ragaudit.errors import InputError, Problem, ValidationError
+from ragaudit.labeling.siblings import Versions
 
 POOL_VERSION = 1
 
@@ -53,6 +54,8 @@ class Candidate:
     found_by: dict[str, int] = field(default_factory=dict)
     """System name -> 1-based rank."""
     prior_grade: int | None = None
+    versions: Versions | None = None
+    """Newer and older versions of this candidate's document (:mod:`ragaudit.labeling.siblings`)."""
 
     @property
     def best_rank(self) -> int:
@@ -68,6 +71,7 @@ class Candidate:
             "metadata": dict(self.text.metadata),
             "found_by": self.found_by,
             "prior_grade": self.prior_grade,
+            "versions": self.versions.to_json() if self.versions is not None else None,
         }
 
 
@@ -81,6 +85,8 @@ class PoolCase:
     """Every grade the existing golden set gives this case (found by a system or not)."""
     unanswerable: bool = False
     """The existing golden set marks the case unanswerable (``relevant_chunk_ids: []``)."""
+    draft: str | None = None
+    """``"unanswerable"`` for a drafted probe: kept only if the annotator marks it unanswerable."""
 
     @property
     def unjudged(self) -> int:
@@ -93,6 +99,7 @@ class PoolCase:
             "tenant_id": self.tenant_id,
             "judged": self.judged,
             "unanswerable": self.unanswerable,
+            "draft": self.draft,
             "candidates": [c.to_json() for c in self.candidates],
         }
 
@@ -139,12 +146,18 @@ def build_pool(
     depth: int,
     texts: Mapping[str, ChunkText],
     header: Mapping[str, Any] | None = None,
+    *,
+    versions: Mapping[str, Versions] | None = None,
+    drafts: Iterable[str] = (),
 ) -> Pool:
     """Pool the top ``depth`` of every run in ``runs`` (system name -> run) for each case.
 
     ``texts`` maps a chunk id to what the annotator sees; an id missing from it is pooled with an
-    empty text (the workbench says so). Grades the cases already carry are attached as ``prior_grade``.
+    empty text (the workbench says so). Grades the cases already carry are attached as ``prior_grade``;
+    ``versions`` (document id -> its versions) marks version siblings; cases whose id is in ``drafts``
+    are drafted unanswerable probes.
     """
+    drafted = set(drafts)
     if depth <= 0:
         raise ValueError(f"depth must be a positive integer (got {depth})")
     pooled: list[PoolCase] = []
@@ -156,11 +169,21 @@ def build_pool(
                 candidate = found.get(chunk_id)
                 if candidate is None:
                     text = texts.get(chunk_id, ChunkText(None, None, "", ""))
-                    candidate = found[chunk_id] = Candidate(chunk_id, text, prior_grade=grades.get(chunk_id))
+                    sibling = (versions or {}).get(text.doc_id or chunk_id)
+                    candidate = Candidate(chunk_id, text, prior_grade=grades.get(chunk_id), versions=sibling)
+                    found[chunk_id] = candidate
                 candidate.found_by[system] = rank
         ordered = sorted(found.values(), key=lambda c: (c.best_rank, -len(c.found_by), c.chunk_id))
         pooled.append(
-            PoolCase(case.id, case.query, case.tenant_id, ordered, dict(grades), _is_unanswerable(case))
+            PoolCase(
+                case.id,
+                case.query,
+                case.tenant_id,
+                ordered,
+                dict(grades),
+                _is_unanswerable(case),
+                "unanswerable" if case.id in drafted else None,
+            )
         )
     return Pool(pooled, {"depth": depth, "systems": list(runs), **dict(header or {})})
 
@@ -175,7 +198,11 @@ def _candidate(raw: Any) -> Candidate:
     )
     found = {str(k): int(v) for k, v in (raw.get("found_by") or {}).items()}
     prior = raw.get("prior_grade")
-    return Candidate(str(raw["chunk_id"]), text, found, prior if isinstance(prior, int) else None)
+    v = raw.get("versions")
+    versions = (
+        Versions(str(v["group"]), tuple(v["newer"]), tuple(v["older"])) if isinstance(v, dict) else None
+    )
+    return Candidate(str(raw["chunk_id"]), text, found, prior if isinstance(prior, int) else None, versions)
 
 
 def load_pool(path: str | Path) -> Pool:
@@ -196,6 +223,7 @@ def load_pool(path: str | Path) -> Pool:
                 [_candidate(c) for c in obj.get("candidates") or []],
                 {str(k): int(v) for k, v in (obj.get("judged") or {}).items()},
                 bool(obj.get("unanswerable", False)),
+                obj.get("draft") if isinstance(obj.get("draft"), str) else None,
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             problems.append(

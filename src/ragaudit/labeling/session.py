@@ -58,6 +58,7 @@ class LabelSession:
                         "query": case.query,
                         "tenant_id": case.tenant_id,
                         "prior_unanswerable": case.unanswerable,
+                        "draft": case.draft,
                         "candidates": candidates,
                     }
                 )
