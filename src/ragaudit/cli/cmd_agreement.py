@@ -20,6 +20,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--min-alpha", type=float, help="exit 1 when the overall alpha is below this (e.g. 0.667)"
     )
+    parser.add_argument(
+        "--pool", help="the pool: also report the model's suggested grades against each annotator"
+    )
     parser.add_argument("--out", help="write the full report (every disagreement) as JSON here")
 
 
@@ -74,6 +77,27 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"adjudicate in the workbench: ragaudit label POOL --out judgments/lead.jsonl --adjudicate {' '.join(args.judgments)}"
         )
+    if args.pool:
+        from ragaudit.labeling.agreement import model_agreement
+        from ragaudit.labeling.pool import load_pool
+
+        suggested = {
+            (c.case_id, cand.chunk_id): cand.suggested_grade
+            for c in load_pool(args.pool).cases
+            for cand in c.candidates
+            if cand.suggested_grade is not None
+        }
+        if not suggested:
+            print(
+                f"\nmodel vs annotators: not verified: {args.pool} holds no model suggestions (ragaudit pool --suggest-grades)"
+            )
+        else:
+            report["model"] = model_agreement(labels, suggested, args.weights)
+            rows = [
+                [m["annotator"], str(m["items"]), _fmt(m["kappa"]), _fmt(m["exact"])] for m in report["model"]
+            ]
+            print("\nmodel suggestions vs annotators:")
+            print(render_table(["annotator", "items", f"kappa ({args.weights})", "exact agreement"], rows))
     for u in report["unanswerable_disagreements"]:
         print(f"case {u['case_id']}: unanswerable marks differ: {u['marks']}")
     if args.out:

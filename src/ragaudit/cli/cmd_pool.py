@@ -49,6 +49,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="add N drafted unanswerable probes per tenant (other tenants' entities; needs --corpus)",
     )
+    llm = parser.add_argument_group("grade suggestions from a model (shown as suggestions only)")
+    llm.add_argument(
+        "--suggest-grades", metavar="URL", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1"
+    )
+    llm.add_argument("--suggest-model", help="the model name")
+    llm.add_argument("--suggest-api-key-env", help="env var holding the API key (none for a local server)")
     parser.add_argument("--out", required=True, help="the pool file to write (JSONL)")
     parser.add_argument("--tenant", help="tenant for cases that name none")
     parser.add_argument("--concurrency", type=int, default=8)
@@ -179,6 +185,28 @@ def _versions(args: argparse.Namespace) -> dict[str, Versions]:
     return version_siblings(load_corpus(args.corpus).documents)
 
 
+def _suggest(args: argparse.Namespace, pool: Pool) -> None:
+    from ragaudit.errors import InputError
+    from ragaudit.labeling.suggest import suggest_grades
+    from ragaudit.llm.chat import ChatClient
+
+    if not args.suggest_model:
+        raise InputError(
+            "--suggest-model", None, "grade suggestions need a model name", "add --suggest-model NAME"
+        )
+    client = ChatClient(
+        args.suggest_grades, args.suggest_model, args.suggest_api_key_env, timeout_s=args.timeout
+    )
+    done, errors = asyncio.run(suggest_grades(pool, client, args.concurrency))
+    client.close()
+    pool.header["suggestions"] = {**client.info(), "suggested": done, "failed": len(errors)}
+    print(
+        f"model suggestions: {done} of {pool.unjudged} candidates to judge ({client.model}); shown, never taken as labels"
+    )
+    for error in errors[:5]:
+        print(f"warning: no suggestion for {error}")
+
+
 def effort_report(pool: Pool) -> str:
     """The labeling effort: candidates and pairs still to judge, per case (most first) and in total."""
     from ragaudit.report.table import render_table
@@ -234,6 +262,8 @@ def run(args: argparse.Namespace) -> int:
         versions=versions,
         drafts=[d.id for d in drafts],
     )
+    if args.suggest_grades:
+        _suggest(args, pool)
     pool.write(args.out)
     print(effort_report(pool))
     print(f"pool written to {args.out}; label it with: ragaudit label {args.out} --out judgments/NAME.jsonl")

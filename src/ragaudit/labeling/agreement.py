@@ -10,7 +10,7 @@ another does not are listed too. Formulas: :mod:`ragaudit.stats.agreement`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -55,6 +55,23 @@ def _figures(names: Sequence[str], values: Sequence[list[int | None]], weights: 
 
 def _num(value: float) -> float | None:
     return None if math.isnan(value) else value
+
+
+def model_agreement(
+    labels: Sequence[AnnotatorLabels],
+    suggested: Mapping[tuple[str, str], int],
+    weights: Weights = "quadratic",
+) -> list[dict[str, Any]]:
+    """Weighted kappa of a model's suggested grades against each annotator, on the pairs both graded."""
+    out = []
+    for a in labels:
+        pairs = [(g, int(a.state.grades[k]["grade"])) for k, g in suggested.items() if k in a.state.grades]
+        kappa = weighted_kappa([m for m, _ in pairs], [h for _, h in pairs], weights) if pairs else math.nan
+        exact = sum(1 for m, h in pairs if m == h) / len(pairs) if pairs else math.nan
+        out.append(
+            {"annotator": a.annotator, "items": len(pairs), "kappa": _num(kappa), "exact": _num(exact)}
+        )
+    return out
 
 
 def agreement_report(labels: Sequence[AnnotatorLabels], weights: Weights = "quadratic") -> dict[str, Any]:

@@ -56,6 +56,8 @@ class Candidate:
     prior_grade: int | None = None
     versions: Versions | None = None
     """Newer and older versions of this candidate's document (:mod:`ragaudit.labeling.siblings`)."""
+    suggested_grade: int | None = None
+    """A model's suggested grade (:mod:`ragaudit.labeling.suggest`): shown, never taken as a label."""
 
     @property
     def best_rank(self) -> int:
@@ -72,6 +74,7 @@ class Candidate:
             "found_by": self.found_by,
             "prior_grade": self.prior_grade,
             "versions": self.versions.to_json() if self.versions is not None else None,
+            "suggested_grade": self.suggested_grade,
         }
 
 
@@ -202,7 +205,15 @@ def _candidate(raw: Any) -> Candidate:
     versions = (
         Versions(str(v["group"]), tuple(v["newer"]), tuple(v["older"])) if isinstance(v, dict) else None
     )
-    return Candidate(str(raw["chunk_id"]), text, found, prior if isinstance(prior, int) else None, versions)
+    suggested = raw.get("suggested_grade")
+    return Candidate(
+        str(raw["chunk_id"]),
+        text,
+        found,
+        prior if isinstance(prior, int) else None,
+        versions,
+        suggested if isinstance(suggested, int) and not isinstance(suggested, bool) else None,
+    )
 
 
 def load_pool(path: str | Path) -> Pool:
