@@ -161,34 +161,9 @@ def main() -> None:
         "lead",
     )
     ragaudit(folder, "validate", "golden.jsonl", "--corpus", "corpus.jsonl")
-    ragaudit(
-        folder,
-        "eval",
-        "--dataset",
-        "golden.jsonl",
-        "--corpus",
-        "corpus.jsonl",
-        "--pipeline",
-        "bm25",
-        "--out",
-        "bm25.json",
-        "--no-progress",
-        "--no-history",
-    )
-    ragaudit(
-        folder,
-        "eval",
-        "--dataset",
-        "golden.jsonl",
-        "--corpus",
-        "corpus.jsonl",
-        "--pipeline",
-        "hybrid",
-        "--out",
-        "hybrid.json",
-        "--no-progress",
-        "--no-history",
-    )
+    for pipeline in ("bm25", "hybrid"):
+        args = ["--corpus", "corpus.jsonl", "--pipeline", pipeline, "--out", f"{pipeline}.json"]
+        ragaudit(folder, "eval", "--dataset", "golden.jsonl", *args, "--no-progress", "--no-history")
     ragaudit(folder, "power", "hybrid.json", "--baseline", "bm25.json", "--delta", "0.05")
     print(f"folder: {folder}")
 

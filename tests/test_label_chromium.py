@@ -9,17 +9,17 @@ absent (``apt-get install chromium``; never ``playwright install``).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import test_report_chromium
 from label_fixtures import LabelServer, small_pool
 from ragaudit.labeling.judgments import read_labels
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+CHROMIUM = test_report_chromium.CHROMIUM
+browser = test_report_chromium.browser  # the same module-scoped headless Chromium, with the same flags
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"{CHROMIUM} not installed (apt-get install chromium)"
@@ -31,15 +31,6 @@ pytest.importorskip("starlette")
 def pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Built before the browser: playwright's sync API keeps an event loop running in this thread."""
     return small_pool(tmp_path_factory.mktemp("label-pool"))
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 def _shot(page: Any, name: str) -> None:
@@ -160,7 +151,6 @@ def test_label_a_pool_end_to_end_by_keyboard_and_mouse(pool: Path, browser: Any,
         page.keyboard.press("0")
         _settled(page)
         assert page.inner_text("#progress").startswith("judged 9 / 9")
-        _shot(page, "label-done.png")
     finally:
         srv.stop()
         page.close()

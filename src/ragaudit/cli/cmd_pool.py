@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragaudit.cli.common import check_positive, field_map_from
+from ragaudit.cli.common import check_positive
 
 if TYPE_CHECKING:
     from ragaudit.data.run import Run
@@ -136,20 +136,15 @@ async def _systems(
         run = load_run(path)
         runs[_unique(Path(path).stem, runs)] = run
     if args.endpoint:
-        from ragaudit.retrieval.http import HttpRetriever, display_url
+        from ragaudit.cli.cmd_eval import _live_source
 
-        retriever = HttpRetriever(
-            args.endpoint,
-            field_map=field_map_from(args.field) or None,
-            results_path=args.results_field,
-            auth_header_env=args.auth_env,
-            timeout_s=args.timeout,
-            max_connections=args.concurrency,
-        )
+        # the same HTTP retriever 'eval --endpoint' builds, from the same options
+        endpoint_args = argparse.Namespace(**{**vars(args), "pipeline": None, "config": None})
+        retriever, _, _, context = _live_source(endpoint_args, None, 1)
         run = await run_retriever(retriever, cases, args.depth, "endpoint", **live)
         texts.update(texts_from_run(run))
         runs[_unique("endpoint", runs)] = run
-        info["endpoint"] = display_url(args.endpoint)
+        info.update(context["source"])
     return runs, texts, info
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from ragaudit.data.lines import parse_json_line
 from ragaudit.errors import InputError
+from ragaudit.runner.checkpoint import _sync_directory as sync_directory
 
 UNDOABLE = frozenset({"grade", "span", "unanswerable"})
 GRADES = (0, 1, 2, 3)
@@ -147,7 +148,7 @@ class JudgmentLog:
         created = not self.path.exists()
         self._handle = self.path.open("ab")
         if created:
-            _fsync_dir(self.path.parent)
+            sync_directory(self.path)
         self.state = LabelState.replay(self.events)
         self.append({"kind": "open", **dict(pool_info)})
 
@@ -180,20 +181,6 @@ class JudgmentLog:
 
     def close(self) -> None:
         self._handle.close()
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make a newly created file's directory entry durable (POSIX; a no-op where unsupported)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 @dataclass(frozen=True)
