@@ -132,6 +132,8 @@ def test_session_refuses_bad_actions(tmp_path: Path) -> None:
     with pytest.raises(BadAction):
         session.judge({"case_id": "acme-pricing-001", "chunk_id": "acme-faq-billing", "grade": True})
     with pytest.raises(BadAction):
+        session.judge({"case_id": "acme-pricing-001", "chunk_id": "acme-faq-billing", "grade": 2.0})
+    with pytest.raises(BadAction):
         session.unanswerable({"case_id": "nope", "value": True})
     with pytest.raises(BadAction):
         session.span({"case_id": "acme-pricing-001", "chunk_id": "acme-faq-billing", "start": 3, "end": 3})

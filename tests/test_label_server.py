@@ -191,3 +191,29 @@ def test_a_second_annotator_needs_their_own_file(pool: Path, tmp_path: Path) -> 
     assert done.returncode == 2
     assert "holds the judgments of ana" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_foreign_host_header_is_refused(server: LabelServer) -> None:
+    """No DNS rebinding: a page served under another name cannot reach the API, token or not."""
+    import urllib.request
+
+    request = urllib.request.Request(
+        server.base + "/api/state", headers={"X-Ragaudit-Token": server.token, "Host": "evil.example"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(request, timeout=10)
+    assert err.value.code == 400
+
+
+def test_missing_server_libraries_name_the_pip_command(
+    pool: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from ragaudit.cli.main import main
+
+    monkeypatch.setitem(sys.modules, "starlette", None)
+    assert main(["label", str(pool), "--out", str(tmp_path / "j.jsonl"), "--no-browser"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'ragaudit[label]'" in err
+    assert not (tmp_path / "j.jsonl").exists()

@@ -110,7 +110,7 @@ class LabelSession:
     def judge(self, body: Mapping[str, Any]) -> dict[str, Any]:
         case_id, chunk_id, _ = self._candidate(body)
         grade, superseded = body.get("grade"), bool(body.get("superseded", False))
-        if isinstance(grade, bool) or grade not in GRADES:
+        if not isinstance(grade, int) or isinstance(grade, bool) or grade not in GRADES:
             raise BadAction(f"grade must be one of 0, 1, 2, 3 (got {grade!r})")
         if superseded and grade != 0:
             raise BadAction("a superseded version is graded 0")
