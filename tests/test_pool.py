@@ -61,6 +61,18 @@ def test_pool_unions_bm25_and_a_run_file_with_ranks_and_carried_over_grades(
     printed = capsys.readouterr().out
     assert f"{pool.unjudged} to judge" in printed
     assert f"pooled {pool.candidates} candidates for 4 cases from bm25, manual (depth 5)" in printed
+    shares = pool.judged_share()
+    manual = [c for c in pool.cases if any("manual" in cand.found_by for cand in c.candidates)]
+    assert shares["manual"] == 0.5  # one of its two pooled candidates is graded in the golden set
+    assert len(manual) == 1
+    assert (
+        f"judged@5 before labeling (share of each system's pool already graded): bm25 {shares['bm25']:.0%}, manual 50%"
+        in printed
+    )
+    assert (
+        "warning: under 80% judged: " in printed
+        and "manual" in printed.split("warning: under 80% judged: ")[1]
+    )
     row = next(line for line in printed.splitlines() if line.startswith("acme-pricing-001"))
     assert row.split()[-1] == str(case.unjudged)
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 HELP = "pool the top results of several systems into candidates to judge (TREC depth-k pooling)"
 EFFORT_ROWS = 40
+LOW_JUDGED = 0.8
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -225,6 +226,16 @@ def effort_report(pool: Pool) -> str:
         if missing
         else ""
     )
+    shares = pool.judged_share()
+    if shares:
+        listed = ", ".join(f"{system} {share:.0%}" for system, share in shares.items())
+        note += f"\njudged@{pool.header['depth']} before labeling (share of each system's pool already graded): {listed}"
+        low = [system for system, share in shares.items() if share < LOW_JUDGED]
+        if low and any(c.judged for c in pool.cases):
+            note += (
+                f"\nwarning: under {LOW_JUDGED:.0%} judged: {', '.join(low)}; their scores on the current golden set "
+                "are lower bounds (unjudged counts as irrelevant) until this pool is labeled"
+            )
     drafts = sum(1 for c in pool.cases if c.draft)
     if drafts:
         note += f"\n{drafts} drafted unanswerable probes included: mark each one unanswerable (U) to keep it"

@@ -120,6 +120,23 @@ class Pool:
     def unjudged(self) -> int:
         return sum(c.unjudged for c in self.cases)
 
+    def judged_share(self) -> dict[str, float]:
+        """Per system, Judged@depth before labeling: the mean over cases of the share of its pooled top
+        ``depth`` that the existing golden set already grades (cases it returned nothing for are left out).
+        Below 1, that system's scores on the existing set are lower bounds (unjudged counts as irrelevant)."""
+        shares: dict[str, list[float]] = {}
+        for case in self.cases:
+            found: dict[str, list[bool]] = {}
+            for cand in case.candidates:
+                for system in cand.found_by:
+                    found.setdefault(system, []).append(cand.prior_grade is not None)
+            for system, judged in found.items():
+                shares.setdefault(system, []).append(sum(judged) / len(judged))
+        order = [s for s in self.header.get("systems", []) if s in shares] + sorted(
+            set(shares) - set(self.header.get("systems", []))
+        )
+        return {system: sum(shares[system]) / len(shares[system]) for system in order}
+
     def write(self, path: str | Path) -> None:
         """Write the pool file (header line, then one case per line), replacing ``path`` atomically."""
         target = Path(path)
