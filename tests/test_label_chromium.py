@@ -226,3 +226,29 @@ def test_version_sibling_suggestion_and_deep_link(pool: Path, browser: Any, tmp_
     finally:
         srv.stop()
         page.close()
+
+
+def test_hostile_pool_content_stays_text(browser: Any, tmp_path: Path) -> None:
+    from ragaudit.labeling.pool import Candidate, ChunkText, Pool, PoolCase
+
+    evil = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
+    text = ChunkText("d1", 0, evil, "before " + evil + " after", {"version": evil})
+    case = PoolCase("c<b>1</b>", "query " + evil, "t<i>x</i>", [Candidate("d1", text, {"sys": 1})])
+    pool = tmp_path / "evil.jsonl"
+    Pool([case], {"depth": 1, "systems": ["sys"]}).write(pool)
+    srv = LabelServer(pool, tmp_path / "ana.jsonl")
+    page = browser.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    try:
+        _open(page, srv.url)
+        assert page.inner_text("#cand-title") == evil
+        assert page.inner_text("#case-query") == "query " + evil
+        assert page.locator("#cand-box img, #cand-box script, #case-box img").count() == 0
+        page.keyboard.press("2")
+        _settled(page)
+    finally:
+        srv.stop()
+        page.close()
+    assert dialogs == []
+    assert read_labels(tmp_path / "ana.jsonl").state.grades[("c<b>1</b>", "d1")]["grade"] == 2
