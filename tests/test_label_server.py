@@ -217,3 +217,24 @@ def test_missing_server_libraries_name_the_pip_command(
     err = capsys.readouterr().err
     assert "pip install 'ragaudit[label]'" in err
     assert not (tmp_path / "j.jsonl").exists()
+
+
+def test_two_annotators_label_the_same_pool_at_once_into_their_own_files(pool: Path, tmp_path: Path) -> None:
+    ana = LabelServer(pool, tmp_path / "ana.jsonl", "ana")
+    bob = LabelServer(pool, tmp_path / "bob.jsonl", "bob")
+    try:
+        assert ana.base != bob.base and ana.token != bob.token
+        assert _status(ana, "GET", "/api/state", token=bob.token) == 403  # one session's token opens only it
+        pair = {"case_id": "acme-pricing-001", "chunk_id": "acme-faq-billing"}
+        ana.call("POST", "/api/judge", {**pair, "grade": 1})
+        bob.call("POST", "/api/judge", {**pair, "grade": 3})
+    finally:
+        ana.stop()
+        bob.stop()
+    grades = {
+        name: read_labels(tmp_path / f"{name}.jsonl").state.grades[("acme-pricing-001", "acme-faq-billing")][
+            "grade"
+        ]
+        for name in ("ana", "bob")
+    }
+    assert grades == {"ana": 1, "bob": 3}
