@@ -104,6 +104,10 @@ def test_merge_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "--into" in capsys.readouterr().err
     assert main(["label", "merge", "--into", str(tmp_path / "g.jsonl")]) == 2
     assert main(["label", "merge", str(ana), str(ana), "--into", str(tmp_path / "g.jsonl")]) == 2
+    assert (
+        main(["label", "merge", str(ana), "--into", str(tmp_path / "g.jsonl"), "--relevant-from", "0"]) == 2
+    )
+    assert "--relevant-from" in capsys.readouterr().err
 
 
 def test_judgment_log_replay_undo_and_torn_tail(tmp_path: Path) -> None:

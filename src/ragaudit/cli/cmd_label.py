@@ -138,6 +138,12 @@ def _merge(args: argparse.Namespace) -> int:
         )
     if not args.into:
         _usage("--into", "where should the golden set go?", "add --into golden.jsonl")
+    if args.relevant_from not in (1, 2, 3):
+        _usage(
+            "--relevant-from",
+            f"must be 1, 2 or 3 (got {args.relevant_from})",
+            "grade 0 is never relevant; e.g. 2",
+        )
     labels = [read_labels(p) for p in files]
     names = [a.annotator for a in labels]
     if len(set(names)) != len(names):
