@@ -114,3 +114,42 @@ def test_pool_usage_errors_exit_2(
     extra = [str(golden) if a == "GOLDEN" else str(run) if a == "RUN" else a for a in extra]
     assert main(["pool", *extra, "--out", str(tmp_path / "p.jsonl")]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_pool_from_a_live_endpoint_takes_its_texts(tmp_path: Path) -> None:
+    """A real HTTP service on 127.0.0.1: its results are pooled with the content and offsets it sends."""
+    from servers import LocalServer, Reply, Request
+
+    def handler(request: Request) -> Reply:
+        body = request.json()
+        tenant = body["tenant_id"]
+        return Reply(
+            body=[
+                {
+                    "chunk_id": f"{tenant}-doc#{i}",
+                    "score": 1.0 - i / 10,
+                    "tenant_id": tenant,
+                    "content": f"chunk {i} of {tenant} for {body['query'][:10]}",
+                    "metadata": {"doc_id": f"{tenant}-doc", "start": 100 * i, "title": "Doc"},
+                }
+                for i in range(body["top_k"])
+            ]
+        )
+
+    golden = small_golden(tmp_path)
+    out = tmp_path / "pool.jsonl"
+    with LocalServer(handler) as server:
+        args = ["pool", "--dataset", str(golden), "--endpoint", server.url, "--depth", "3", "--out", str(out)]
+        assert main([*args, "--no-progress"]) == 0
+        assert {hit.json()["top_k"] for hit in server.hits} == {3}
+    pool = load_pool(out)
+    assert pool.header["systems"] == ["endpoint"]
+    assert pool.header["endpoint"] == server.url
+    cand = pool.cases[0].candidates[2]
+    assert (cand.chunk_id, cand.found_by, cand.text.doc_id, cand.text.start) == (
+        "acme-doc#2",
+        {"endpoint": 3},
+        "acme-doc",
+        200,
+    )
+    assert cand.text.text.startswith("chunk 2 of acme for ")

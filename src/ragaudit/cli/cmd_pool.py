@@ -139,9 +139,11 @@ async def _systems(
     if args.endpoint:
         from ragaudit.cli.cmd_eval import _live_source
 
-        # the same HTTP retriever 'eval --endpoint' builds, from the same options
-        endpoint_args = argparse.Namespace(**{**vars(args), "pipeline": None, "config": None})
-        retriever, _, _, context = _live_source(endpoint_args, None, 1)
+        # the same HTTP retriever 'eval --endpoint' builds, from the same options (its first item is the
+        # retriever, its fourth the provenance; the corpus is not needed there, texts come from the endpoint)
+        endpoint_args = argparse.Namespace(**{**vars(args), "pipeline": None, "config": None, "corpus": None})
+        source = _live_source(endpoint_args, None, 1)
+        retriever, context = source[0], source[3]
         run = await run_retriever(retriever, cases, args.depth, "endpoint", **live)
         texts.update(texts_from_run(run))
         runs[_unique("endpoint", runs)] = run
