@@ -1,0 +1,1 @@
+"""Making a golden set: pooling candidates, the labeling workbench, judgments, merge and agreement."""
