@@ -31,7 +31,6 @@ is where ``[retriever] backend = "onnx"`` looks for it.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import shutil
 import sys
 import tempfile
@@ -44,6 +43,7 @@ from ragaudit.retrieval.embedder_onnx import (  # noqa: E402  (after the path se
     FP32_FOLDER,
     INT8_FOLDER,
     PACKAGED_INT8_SHA256,
+    file_sha256,
     packaged_int8_dir,
     user_models_dir,
 )
@@ -55,14 +55,6 @@ sentence-transformers authors (Nils Reimers et al.), licensed under the Apache L
 (the full text is in LICENSE beside this file). Converted to ONNX and quantised by ragaudit's
 scripts/export_onnx.py; the conversion changes the numeric format of the weights, not the model.
 """
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def source_model_dir() -> Path:
@@ -180,10 +172,10 @@ def main(argv: list[str] | None = None) -> int:
         write_folder(int8_dir, source, license_text, "all-MiniLM-L6-v2, ONNX int8 (dynamic, per-channel)")
         written.append(int8_dir / "model.onnx")
     for path in (*written, fp32_dir / "tokenizer.json"):
-        print(f"{sha256(path)}  {path}  ({path.stat().st_size / 1e6:.1f} MB)")
+        print(f"{file_sha256(path)}  {path}  ({path.stat().st_size / 1e6:.1f} MB)")
     if args.no_int8:
         return 0
-    got = sha256(int8_dir / "model.onnx")
+    got = file_sha256(int8_dir / "model.onnx")
     if got != PACKAGED_INT8_SHA256:
         print(
             f"int8 sha256 {got} differs from the pinned {PACKAGED_INT8_SHA256} (another torch/onnx/"

@@ -258,3 +258,16 @@ def test_fp32_onnx_equals_torch(
     assert fp32.path == out / FP32_FOLDER
     assert fp32.fingerprint != Embedder().fingerprint
     assert cosines(fp32.encode(TEXTS), REFERENCE).min() >= 0.9999
+
+
+def test_a_pipeline_backend_reaches_the_embedder(tmp_path: Path) -> None:
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.pipelines.build import build_pipeline
+    from ragaudit.retrieval.dense import DenseRetriever
+
+    corpus = load_corpus(ROOT / "src" / "ragaudit" / "demo_data" / "kb" / "corpus.jsonl")
+    raw = {"retriever": {"type": "dense", "backend": "onnx-int8", "cache_dir": str(tmp_path)}}
+    built = build_pipeline(parse_pipeline(raw), corpus)
+    assert isinstance(built.retriever, DenseRetriever)
+    assert built.retriever.info()["model"]["backend"] == "onnx-int8"
+    assert built.models["embedding"] == [f"{DEFAULT_MODEL} (onnx-int8)"]
