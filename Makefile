@@ -15,7 +15,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install -q --upgrade pip
 	# torch first, pinned to the local CPU wheel (an unpinned torch pulls a multi-GB CUDA build)
 	$(BIN)/python -m pip install -q -c constraints.txt torch
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[all,dev]"
+	# all = the runtime extras incl. torch (torch-vs-ONNX agreement tests, CrossEncoder plumbing);
+	# export = onnx for scripts/export_onnx.py and its reproducibility test. The demo needs neither.
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[all,export,dev]"
 	touch $(STAMP)
 
 install: $(STAMP)

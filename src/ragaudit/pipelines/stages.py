@@ -32,7 +32,9 @@ def wrap_rerank(base: Retriever, stage: StageConfig) -> tuple[Retriever, str]:
         from ragaudit.retrieval.dense import make_encoder
         from ragaudit.retrieval.rerankers import BiEncoderReranker
 
-        reranker = BiEncoderReranker(make_encoder(stage.params.get("model")))
+        reranker = BiEncoderReranker(
+            make_encoder(stage.params.get("model"), backend=stage.params.get("backend"))
+        )
     elif stage.type == "cross-encoder":
         from ragaudit.errors import InputError
         from ragaudit.retrieval.rerankers import CrossEncoderReranker

@@ -41,13 +41,17 @@ def make_encoder(
     model: str | Path | TextEncoder | None = None,
     cache: bool | str | Path | EmbeddingCache = True,
     *,
+    backend: str | None = None,
     progress: bool | None = None,
 ) -> TextEncoder:
-    """An encoder for ``model`` (``None`` = the packaged all-MiniLM-L6-v2, a local folder, or an encoder),
-    wrapped in the on-disk cache unless ``cache=False`` (``cache`` may name the cache file or folder)."""
+    """An encoder for ``model`` (``None`` = the packaged all-MiniLM-L6-v2, a local folder, or an encoder)
+    run by ``backend`` (see :class:`~ragaudit.retrieval.embedder.Embedder`), wrapped in the on-disk
+    cache unless ``cache=False`` (``cache`` may name the cache file or folder)."""
     if isinstance(cache, EmbeddingCache):
         return cache
-    base: TextEncoder = Embedder(model) if model is None or isinstance(model, (str, Path)) else model
+    base: TextEncoder = (
+        Embedder(model, backend=backend) if model is None or isinstance(model, (str, Path)) else model
+    )
     if isinstance(base, EmbeddingCache) or cache is False:
         return base
     return EmbeddingCache(base, None if cache is True else cache, progress=progress)
@@ -95,6 +99,7 @@ class DenseRetriever:
         *,
         store: StoreKind | VectorStore = "exact",
         model: str | Path | TextEncoder | None = None,
+        backend: str | None = None,
         cache: bool | str | Path | EmbeddingCache = True,
         progress: bool | None = None,
         **store_options: Any,
@@ -103,10 +108,13 @@ class DenseRetriever:
 
         ``store`` is ``"exact"`` (in process), ``"qdrant"`` (``store_options`` go to
         :class:`~ragaudit.retrieval.qdrant_store.QdrantVectorStore`, e.g. ``location=":memory:"``,
-        ``url=...``, ``hybrid=True``) or a store object. ``cache`` is the embedding cache: on
-        (default file), off (``False``), a file or folder, or an :class:`EmbeddingCache`.
+        ``url=...``, ``hybrid=True``) or a store object. ``backend`` runs ``model`` (``onnx-int8``,
+        ``onnx`` or ``torch``; default: ``onnx-int8`` for the packaged model). ``cache`` is the
+        embedding cache: on (default file), off (``False``), a file or folder, or an
+        :class:`EmbeddingCache`.
         """
-        retriever = cls(make_encoder(model, cache, progress=progress), make_store(store, **store_options))
+        encoder = make_encoder(model, cache, backend=backend, progress=progress)
+        retriever = cls(encoder, make_store(store, **store_options))
         retriever.add(list(chunks))
         return retriever
 

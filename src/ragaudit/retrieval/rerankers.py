@@ -51,7 +51,7 @@ def _load_cross_encoder(path: Path, device: str, max_length: int | None) -> Any:
         try:
             from sentence_transformers import CrossEncoder
         except ImportError:
-            raise MissingDependencyError("sentence-transformers", "dense") from None
+            raise MissingDependencyError("sentence-transformers", "torch") from None
         model = CrossEncoder(str(path), device=device, local_files_only=True, max_length=max_length)
         if model.num_labels != 1:
             raise InputError(
