@@ -17,9 +17,9 @@ import pytest
 import ragaudit
 from ragaudit.data.run import CaseRun, RankedItem, Run
 from ragaudit.data.schema import Dataset, GoldenCase
+from ragaudit.evaluation.fast_trec import evaluate_trec_files
 from ragaudit.metrics import pure
 from ragaudit.metrics.bulk import build_rank_matrix, compute, compute_rankings
-from ragaudit.metrics.fast_trec import evaluate_trec_files
 from ragaudit.metrics.names import parse_metrics
 
 LONG = 150_000

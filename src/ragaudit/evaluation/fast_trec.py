@@ -4,10 +4,10 @@
 per-query values and the counts that ``evaluate(qrels_dataset(qrels), run)`` gives, equal to 1e-12
 (tested), without building a Python object per line:
 
-* the qrels are read into arrays (:mod:`ragaudit.metrics.fast_qrels`);
+* the qrels are read into arrays (:mod:`ragaudit.data.fast_qrels`);
 * the run is read in blocks of whole queries (``block_bytes`` at a time, so memory stays bounded
   however large the file), each block tokenised, ordered, de-duplicated and joined with the qrels
-  by array passes (:mod:`ragaudit.metrics.fast_run`), then scored by the vectorised kernels of
+  by array passes (:mod:`ragaudit.data.fast_run`), then scored by the vectorised kernels of
   :mod:`ragaudit.metrics.bulk` (the same code ``evaluate`` uses);
 * a query id that comes back after its block has been scored (a run not grouped by query) is
   detected, never mis-scored: the run is then read whole (``mode == "memory"``);
@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
+from ragaudit.data.fast_qrels import QrelsIndex, read_qrels_index
+from ragaudit.data.fast_run import RankedBatch, RunRows, concat_rows, parse_run_block, rank_judged
+from ragaudit.data.fast_text import BOM, SlowPath, TextBlock, iter_blocks, line_number
 from ragaudit.data.trec import read_trec_run
 from ragaudit.errors import InputError, ValidationError
 from ragaudit.metrics.bulk import FloatArray, RankMatrix, compute, width_groups
-from ragaudit.metrics.fast_qrels import QrelsIndex, read_qrels_index
-from ragaudit.metrics.fast_run import RankedBatch, RunRows, concat_rows, parse_run_block, rank_judged
-from ragaudit.metrics.fast_text import BOM, SlowPath, TextBlock, iter_blocks, line_number
 from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
 from ragaudit.metrics.policy import Policy, no_answerable_case
 
