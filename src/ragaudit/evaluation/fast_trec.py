@@ -42,6 +42,7 @@ from ragaudit.data.fast_text import BOM, SlowPath, TextBlock, iter_blocks, line_
 from ragaudit.data.trec import read_trec_run
 from ragaudit.errors import InputError, ValidationError
 from ragaudit.metrics.bulk import FloatArray, RankMatrix, compute, width_groups
+from ragaudit.metrics.measures import measure_of
 from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
 from ragaudit.metrics.policy import Policy, no_answerable_case
 
@@ -276,8 +277,8 @@ class _Scorer:
         cutoffs = [s.k for s in specs if s.k is not None]
         self.all_cut = len(cutoffs) == len(specs)
         self.max_k = max(cutoffs, default=0)
-        ndcg_cuts = [s.k for s in specs if s.family == "nDCG"]
-        self.ideal_width = None if None in ndcg_cuts else max((k for k in ndcg_cuts if k), default=1)
+        ideal_cuts = [s.k for s in specs if measure_of(s.family).reads_ideal]
+        self.ideal_width = None if None in ideal_cuts else max((k for k in ideal_cuts if k), default=1)
 
     def add(self, batch: RankedBatch) -> None:
         known = batch.block_query >= 0
