@@ -14,7 +14,9 @@ per-query values and the counts that ``evaluate(qrels_dataset(qrels), run)`` giv
 * input the array reader cannot decide exactly (exotic whitespace or control bytes, NUL bytes,
   unusual numerals it cannot parse) is checked by the validated readers of
   :mod:`ragaudit.data.trec`: a bad line raises their file:line error; valid but unusual input is
-  scored by ``ragaudit.evaluate`` itself (``mode == "reference"``).
+  scored by ``ragaudit.evaluate`` itself (``mode == "reference"``);
+* a measure that counts judged items of any grade (``Measure.reads_judged``, e.g. ``Judged@k``) is
+  scored by ``ragaudit.evaluate`` too (``mode == "reference"``): the array join keeps only grades > 0.
 
 The semantics are ragaudit's policy (``docs/metrics.md``): unanswerable queries (no grade >= the
 threshold) are kept out of the means; answerable queries absent from the run score 0; ties are
@@ -434,6 +436,8 @@ def evaluate_trec_files(
         raise InputError(run_p, None, "run file not found", "check the --run path")
     if block_bytes < 1:
         raise ValueError("block_bytes must be positive")
+    if any(measure_of(s.family).reads_judged for s in specs):  # the array reader keeps only grades > 0
+        return _reference(qrels_p, run_p, specs, policy)
     try:
         qrels = read_qrels_index(qrels_p, policy.relevance_threshold, block_bytes)
         mode: Mode = "stream" if stream else "memory"
