@@ -93,25 +93,6 @@ def build_rank_matrix(
     return RankMatrix(grades, relevant, n_relevant, ideal, judged, length)
 
 
-def _gain(grades: FloatArray, gain: Gain) -> FloatArray:
-    if gain == "exponential":
-        return np.exp2(grades) - 1.0
-    if gain == "linear":
-        return grades
-    raise ValueError(f"unknown gain {gain!r}; use 'exponential' or 'linear'")
-
-
-def _discount(width: int) -> FloatArray:
-    return 1.0 / np.log2(np.arange(2, width + 2, dtype=np.float64))
-
-
-def _safe_div(num: FloatArray, den: npt.NDArray[np.int64] | FloatArray) -> FloatArray:
-    den_f = np.asarray(den, dtype=np.float64)
-    out = np.full(num.shape, np.nan)
-    np.divide(num, den_f, out=out, where=den_f > 0)
-    return out
-
-
 class Ranks:
     """A :class:`RankMatrix` with the cumulative hits that several kernels share, computed once."""
 
