@@ -136,7 +136,7 @@ Outcome = tuple[dict[str, float], Callable[[], PerQuery]]
 
 
 def _ragaudit(qrels: str, run: str, workers: int | None = None) -> Outcome:
-    from ragaudit.metrics.fast_trec import evaluate_trec_files
+    from ragaudit.evaluation.fast_trec import evaluate_trec_files
     from ragaudit.metrics.policy import Policy
 
     result = evaluate_trec_files(qrels, run, METRICS, Policy(gain="linear"), workers=workers)
@@ -219,7 +219,7 @@ def _ir_measures(qrels: str, run: str) -> Outcome:
 
 def _qrels_only(qrels: str, run: str) -> Outcome:
     """Only the qrels index (the part of ragaudit's memory that does not depend on the run)."""
-    from ragaudit.metrics.fast_qrels import read_qrels_index
+    from ragaudit.data.fast_qrels import read_qrels_index
 
     read_qrels_index(qrels)
     return {}, dict

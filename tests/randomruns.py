@@ -13,21 +13,14 @@ Imported as a plain module (``import randomruns``): pytest's default ``prepend``
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 
 from ragaudit.data.run import Run
-from ragaudit.metrics import (
-    average_precision,
-    hit_at_k,
-    ndcg_at_k,
-    precision_at_k,
-    r_precision,
-    recall_at_k,
-    reciprocal_rank,
-)
 from ragaudit.metrics.bulk import build_rank_matrix, compute
+from ragaudit.metrics.measure import Measure
+from ragaudit.metrics.measures import MEASURES, measure_of
 from ragaudit.metrics.names import MetricSpec, parse_metrics
 from ragaudit.metrics.pure import Gain
 
@@ -122,19 +115,21 @@ def as_rank_scores(rankings: Mapping[str, Sequence[str]]) -> dict[str, dict[str,
 def pure_value(
     spec: MetricSpec, ranking: Sequence[str], grades: Mapping[str, int], rel: Set[str], gain: Gain
 ) -> float:
-    """One metric of one query through the pure reference functions."""
-    family, k = spec.family, spec.k
-    if family == "nDCG":
-        return ndcg_at_k(ranking, grades, k, gain)
-    if family == "MRR":
-        return reciprocal_rank(ranking, rel, k)
-    if family == "MAP":
-        return average_precision(ranking, rel, k)
-    if family == "RPrec":
-        return r_precision(ranking, rel)
-    assert k is not None, f"{family} needs a cut-off"
-    functions = {"R": recall_at_k, "P": precision_at_k, "Hit": hit_at_k}
-    return functions[family](ranking, rel, k)
+    """One metric of one query through its measure's pure reference function."""
+    return measure_of(spec.family).pure(ranking, grades, rel, spec.k, gain)
+
+
+def names_in(tool: Callable[[Measure, int | None], str | None]) -> dict[str, str]:
+    """ragaudit name -> another tool's name, for every registered family at every cut-off of
+    :data:`CUTOFFS` (and without one) that its name rule allows and the tool defines identically."""
+    out: dict[str, str] = {}
+    for measure in MEASURES:
+        cutoffs = {"required": CUTOFFS, "optional": (None, *CUTOFFS), "none": (None,)}[measure.cutoff]
+        for k in cutoffs:
+            theirs = tool(measure, k)
+            if theirs is not None:
+                out[measure.family if k is None else f"{measure.family}@{k}"] = theirs
+    return out
 
 
 def answerable(qrels: Qrels, threshold: int) -> list[str]:

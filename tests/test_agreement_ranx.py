@@ -65,20 +65,27 @@ def ranx_names(threshold: int, gain: Gain) -> dict[str, str]:
     ranx's ``-lN`` suffix sets the relevance level. nDCG keeps ranx's default level 1 at every
     threshold: ragaudit's nDCG (like trec_eval's) uses every grade > 0, whatever the threshold.
     """
-    level = f"-l{threshold}" if threshold != 1 else ""
-    ndcg = "ndcg" if gain == "linear" else "ndcg_burges"
-    return {
-        **{f"nDCG@{k}": f"{ndcg}@{k}" for k in CUTOFFS},
-        "nDCG": ndcg,
-        **{f"R@{k}": f"recall@{k}{level}" for k in CUTOFFS},
-        **{f"P@{k}": f"precision@{k}{level}" for k in CUTOFFS},
-        **{f"Hit@{k}": f"hit_rate@{k}{level}" for k in CUTOFFS},
-        **{f"MRR@{k}": f"mrr@{k}{level}" for k in CUTOFFS},
-        "MRR": f"mrr{level}",
-        **{f"MAP@{k}": f"map@{k}{level}" for k in CUTOFFS},
-        "MAP": f"map{level}",
-        "RPrec": f"r-precision{level}",
-    }
+    return randomruns.names_in(lambda measure, k: measure.ranx(k, threshold, gain))
+
+
+def test_the_registry_covers_every_family_ranx_was_checked_against_before() -> None:
+    for threshold in (1, 2):
+        for gain in ("linear", "exponential"):
+            level = f"-l{threshold}" if threshold != 1 else ""
+            ndcg = "ndcg" if gain == "linear" else "ndcg_burges"
+            before = {
+                **{f"nDCG@{k}": f"{ndcg}@{k}" for k in CUTOFFS},
+                "nDCG": ndcg,
+                **{f"R@{k}": f"recall@{k}{level}" for k in CUTOFFS},
+                **{f"P@{k}": f"precision@{k}{level}" for k in CUTOFFS},
+                **{f"Hit@{k}": f"hit_rate@{k}{level}" for k in CUTOFFS},
+                **{f"MRR@{k}": f"mrr@{k}{level}" for k in CUTOFFS},
+                "MRR": f"mrr{level}",
+                **{f"MAP@{k}": f"map@{k}{level}" for k in CUTOFFS},
+                "MAP": f"map{level}",
+                "RPrec": f"r-precision{level}",
+            }
+            assert before.items() <= ranx_names(threshold, gain).items()  # type: ignore[arg-type]
 
 
 def ranx_eval(qrels: Qrels, run: Mapping[str, Mapping[str, float]], metrics: Sequence[str]) -> Scores:

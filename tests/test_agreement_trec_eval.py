@@ -22,30 +22,18 @@ import randomruns
 from ragaudit import Policy
 from ragaudit.data.schema import Dataset, GoldenCase
 from ragaudit.metrics import ndcg_at_k, reciprocal_rank
+from ragaudit.metrics.measures import MEASURES
 from randomruns import CUTOFFS, SEEDS, Collection, Qrels, Scores
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
-TREC_NAMES: dict[str, str] = {
-    **{f"nDCG@{k}": f"ndcg_cut_{k}" for k in CUTOFFS},
-    "nDCG": "ndcg",
-    **{f"R@{k}": f"recall_{k}" for k in CUTOFFS},
-    **{f"P@{k}": f"P_{k}" for k in CUTOFFS},
-    **{f"Hit@{k}": f"success_{k}" for k in CUTOFFS},
-    **{f"MAP@{k}": f"map_cut_{k}" for k in CUTOFFS},
-    "MAP": "map",
-    "MRR": "recip_rank",
-    "RPrec": "Rprec",
-}
-"""ragaudit metric name -> trec_eval measure, where the two are defined identically."""
+TREC_NAMES: dict[str, str] = randomruns.names_in(lambda measure, k: measure.trec_eval.of(k))
+"""ragaudit metric name -> trec_eval measure, where the two are defined identically (from the registry)."""
 
 _CUTS = ",".join(map(str, CUTOFFS))
 TREC_MEASURES = {
-    *(f"{m}.{_CUTS}" for m in ("ndcg_cut", "recall", "P", "success", "map_cut")),
-    "ndcg",
-    "map",
-    "recip_rank",
-    "Rprec",
+    *(f"{m.trec_eval.cut}.{_CUTS}" for m in MEASURES if m.trec_eval.cut),
+    *(m.trec_eval.whole for m in MEASURES if m.trec_eval.whole),
 }
 METRICS = ",".join(TREC_NAMES)
 THRESHOLDS = (1, 2)
@@ -78,6 +66,21 @@ def files(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Collection, P
         randomruns.write_qrels(coll.qrels, tmp_path / "qrels.txt"),
         randomruns.write_run(coll.run, tmp_path / "run.trec"),
     )
+
+
+def test_the_registry_covers_every_family_trec_eval_was_checked_against_before() -> None:
+    before = {
+        **{f"nDCG@{k}": f"ndcg_cut_{k}" for k in CUTOFFS},
+        "nDCG": "ndcg",
+        **{f"R@{k}": f"recall_{k}" for k in CUTOFFS},
+        **{f"P@{k}": f"P_{k}" for k in CUTOFFS},
+        **{f"Hit@{k}": f"success_{k}" for k in CUTOFFS},
+        **{f"MAP@{k}": f"map_cut_{k}" for k in CUTOFFS},
+        "MAP": "map",
+        "MRR": "recip_rank",
+        "RPrec": "Rprec",
+    }
+    assert before.items() <= TREC_NAMES.items()
 
 
 def test_random_collections_exercise_every_edge(files: tuple[Collection, Path, Path]) -> None:

@@ -17,9 +17,9 @@ import pytest
 import ragaudit
 from ragaudit.data.run import CaseRun, RankedItem, Run
 from ragaudit.data.schema import Dataset, GoldenCase
-from ragaudit.metrics import pure
+from ragaudit.evaluation.fast_trec import evaluate_trec_files
 from ragaudit.metrics.bulk import build_rank_matrix, compute, compute_rankings
-from ragaudit.metrics.fast_trec import evaluate_trec_files
+from ragaudit.metrics.measures import measure_of
 from ragaudit.metrics.names import parse_metrics
 
 LONG = 150_000
@@ -48,20 +48,7 @@ def _collection() -> tuple[Dataset, Run]:
 def _pure(case: GoldenCase, ranking: list[str], name: str) -> float:
     spec = parse_metrics(name)[0]
     rel, grades = case.relevant_set(1), case.grades()
-    family, k = spec.family, spec.k
-    if family == "nDCG":
-        return pure.ndcg_at_k(ranking, grades, k)
-    if family == "R":
-        return pure.recall_at_k(ranking, rel, k or 0)
-    if family == "MAP":
-        return pure.average_precision(ranking, rel, k)
-    if family == "RPrec":
-        return pure.r_precision(ranking, rel)
-    if family == "MRR":
-        return pure.reciprocal_rank(ranking, rel, k)
-    if family == "P":
-        return pure.precision_at_k(ranking, rel, k or 0)
-    return pure.hit_at_k(ranking, rel, k or 0)
+    return measure_of(spec.family).pure(ranking, grades, rel, spec.k, "exponential")
 
 
 def test_one_long_ranking_scores_like_the_pure_functions_in_bounded_memory() -> None:

@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ragaudit.data import fast_qrels, fast_run
+from ragaudit.data.fast_numbers import parse_scores
+from ragaudit.data.fast_text import TextBlock, token_words, tokenize
 from ragaudit.data.loading import qrels_dataset
 from ragaudit.errors import InputError, ValidationError
 from ragaudit.evaluation.evaluate import evaluate
+from ragaudit.evaluation.fast_trec import FastResult, evaluate_trec_files
 from ragaudit.evaluation.result import EvalResult
-from ragaudit.metrics import fast_qrels, fast_run
-from ragaudit.metrics.fast_numbers import parse_scores
-from ragaudit.metrics.fast_text import TextBlock, token_words, tokenize
-from ragaudit.metrics.fast_trec import FastResult, evaluate_trec_files
 from ragaudit.metrics.policy import Policy
 
 METRICS = "nDCG@10,nDCG,R@5,R@100,P@5,MRR@10,MRR,MAP,MAP@10,Hit@3,RPrec"

@@ -28,6 +28,8 @@ from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.gates.checks import describe_leak, floor_failure, fmt_score
 from ragaudit.gates.policy import bundled_policy, load_policy, parse_policy
 from ragaudit.gates.selftest import KNOWN_ANSWERS, KnownAnswer, check_known_answer, run_selftest
+from ragaudit.metrics.measures import MEASURES
+from ragaudit.metrics.names import parse_metric
 from ragaudit.pipelines.build import build_pipeline
 from ragaudit.pipelines.config import preset
 from ragaudit.report.artifact import schema_errors
@@ -118,10 +120,13 @@ def test_selftest_passes_fast_and_covers_the_lesson_cases() -> None:
         c.name for c in report.checks
     }
     assert report.seconds < 0.5
+    checked = {parse_metric(c.metric).family for c in KNOWN_ANSWERS}
+    assert checked == {m.family for m in MEASURES}, "every registered family has a known answer, RPrec too"
 
 
 def test_selftest_catches_a_wrong_known_answer_with_its_numbers() -> None:
-    wrong = replace(KNOWN_ANSWERS[0], expected=0.75)  # R@3 of the lesson case is 0.5
+    lesson = next(c for c in KNOWN_ANSWERS if c.name == "lesson: recall@3")
+    wrong = replace(lesson, expected=0.75)  # R@3 of the lesson case is 0.5
     result = check_known_answer(wrong)
     assert not result.passed
     assert "expected 0.750000" in result.detail and "pure 0.500000, bulk 0.500000" in result.detail

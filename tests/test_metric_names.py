@@ -3,6 +3,8 @@ from __future__ import annotations
 import pytest
 
 from ragaudit.errors import MetricNameError
+from ragaudit.metrics.measure import Measure
+from ragaudit.metrics.measures import MEASURES
 from ragaudit.metrics.names import EXAMPLES, MetricSpec, parse_metric, parse_metrics
 
 
@@ -65,3 +67,23 @@ def test_parse_metrics_keeps_order_and_drops_repeats() -> None:
     )
     with pytest.raises(MetricNameError, match="no metric"):
         parse_metrics(" , ")
+
+
+@pytest.mark.parametrize("measure", MEASURES, ids=lambda m: m.family)
+def test_every_registered_family_parses_its_examples_and_spellings(measure: Measure) -> None:
+    assert measure.examples and all(parse_metric(e).name == e for e in measure.examples)
+    k = "" if measure.cutoff == "none" else "@7"
+    for spelling in measure.spellings:
+        assert parse_metric(spelling + k).family == measure.family
+    assert set(measure.examples) <= set(EXAMPLES)
+
+
+def test_unknown_name_message_is_built_from_the_registered_examples() -> None:
+    with pytest.raises(MetricNameError) as info:
+        parse_metric("nDGC@5")
+    assert str(info.value) == (
+        "unknown metric 'nDGC@5'; did you mean 'nDCG@5'?; valid metrics: "
+        + ", ".join(EXAMPLES)
+        + " (any positive cut-off after @)"
+    )
+    assert EXAMPLES[:9] == ("nDCG@10", "R@100", "P@5", "MRR", "MRR@10", "MAP", "MAP@100", "Hit@5", "RPrec")

@@ -6,6 +6,9 @@ import math
 
 import pytest
 
+from ragaudit.metrics.measure import KnownAnswer
+from ragaudit.metrics.measures import MEASURES, measure_of
+from ragaudit.metrics.names import parse_metric
 from ragaudit.metrics.pure import (
     average_precision,
     dcg_at_k,
@@ -112,3 +115,15 @@ def test_mrr_cutoff_and_hit() -> None:
 def test_r_precision() -> None:
     assert r_precision(["A", "X", "B"], {"A", "B"}) == pytest.approx(0.5)
     assert r_precision(["A"], {"A", "B", "C"}) == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize("case", [c for m in MEASURES for c in m.known_answers], ids=lambda c: c.name)
+def test_every_registered_known_answer_holds_for_the_pure_function(case: KnownAnswer) -> None:
+    spec = parse_metric(case.metric)
+    relevant = {d for d, g in case.grades.items() if g >= 1}
+    got = measure_of(spec.family).pure(list(case.ranking), dict(case.grades), relevant, spec.k, case.gain)
+    assert got == pytest.approx(case.expected, abs=1e-12), case.why
+
+
+def test_every_registered_family_has_known_answers() -> None:
+    assert all(m.known_answers for m in MEASURES)

@@ -25,7 +25,7 @@ import pytest
 import ragaudit
 from ragaudit import Policy
 from ragaudit.cli.main import main
-from ragaudit.metrics.fast_trec import evaluate_trec_files
+from ragaudit.evaluation.fast_trec import evaluate_trec_files
 
 TOLERANCE = 5.1e-5
 _PATTERNS = (

@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     specs = parse_metrics(args.metrics) if args.metrics else DEFAULT_METRICS
     fast = _fast_path(args)
     if fast:
-        from ragaudit.metrics.fast_trec import evaluate_trec_files
+        from ragaudit.evaluation.fast_trec import evaluate_trec_files
 
         print(
             f"fast path: {args.run} is scored with the vectorised TREC engine (per-case retrieved lists "

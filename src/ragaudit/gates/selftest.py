@@ -2,107 +2,28 @@
 
 Known-answer checks of the pure metric functions **and** the vectorised bulk engine (both must give
 the expected value): the lesson's six unit tests (section 11) plus graded, duplicate, short-list,
-cut-off and tie-order cases whose answers are worked out by hand in each check's ``why``. A failure
+cut-off and tie-order cases whose answers are worked out by hand in each check's ``why``. The cases
+are each measure's own (:attr:`~ragaudit.metrics.measure.Measure.known_answers`), so every family of
+the registry is checked. A failure
 means the installed ragaudit computes wrong numbers, so no quality gate can be believed.
 """
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragaudit.metrics.bulk import build_rank_matrix, compute
+from ragaudit.metrics.measure import KnownAnswer
+from ragaudit.metrics.measures import MEASURES, measure_of
 from ragaudit.metrics.names import parse_metric
-from ragaudit.metrics.pure import (
-    Gain,
-    average_precision,
-    hit_at_k,
-    ndcg_at_k,
-    precision_at_k,
-    recall_at_k,
-    reciprocal_rank,
-)
+from ragaudit.metrics.pure import ndcg_at_k
 
-LOG2_3 = math.log2(3)
 TOLERANCE = 1e-12
 
-
-@dataclass(frozen=True)
-class KnownAnswer:
-    """``metric`` of ``ranking`` against ``grades`` (relevant = grade >= 1) must equal ``expected``."""
-
-    name: str
-    metric: str
-    ranking: tuple[str, ...]
-    grades: Mapping[str, int]
-    expected: float
-    why: str
-    gain: Gain = "exponential"
-
-
-KNOWN_ANSWERS: tuple[KnownAnswer, ...] = (
-    KnownAnswer("lesson: recall@3", "R@3", ("A", "X", "B", "Y"), dict.fromkeys("ABCD", 1), 0.5, "2 of 4"),
-    KnownAnswer(
-        "lesson: precision@4 fixed k", "P@4", ("A", "X", "B", "Y"), dict.fromkeys("ABC", 1), 0.5, "2/4"
-    ),
-    KnownAnswer(
-        "lesson: RR third position", "MRR", ("X", "Y", "B", "A"), dict.fromkeys("AB", 1), 1 / 3, "1/3"
-    ),
-    KnownAnswer("lesson: RR no hit", "MRR", ("X", "Y"), {"A": 1}, 0.0, "no relevant item"),
-    KnownAnswer(
-        "lesson: nDCG ideal order", "nDCG@3", ("A", "B", "C"), {"A": 3, "B": 2, "C": 1}, 1.0, "ideal"
-    ),
-    KnownAnswer(
-        "lesson: nDCG inverted",
-        "nDCG@3",
-        ("C", "B", "A"),
-        {"A": 3, "B": 2, "C": 1},
-        (1 + 3 / LOG2_3 + 7 / 2) / (7 + 3 / LOG2_3 + 1 / 2),
-        "(1 + 3/log2 3 + 7/2) / (7 + 3/log2 3 + 1/2) < 1",
-    ),
-    KnownAnswer(
-        "graded: linear gain",
-        "nDCG@3",
-        ("C", "B", "A"),
-        {"A": 3, "B": 2, "C": 1},
-        (1 + 2 / LOG2_3 + 3 / 2) / (3 + 2 / LOG2_3 + 1 / 2),
-        "gains rel, not 2^rel - 1",
-        "linear",
-    ),
-    KnownAnswer(
-        "graded: ideal counts unretrieved items",
-        "nDCG@2",
-        ("A",),
-        {"A": 1, "B": 3},
-        1 / (7 + 1 / LOG2_3),
-        "IDCG ranks B (grade 3) first although it was not retrieved",
-    ),
-    KnownAnswer(
-        "graded: grade 0 gains nothing",
-        "nDCG@2",
-        ("Z", "A"),
-        {"Z": 0, "A": 2},
-        (3 / LOG2_3) / 3,
-        "a judged non-relevant item at rank 1 pushes A to rank 2",
-    ),
-    KnownAnswer(
-        "duplicates count once", "R@2", ("A", "A", "B"), dict.fromkeys("AB", 1), 0.5, "the copy spends slot 2"
-    ),
-    KnownAnswer("short list, fixed k", "P@5", ("A",), {"A": 1}, 0.2, "1 hit / k=5, not / 1 returned"),
-    KnownAnswer("MRR cut-off", "MRR@2", ("X", "Y", "A"), {"A": 1}, 0.0, "first hit at rank 3 > k"),
-    KnownAnswer(
-        "AP over all relevant",
-        "MAP",
-        ("A", "X", "B"),
-        dict.fromkeys("ABC", 1),
-        (1 + 2 / 3) / 3,
-        "(1 + 2/3) / 3",
-    ),
-    KnownAnswer("hit@2", "Hit@2", ("X", "A"), {"A": 1}, 1.0, "a relevant item in the top 2"),
-)
+KNOWN_ANSWERS: tuple[KnownAnswer, ...] = tuple(case for m in MEASURES for case in m.known_answers)
+"""Every measure's known answers (:attr:`~ragaudit.metrics.measure.Measure.known_answers`), in registry order."""
 
 
 @dataclass(frozen=True)
@@ -133,17 +54,7 @@ def pure_value(case: KnownAnswer) -> float:
     """The metric by the reference (pure) function."""
     spec = parse_metric(case.metric)
     relevant = {d for d, g in case.grades.items() if g >= 1}
-    ranking = list(case.ranking)
-    k = spec.k
-    pure: dict[str, Callable[[], float]] = {
-        "R": lambda: recall_at_k(ranking, relevant, k or len(ranking)),
-        "P": lambda: precision_at_k(ranking, relevant, k or len(ranking)),
-        "Hit": lambda: hit_at_k(ranking, relevant, k or len(ranking)),
-        "MRR": lambda: reciprocal_rank(ranking, relevant, k),
-        "MAP": lambda: average_precision(ranking, relevant, k),
-        "nDCG": lambda: ndcg_at_k(ranking, dict(case.grades), k, case.gain),
-    }
-    return pure[spec.family]()
+    return measure_of(spec.family).pure(list(case.ranking), dict(case.grades), relevant, spec.k, case.gain)
 
 
 def bulk_value(case: KnownAnswer) -> float:

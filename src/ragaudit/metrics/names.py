@@ -1,8 +1,9 @@
 """Metric names: one grammar, parsed and printed back identically.
 
-``FAMILY`` or ``FAMILY@k``. Canonical families: ``nDCG``, ``R`` (recall), ``P`` (precision), ``MRR``,
-``MAP``, ``Hit``, ``RPrec``. ``R``, ``P`` and ``Hit`` need a cut-off; ``nDCG``, ``MRR`` and ``MAP``
-take one optionally (none means the whole ranking); ``RPrec`` takes none.
+``FAMILY`` or ``FAMILY@k``. The families, their spellings and whether they need, allow or refuse a
+cut-off come from the measure registry (:mod:`ragaudit.metrics.measures`): ``nDCG``, ``R`` (recall),
+``P`` (precision), ``MRR``, ``MAP``, ``Hit``, ``RPrec``, ... ``R``, ``P`` and ``Hit`` need a cut-off;
+``nDCG``, ``MRR`` and ``MAP`` take one optionally (none means the whole ranking); ``RPrec`` takes none.
 
 ``parse_metric("nDCG@10").name == "nDCG@10"`` for every canonical name. Common spellings are accepted
 (``ndcg@10``, ``recall@5``, ``precision@5``, ``success@5``, ``map@100``) and print in canonical form.
@@ -14,40 +15,14 @@ import difflib
 from dataclasses import dataclass
 
 from ragaudit.errors import MetricNameError
+from ragaudit.metrics.measures import MEASURES
 
-FAMILIES: dict[str, str] = {
-    "nDCG": "normalised discounted cumulative gain (graded)",
-    "R": "recall",
-    "P": "precision (fixed-k denominator)",
-    "MRR": "mean reciprocal rank",
-    "MAP": "mean average precision",
-    "Hit": "hit rate (any relevant item in the top k)",
-    "RPrec": "R-precision",
-}
-_NEEDS_K = {"R", "P", "Hit"}
-_NO_K = {"RPrec"}
-_ALIASES: dict[str, str] = {
-    "ndcg": "nDCG",
-    "r": "R",
-    "recall": "R",
-    "p": "P",
-    "precision": "P",
-    "mrr": "MRR",
-    "rr": "MRR",
-    "recip_rank": "MRR",
-    "map": "MAP",
-    "ap": "MAP",
-    "hit": "Hit",
-    "hits": "Hit",
-    "success": "Hit",
-    "hit_rate": "Hit",
-    "rprec": "RPrec",
-    "r-prec": "RPrec",
-    "r_prec": "RPrec",
-    "r-precision": "RPrec",
-}
+FAMILIES: dict[str, str] = {m.family: m.meaning for m in MEASURES}
+_NEEDS_K = {m.family for m in MEASURES if m.cutoff == "required"}
+_NO_K = {m.family for m in MEASURES if m.cutoff == "none"}
+_ALIASES: dict[str, str] = {spelling: m.family for m in MEASURES for spelling in m.spellings}
 
-EXAMPLES = ("nDCG@10", "R@100", "P@5", "MRR", "MRR@10", "MAP", "MAP@100", "Hit@5", "RPrec")
+EXAMPLES = tuple(example for m in MEASURES for example in m.examples)
 
 
 @dataclass(frozen=True, order=True)

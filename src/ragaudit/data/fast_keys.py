@@ -1,6 +1,6 @@
 """Array helpers for keys made of 64-bit words: order, comparison, hashing and grouped duplicates.
 
-Ids are rows of big-endian words (see :mod:`ragaudit.metrics.fast_text`), so comparing rows word
+Ids are rows of big-endian words (see :mod:`ragaudit.data.fast_text`), so comparing rows word
 by word is comparing the ids as Python strings. Hashes only *propose* candidates (equal ids always
 hash equally); every decision that matters is then made on the words themselves, so a hash
 collision costs time, never correctness.
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ragaudit.metrics.fast_text import IntArray, WordArray
+from ragaudit.data.fast_text import IntArray, WordArray
 
 BoolArray = npt.NDArray[np.bool_]
 

@@ -4,17 +4,19 @@
 per-query values and the counts that ``evaluate(qrels_dataset(qrels), run)`` gives, equal to 1e-12
 (tested), without building a Python object per line:
 
-* the qrels are read into arrays (:mod:`ragaudit.metrics.fast_qrels`);
+* the qrels are read into arrays (:mod:`ragaudit.data.fast_qrels`);
 * the run is read in blocks of whole queries (``block_bytes`` at a time, so memory stays bounded
   however large the file), each block tokenised, ordered, de-duplicated and joined with the qrels
-  by array passes (:mod:`ragaudit.metrics.fast_run`), then scored by the vectorised kernels of
+  by array passes (:mod:`ragaudit.data.fast_run`), then scored by the vectorised kernels of
   :mod:`ragaudit.metrics.bulk` (the same code ``evaluate`` uses);
 * a query id that comes back after its block has been scored (a run not grouped by query) is
   detected, never mis-scored: the run is then read whole (``mode == "memory"``);
 * input the array reader cannot decide exactly (exotic whitespace or control bytes, NUL bytes,
   unusual numerals it cannot parse) is checked by the validated readers of
   :mod:`ragaudit.data.trec`: a bad line raises their file:line error; valid but unusual input is
-  scored by ``ragaudit.evaluate`` itself (``mode == "reference"``).
+  scored by ``ragaudit.evaluate`` itself (``mode == "reference"``);
+* a measure that counts judged items of any grade (``Measure.reads_judged``, e.g. ``Judged@k``) is
+  scored by ``ragaudit.evaluate`` too (``mode == "reference"``): the array join keeps only grades > 0.
 
 The semantics are ragaudit's policy (``docs/metrics.md``): unanswerable queries (no grade >= the
 threshold) are kept out of the means; answerable queries absent from the run score 0; ties are
@@ -36,12 +38,13 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
+from ragaudit.data.fast_qrels import QrelsIndex, read_qrels_index
+from ragaudit.data.fast_run import RankedBatch, RunRows, concat_rows, parse_run_block, rank_judged
+from ragaudit.data.fast_text import BOM, SlowPath, TextBlock, iter_blocks, line_number
 from ragaudit.data.trec import read_trec_run
 from ragaudit.errors import InputError, ValidationError
 from ragaudit.metrics.bulk import FloatArray, RankMatrix, compute, width_groups
-from ragaudit.metrics.fast_qrels import QrelsIndex, read_qrels_index
-from ragaudit.metrics.fast_run import RankedBatch, RunRows, concat_rows, parse_run_block, rank_judged
-from ragaudit.metrics.fast_text import BOM, SlowPath, TextBlock, iter_blocks, line_number
+from ragaudit.metrics.measures import measure_of
 from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
 from ragaudit.metrics.policy import Policy, no_answerable_case
 
@@ -276,8 +279,8 @@ class _Scorer:
         cutoffs = [s.k for s in specs if s.k is not None]
         self.all_cut = len(cutoffs) == len(specs)
         self.max_k = max(cutoffs, default=0)
-        ndcg_cuts = [s.k for s in specs if s.family == "nDCG"]
-        self.ideal_width = None if None in ndcg_cuts else max((k for k in ndcg_cuts if k), default=1)
+        ideal_cuts = [s.k for s in specs if measure_of(s.family).reads_ideal]
+        self.ideal_width = None if None in ideal_cuts else max((k for k in ideal_cuts if k), default=1)
 
     def add(self, batch: RankedBatch) -> None:
         known = batch.block_query >= 0
@@ -433,6 +436,8 @@ def evaluate_trec_files(
         raise InputError(run_p, None, "run file not found", "check the --run path")
     if block_bytes < 1:
         raise ValueError("block_bytes must be positive")
+    if any(measure_of(s.family).reads_judged for s in specs):  # the array reader keeps only grades > 0
+        return _reference(qrels_p, run_p, specs, policy)
     try:
         qrels = read_qrels_index(qrels_p, policy.relevance_threshold, block_bytes)
         mode: Mode = "stream" if stream else "memory"

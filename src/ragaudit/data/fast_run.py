@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ragaudit.metrics.fast_keys import (
+from ragaudit.data.fast_keys import (
     filter_slots,
     float_order,
     grouped_keys,
@@ -30,9 +30,9 @@ from ragaudit.metrics.fast_keys import (
     rows_equal,
     rows_greater,
 )
-from ragaudit.metrics.fast_numbers import parse_scores
-from ragaudit.metrics.fast_qrels import QrelsIndex
-from ragaudit.metrics.fast_text import (
+from ragaudit.data.fast_numbers import parse_scores
+from ragaudit.data.fast_qrels import QrelsIndex
+from ragaudit.data.fast_text import (
     IntArray,
     TextBlock,
     WordArray,

@@ -6,7 +6,7 @@ point are parsed as ``m / 10**f``: both operands are exact doubles and IEEE divi
 correctly, so the result is the correctly rounded value, as ``float`` gives (Clinger's fast path).
 Other numerals (exponents, 17 significant digits) go through NumPy's string cast, which is also
 correctly rounded, and anything else through ``float`` itself; what ``float`` rejects, or a score
-that is not finite, raises :class:`~ragaudit.metrics.fast_text.SlowPath` so the validated reader
+that is not finite, raises :class:`~ragaudit.data.fast_text.SlowPath` so the validated reader
 reports the line.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ragaudit.metrics.fast_text import IntArray, SlowPath, WordArray
+from ragaudit.data.fast_text import IntArray, SlowPath, WordArray
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -16,9 +16,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from ragaudit.data.lines import sha256_of
-from ragaudit.data.trec import _HEADER_WORDS, load_qrels_noted
-from ragaudit.metrics.fast_keys import (
+from ragaudit.data.fast_keys import (
     group_bits,
     grouped_keys,
     hash_rows,
@@ -27,8 +25,8 @@ from ragaudit.metrics.fast_keys import (
     pad_words,
     rows_equal,
 )
-from ragaudit.metrics.fast_numbers import parse_grades
-from ragaudit.metrics.fast_text import (
+from ragaudit.data.fast_numbers import parse_grades
+from ragaudit.data.fast_text import (
     IntArray,
     SlowPath,
     TextBlock,
@@ -40,6 +38,8 @@ from ragaudit.metrics.fast_text import (
     token_words,
     tokenize,
 )
+from ragaudit.data.lines import sha256_of
+from ragaudit.data.trec import _HEADER_WORDS, load_qrels_noted
 
 
 @dataclass(frozen=True)
