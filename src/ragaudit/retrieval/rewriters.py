@@ -27,22 +27,14 @@ from ragaudit.errors import InputError
 from ragaudit.llm.chat import SupportsChat, fill_prompt, require_placeholders, strip_markup
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.tenancy import require_tenant, require_top_k
+from ragaudit.text.stopwords import STOPWORDS
 
 logger = logging.getLogger(__name__)
 
 _TOKEN = re.compile(r"\b\w\w+\b")
 
-_STOPWORD_TEXT = """
-a about above after again against all am an and any are as at be because been before being below
-between both but by can could did do does doing down during each few for from further had has have
-having he her here hers herself him himself his how i if in into is it its itself just me more most
-my myself no nor not now of off on once only or other our ours ourselves out over own same she
-should so some such than that the their theirs them themselves then there these they this those
-through to too under until up very was we were what when where which while who whom why will with
-would you your yours yourself yourselves also get got may might must shall us
-"""
-ENGLISH_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-"""A small English stopword list (function words), used by RM3 to pick content terms."""
+ENGLISH_STOPWORDS = STOPWORDS
+"""The one English stopword list (:data:`ragaudit.text.stopwords.STOPWORDS`), used by RM3 to pick content terms."""
 
 
 def tokens(text: str) -> list[str]:
