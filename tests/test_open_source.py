@@ -127,3 +127,24 @@ def test_commands_open_sources_in_one_place() -> None:
         text = (SRC / module).read_text()
         assert "open_source(" in text, module
         assert "HttpRetriever(" not in text and "load_plugin(" not in text and "build_pipeline(" not in text
+
+
+def test_evaluate_retriever_is_the_cli_live_path_with_its_defaults(tmp_path: Path) -> None:
+    import json
+
+    import ragaudit
+    from ragaudit.cli.main import main
+
+    out = tmp_path / "cli.json"
+    code = main(
+        ["eval", "--dataset", str(KB / "golden.jsonl"), "--retriever", "test_open_source:make_fixed", "--tenant",
+         "acme", "--no-history", "--no-progress", "--out", str(out)]
+    )  # fmt: skip
+    assert code in (0, 1)
+    cli = json.loads(out.read_text())
+    api = asyncio.run(
+        ragaudit.evaluate_retriever(make_fixed(), KB / "golden.jsonl", tenant_id="acme")
+    ).to_dict()
+    assert api["metrics"] == cli["metrics"]
+    assert list(api["metrics"]) == ["nDCG@10", "R@5", "R@10", "R@100", "P@5", "MRR@10", "MAP@100", "Hit@5"]
+    assert api["retrieval"]["top_k"] == cli["retrieval"]["top_k"] == 100
