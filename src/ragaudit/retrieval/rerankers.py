@@ -266,3 +266,37 @@ class LLMReranker:
             return value
 
         return list(await asyncio.gather(*(one(t) for t in texts)))
+
+
+# Built-in rerank stages, registered by name in ragaudit.pipelines.stages.BUILTIN_STAGES (loaded the way
+# entry points of the ``ragaudit.stages`` group are); each is called with the stage's TOML keys.
+
+
+def bi_encoder_stage(*, model: str | None = None) -> BiEncoderReranker:
+    """``[rerank] type = "bi-encoder"``: cosine similarity of the packaged (or given) encoder."""
+    from ragaudit.retrieval.dense import make_encoder
+
+    return BiEncoderReranker(make_encoder(model))
+
+
+def cross_encoder_stage(*, model: str | None = None) -> CrossEncoderReranker:
+    """``[rerank] type = "cross-encoder"``: a local cross-encoder folder."""
+    if not model:
+        raise InputError(
+            "[rerank]", None, "a cross-encoder needs a local model folder", 'model = "/path/to/cross-encoder"'
+        )
+    return CrossEncoderReranker(str(model))
+
+
+def llm_stage(
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    prompt: str | None = None,
+) -> LLMReranker:
+    """``[rerank] type = "llm"``: an OpenAI-compatible chat model grades each text."""
+    from ragaudit.retrieval.llm_client import stage_chat_client
+
+    client = stage_chat_client("[llm]", base_url, model, api_key_env)
+    return LLMReranker(client, prompt=prompt) if prompt else LLMReranker(client)

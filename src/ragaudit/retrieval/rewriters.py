@@ -334,3 +334,35 @@ class LLMRewriter:
             logger.warning(message)
             return query
         return rewritten
+
+
+# Built-in rewrite stages, registered by name in ragaudit.pipelines.stages.BUILTIN_STAGES (loaded the way
+# entry points of the ``ragaudit.stages`` group are); each is called with the stage's TOML keys.
+
+
+def synonyms_stage(
+    *, mapping: Mapping[str, str | Sequence[str]] | None = None, mapping_file: str | None = None
+) -> SynonymRewriter:
+    """``[rewrite] type = "synonyms"``: a mapping given inline or in a file."""
+    return SynonymRewriter(load_synonyms(mapping_file) if mapping_file is not None else dict(mapping or {}))
+
+
+def rm3_stage(
+    *, retriever: Retriever, fb_docs: int = 10, fb_terms: int = 10, original_weight: float = 0.5
+) -> RM3Rewriter:
+    """``[rewrite] type = "rm3"``: pseudo-relevance feedback from the pipeline's own first results."""
+    return RM3Rewriter(retriever, int(fb_docs), int(fb_terms), float(original_weight))
+
+
+def llm_stage(
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    prompt: str | None = None,
+) -> LLMRewriter:
+    """``[rewrite] type = "llm"``: an OpenAI-compatible chat model rewrites the query."""
+    from ragaudit.retrieval.llm_client import stage_chat_client
+
+    client = stage_chat_client("[llm]", base_url, model, api_key_env)
+    return LLMRewriter(client, prompt=prompt) if prompt else LLMRewriter(client)
