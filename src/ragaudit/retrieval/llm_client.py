@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from ragaudit.errors import InputError
 from ragaudit.llm.chat import ChatClient
 
@@ -18,3 +21,24 @@ def stage_chat_client(
             'e.g. base_url = "http://localhost:8000/v1", model = "gpt-4o-mini", api_key_env = "OPENAI_API_KEY"',
         )
     return ChatClient(str(base_url), str(model), api_key_env)
+
+
+Made = TypeVar("Made")
+
+
+def chat_stage(make: Callable[..., Made]) -> Callable[..., Made]:
+    """A stage factory taking ``model``, ``base_url``, ``api_key_env`` and ``prompt`` (the TOML keys of an
+    ``llm`` stage) that builds ``make(chat_client[, prompt=prompt])``."""
+
+    def build(
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        prompt: str | None = None,
+    ) -> Made:
+        client = stage_chat_client("[llm]", base_url, model, api_key_env)
+        extra: dict[str, Any] = {"prompt": prompt} if prompt else {}
+        return make(client, **extra)
+
+    return build

@@ -32,6 +32,7 @@ import numpy as np
 from ragaudit.errors import InputError, MissingDependencyError
 from ragaudit.llm.chat import SupportsChat, fill_prompt, require_placeholders, strip_markup
 from ragaudit.retrieval.embedder import Embedder, TextEncoder
+from ragaudit.retrieval.llm_client import chat_stage
 
 logger = logging.getLogger(__name__)
 
@@ -288,15 +289,5 @@ def cross_encoder_stage(*, model: str | None = None) -> CrossEncoderReranker:
     return CrossEncoderReranker(str(model))
 
 
-def llm_stage(
-    *,
-    model: str | None = None,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
-    prompt: str | None = None,
-) -> LLMReranker:
-    """``[rerank] type = "llm"``: an OpenAI-compatible chat model grades each text."""
-    from ragaudit.retrieval.llm_client import stage_chat_client
-
-    client = stage_chat_client("[llm]", base_url, model, api_key_env)
-    return LLMReranker(client, prompt=prompt) if prompt else LLMReranker(client)
+llm_stage = chat_stage(LLMReranker)
+"""``[rerank] type = "llm"``: an OpenAI-compatible chat model grades each text."""

@@ -25,6 +25,7 @@ from pathlib import Path
 from ragaudit.data.toml_files import read_toml
 from ragaudit.errors import InputError
 from ragaudit.llm.chat import SupportsChat, fill_prompt, require_placeholders, strip_markup
+from ragaudit.retrieval.llm_client import chat_stage
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.tenancy import require_tenant, require_top_k
 from ragaudit.text.stopwords import STOPWORDS
@@ -354,15 +355,5 @@ def rm3_stage(
     return RM3Rewriter(retriever, int(fb_docs), int(fb_terms), float(original_weight))
 
 
-def llm_stage(
-    *,
-    model: str | None = None,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
-    prompt: str | None = None,
-) -> LLMRewriter:
-    """``[rewrite] type = "llm"``: an OpenAI-compatible chat model rewrites the query."""
-    from ragaudit.retrieval.llm_client import stage_chat_client
-
-    client = stage_chat_client("[llm]", base_url, model, api_key_env)
-    return LLMRewriter(client, prompt=prompt) if prompt else LLMRewriter(client)
+llm_stage = chat_stage(LLMRewriter)
+"""``[rewrite] type = "llm"``: an OpenAI-compatible chat model rewrites the query."""
