@@ -105,11 +105,11 @@ def test_load_vocabulary_reads_aliases_and_names_file_and_line_of_a_bad_entry(tm
 
 def test_numbers_money_percent_and_units_are_normalised() -> None:
     assert keys("$99 per month for 50,000 API calls") == [
-        ("money", "usd 99/month"),
+        ("money", "USD 99/month"),
         ("number", "50000"),
         ("entity", "api"),
     ]
-    assert keys("EUR 1,200 or 1200 euros") == [("money", "eur 1200"), ("money", "eur 1200")]
+    assert keys("EUR 1,200 or 1200 euros") == [("money", "EUR 1200"), ("money", "EUR 1200")]
     assert keys("20 percent off, 10GB storage, 200 ms") == [
         ("percent", "20%"),
         ("quantity", "10 gb"),
@@ -124,11 +124,11 @@ def test_numeric_constraints_survive_reformatting_but_not_a_changed_value_unit_o
     assert lost("20 percent discount", "discount of 20%") == []
     assert lost("50,000 calls a month", "50000 API calls per month") == []
     assert lost("50k calls", "50,000 calls") == []
-    assert lost("$99 per month", "$99") == ["usd 99/month"]  # the rate is part of the price
+    assert lost("$99 per month", "$99") == ["USD 99/month"]  # the rate is part of the price
     assert lost("5 sensors", "5 gateways") == ["5 sensor"]
     assert lost("2 weeks", "14 days") == ["2 week"]  # units are not converted, by design
     check = check_rewrite("costs $99", "costs $89")
-    assert [(a.key, b.key) for a, b in check.swapped] == [("usd 99", "usd 89")]
+    assert [(a.key, b.key) for a, b in check.swapped] == [("USD 99", "USD 89")]
 
 
 def test_dates_in_any_spelling_compare_equal() -> None:

@@ -155,7 +155,9 @@ def test_evaluate_retriever_survives_unanswerable_and_failing_cases(tmp_path: Pa
     retriever = DictRetriever({"r": ("acme", "refund policy text"), "s": ("other", "refund elsewhere")})
     result = asyncio.run(ragaudit.evaluate_retriever(retriever, path, tenant_id="acme", top_k=5))
     assert isinstance(result, ragaudit.EvalResult)
-    assert set(result.metrics) == {"R@5", "P@5", "MRR", "nDCG@5"}
+    # the CLI live path's defaults (were R@5,P@5,MRR,nDCG@5 at top_k=5 before issue 11)
+    assert set(result.metrics) == {"nDCG@10", "R@5", "R@10", "R@100", "P@5", "MRR@10", "MAP@100", "Hit@5"}
+    assert result.to_dict()["retrieval"]["top_k"] == 5
     by_id = {c.id: c for c in result.per_case}
     assert by_id["1"].metrics["R@5"] == 1.0 and by_id["1"].latency_ms is not None
     assert by_id["2"].status == "unanswerable"

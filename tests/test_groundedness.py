@@ -48,9 +48,9 @@ def context_of(corpus: Corpus, case: GoldenCase, *ids: str) -> AssembledContext:
     [
         ("24 months", [("duration", 24.0, "month")]),
         ("a 24-month warranty", [("duration", 24.0, "month")]),
-        ("2 years", [("duration", 24.0, "month")]),
-        ("within two business days", [("duration", 2.0, "day")]),
-        ("3 weeks", [("duration", 21.0, "day")]),
+        ("2 years", [("duration", 2.0, "year")]),
+        ("within two business days", [("duration", 2.0, "business day")]),
+        ("3 weeks", [("duration", 3.0, "week")]),
         ("$1,450", [("money", 1450.0, "USD")]),
         ("EUR 2,290 per year", [("money", 2290.0, "EUR")]),
         ("49 euros", [("money", 49.0, "EUR")]),

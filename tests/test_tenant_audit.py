@@ -33,7 +33,7 @@ from ragaudit.security.tenant_audit import (
     plan_matrix,
     tenant_variants,
 )
-from ragaudit.security.text import contains_phrase
+from ragaudit.text.words import contains_phrase
 
 QUIET = AuditOptions(progress=False)
 ONE_PASS: dict[str, Any] = {"top_k_values": (10,), "concurrency_levels": (8,), "rounds": 1}

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from ragaudit.corpus.loading import Corpus
     from ragaudit.data.schema import Dataset
     from ragaudit.evaluation.result import EvalResult
-    from ragaudit.pipelines.build import BuiltPipeline
+    from ragaudit.pipelines.sources import OpenedSource
     from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 
 OPTIONS: dict[str, str] = {
@@ -212,8 +212,7 @@ class _Session:
     loop: asyncio.AbstractEventLoop | None = None
     datasets: dict[str, Dataset] = field(default_factory=dict)
     corpora: dict[str, Corpus] = field(default_factory=dict)
-    pipelines: dict[tuple[str, str], BuiltPipeline] = field(default_factory=dict)
-    plugins: dict[str, Retriever] = field(default_factory=dict)
+    sources: dict[tuple[str, str | None], OpenedSource] = field(default_factory=dict)
     results: dict[Settings, EvalResult] = field(default_factory=dict)
     ownership: dict[tuple[str, str | None], Any] = field(default_factory=dict)
 
@@ -254,39 +253,38 @@ def _load_dataset(state: _Session, settings: Settings) -> Dataset:
     return state.datasets[settings.dataset]
 
 
-def _built_pipeline(state: _Session, settings: Settings) -> BuiltPipeline:
+def _opened(state: _Session, settings: Settings) -> OpenedSource:
+    """The session's source for ``settings``: ``ragaudit_retriever`` if set, else the pipeline over the
+    corpus (opened once per session by :func:`ragaudit.pipelines.sources.open_source`)."""
     from ragaudit.corpus.loading import load_corpus
-    from ragaudit.pipelines.build import build_pipeline
-    from ragaudit.pipelines.config import resolve_pipeline
-
-    if not settings.pipeline:
-        _usage("no pipeline configured; set ragaudit_pipeline (bm25, dense, hybrid, hybrid-rerank or a TOML)")
-    if not settings.corpus:
-        _usage(f"pipeline {settings.pipeline!r} needs a corpus; set ragaudit_corpus (e.g. demo:corpus.jsonl)")
-    if settings.corpus not in state.corpora:
-        state.corpora[settings.corpus] = load_corpus(settings.corpus)
-    key = (settings.pipeline, settings.corpus)
-    if key not in state.pipelines:
-        state.pipelines[key] = build_pipeline(
-            resolve_pipeline(settings.pipeline), state.corpora[settings.corpus]
-        )
-    return state.pipelines[key]
-
-
-def _retriever(state: _Session, settings: Settings) -> Retriever:
-    from ragaudit.retrieval.plugin import load_plugin
+    from ragaudit.pipelines.sources import SourceSpec, open_source
 
     if settings.retriever:
-        if settings.retriever not in state.plugins:
-            state.plugins[settings.retriever] = load_plugin(settings.retriever)
-        inner = state.plugins[settings.retriever]
+        key: tuple[str, str | None] = (settings.retriever, None)
+        spec = SourceSpec(retriever=settings.retriever)
     elif settings.pipeline:
-        inner = _built_pipeline(state, settings).retriever
+        if not settings.corpus:
+            _usage(
+                f"pipeline {settings.pipeline!r} needs a corpus; set ragaudit_corpus (e.g. demo:corpus.jsonl)"
+            )
+        key, spec = (settings.pipeline, settings.corpus), SourceSpec(pipeline=settings.pipeline)
     else:
         _usage(
             "no retriever configured; set ragaudit_retriever = module:factory, or ragaudit_pipeline "
             "(bm25, dense, hybrid, hybrid-rerank or a TOML file) with ragaudit_corpus"
         )
+    if key not in state.sources:
+        corpus = None
+        if spec.pipeline and settings.corpus:
+            if settings.corpus not in state.corpora:
+                state.corpora[settings.corpus] = load_corpus(settings.corpus)
+            corpus = state.corpora[settings.corpus]
+        state.sources[key] = open_source(spec, corpus=corpus)
+    return state.sources[key]
+
+
+def _retriever(state: _Session, settings: Settings) -> Retriever:
+    inner = _opened(state, settings).retriever
     if settings.corpus:  # who owns a chunk comes from the corpus, never from the label the retriever attaches
         inner = _corpus_labeled(state, settings, inner)
     return TenantAliasRetriever(inner, dict(settings.tenant_aliases)) if settings.tenant_aliases else inner
@@ -303,7 +301,7 @@ def _corpus_labeled(state: _Session, settings: Settings, inner: Retriever) -> Re
     pipeline = settings.pipeline if settings.pipeline and not settings.retriever else None
     key = (corpus_path, pipeline)
     if key not in state.ownership:
-        chunks = _built_pipeline(state, settings).chunks if pipeline else ()
+        chunks = _opened(state, settings).chunks if pipeline else ()
         state.ownership[key] = OwnershipIndex.build(state.corpora[corpus_path].documents, chunks)
     return CorpusLabeledRetriever(inner, state.ownership[key])
 
@@ -312,20 +310,14 @@ def _evaluate(state: _Session, settings: Settings) -> EvalResult:
     from ragaudit.evaluation.live import RunOptions, evaluate_live, retrieval_depth
     from ragaudit.metrics.names import DEFAULT_METRICS, parse_metrics
     from ragaudit.metrics.policy import Policy
-    from ragaudit.pipelines.prepare import PreparedPipeline, project_dataset
 
     if settings in state.results:
         return state.results[settings]
-    dataset = _load_dataset(state, settings)
+    golden = _load_dataset(state, settings)
     retriever = _retriever(state, settings)
-    context: dict[str, Any] = {"source": {"retriever": settings.retriever}}
-    name = settings.retriever or "retriever"
-    if settings.pipeline and not settings.retriever:
-        built = _built_pipeline(state, settings)
-        prepared = PreparedPipeline(
-            project_dataset(dataset, built, _threshold()), built, state.corpora[str(settings.corpus)]
-        )
-        dataset, context, name = prepared.dataset, prepared.context(), built.config.name
+    source = _opened(state, settings)
+    dataset = source.scored_on(golden, _threshold())
+    context, name = source.provenance(), source.label
     specs = parse_metrics(settings.metrics) if settings.metrics else DEFAULT_METRICS
     options = RunOptions(retrieval_depth(specs, settings.top_k), settings.tenant, progress=False)
     result = state.event_loop().run_until_complete(

@@ -75,10 +75,10 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.data.loading import load_dataset, load_run
     from ragaudit.errors import InputError
     from ragaudit.pipelines.build import ComponentCache
+    from ragaudit.pipelines.sources import OpenedSource, SourceSpec, open_source
     from ragaudit.runner.execute import run_cases
     from ragaudit.security.error_rate import run_error_rate
     from ragaudit.security.ownership import OwnershipIndex
-    from ragaudit.security.sources import AuditSource, pipeline_source
     from ragaudit.security.stale_audit import audit_stale
     from ragaudit.version import __version__
 
@@ -92,8 +92,11 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_dataset(args.dataset, args.dataset_format, args.split)
     corpus = load_corpus(args.corpus)
     cache = ComponentCache()
-    sources: list[tuple[AuditSource, Via]] = [
-        (pipeline_source(p, corpus, cache=cache, qdrant_url=args.qdrant_url), "pipeline")
+    sources: list[tuple[OpenedSource, Via]] = [
+        (
+            open_source(SourceSpec(pipeline=p, qdrant_url=args.qdrant_url), corpus=corpus, cache=cache),
+            "pipeline",
+        )
         for p in args.pipeline
     ]
     if args.endpoint or args.retriever:

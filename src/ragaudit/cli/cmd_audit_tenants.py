@@ -22,20 +22,13 @@ _SHOWN = 10
 
 
 def endpoint_or_plugin(args: argparse.Namespace) -> Any:
-    """The :class:`~ragaudit.security.sources.AuditSource` of ``--endpoint`` or ``--retriever``."""
-    from ragaudit.cli.common import field_map_from
-    from ragaudit.security.sources import endpoint_source, plugin_source
+    """The :class:`~ragaudit.pipelines.sources.OpenedSource` of ``--endpoint`` or ``--retriever``
+    (the HTTP client sized for the highest concurrency level asked for)."""
+    from ragaudit.cli.common import source_spec_from
+    from ragaudit.pipelines.sources import open_source
 
-    if args.endpoint:
-        return endpoint_source(
-            args.endpoint,
-            auth_env=args.auth_env,
-            field_map=field_map_from(args.field),
-            results_field=args.results_field,
-            timeout_s=args.timeout,
-            concurrency=max(getattr(args, "concurrency_levels", None) or [args.concurrency]),
-        )
-    return plugin_source(args.retriever)
+    concurrency = max(getattr(args, "concurrency_levels", None) or [args.concurrency])
+    return open_source(source_spec_from(args, pipeline=None, run=None, concurrency=concurrency))
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -195,10 +188,10 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from ragaudit.corpus.loading import load_corpus
+    from ragaudit.pipelines.sources import SourceSpec, open_source
     from ragaudit.security.canaries import load_canaries
     from ragaudit.security.ownership import OwnershipIndex
     from ragaudit.security.probes import generate_probes
-    from ragaudit.security.sources import pipeline_source
     from ragaudit.security.tenant_audit import AuditOptions, audit_tenants
 
     check_positive("--top-k", args.top_k)
@@ -219,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     corpus = load_corpus(args.corpus)
     canaries = load_canaries(args.canaries, corpus.documents) if args.canaries else ()
     if args.pipeline:
-        source = pipeline_source(args.pipeline, corpus, qdrant_url=args.qdrant_url)
+        source = open_source(SourceSpec(pipeline=args.pipeline, qdrant_url=args.qdrant_url), corpus=corpus)
     else:
         source = endpoint_or_plugin(args)
     ownership = OwnershipIndex.build(corpus.documents, source.chunks, canaries)

@@ -12,8 +12,8 @@ from ragaudit.cli.common import (
     add_dataset_options,
     add_policy_options,
     add_source_options,
-    field_map_from,
     policy_from,
+    source_spec_from,
 )
 from ragaudit.cli.outcome import add_outcome_options
 
@@ -92,39 +92,20 @@ def _live_source(
 ) -> tuple[Any, Any, str, dict[str, Any], Any]:
     """The retriever to query, the dataset it is scored on, its label, its provenance, and the corpus
     ownership index that checks tenant isolation (``None`` without ``--corpus``)."""
-    from ragaudit.errors import InputError
+    from ragaudit.pipelines.sources import open_source
 
-    if args.pipeline or args.config:
-        from ragaudit.pipelines.config import resolve_pipeline
-        from ragaudit.pipelines.prepare import prepare_pipeline
-
-        if not args.corpus:
-            raise InputError(
-                "--corpus", None, "a pipeline needs a corpus to index", "add --corpus corpus.jsonl"
-            )
-        config = resolve_pipeline(args.pipeline or args.config)
-        prepared = prepare_pipeline(
-            dataset, args.corpus, config, threshold=threshold, qdrant_url=args.qdrant_url
-        )
-        ownership = _ownership(prepared.corpus, prepared.pipeline.chunks)
-        return prepared.pipeline.retriever, prepared.dataset, config.name, prepared.context(), ownership
-    ownership = _ownership(args.corpus) if args.corpus else None
-    if args.endpoint:
-        from ragaudit.retrieval.http import HttpRetriever, display_url
-
-        retriever = HttpRetriever(
-            args.endpoint,
-            field_map=field_map_from(args.field) or None,
-            results_path=args.results_field,
-            auth_header_env=args.auth_env,
-            timeout_s=args.timeout,
-            max_connections=args.concurrency,
-        )
-        return retriever, dataset, "endpoint", {"source": {"endpoint": display_url(args.endpoint)}}, ownership
-    from ragaudit.retrieval.plugin import load_plugin
-
-    source = {"source": {"retriever": args.retriever}}
-    return load_plugin(args.retriever), dataset, args.retriever, source, ownership
+    source = open_source(source_spec_from(args), corpus=args.corpus, dataset=dataset)
+    if source.pipeline is not None:
+        ownership = _ownership(source.corpus, source.chunks)
+    else:
+        ownership = _ownership(args.corpus) if args.corpus else None
+    return (
+        source.retriever,
+        source.scored_on(dataset, threshold),
+        source.label,
+        source.provenance(),
+        ownership,
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragaudit.cli.argtypes import input_file, positive_float, positive_int
 from ragaudit.cli.outcome import add_outcome_options
@@ -13,6 +13,7 @@ from ragaudit.metrics.policy import Policy
 if TYPE_CHECKING:
     from ragaudit.evaluation.live import RunOptions
     from ragaudit.metrics.names import MetricSpec
+    from ragaudit.pipelines.sources import SourceSpec
 
 
 def add_policy_options(parser: argparse.ArgumentParser) -> None:
@@ -146,3 +147,28 @@ def run_options_from(args: argparse.Namespace, specs: tuple[MetricSpec, ...]) ->
         args.timeout,
         progress=False if args.no_progress else None,
     )
+
+
+def source_spec_from(args: argparse.Namespace, **overrides: Any) -> SourceSpec:
+    """The :class:`~ragaudit.pipelines.sources.SourceSpec` of the source options
+    (``--pipeline/--config/--endpoint/--retriever/--run``, ``--field``, ``--results-field``,
+    ``--auth-env``, ``--timeout``, ``--concurrency``, ``--qdrant-url``); ``overrides`` win."""
+    from ragaudit.pipelines.sources import SourceSpec
+
+    pipeline = getattr(args, "pipeline", None) or getattr(args, "config", None)
+    run = getattr(args, "run", None)
+    values: dict[str, Any] = {
+        "pipeline": pipeline if isinstance(pipeline, str) else None,
+        "endpoint": getattr(args, "endpoint", None),
+        "retriever": getattr(args, "retriever", None),
+        "run": run if isinstance(run, str) else None,
+        "run_format": getattr(args, "run_format", "auto"),
+        "field_map": field_map_from(getattr(args, "field", None) or []) or None,
+        "results_field": getattr(args, "results_field", None),
+        "auth_env": getattr(args, "auth_env", None),
+        "timeout_s": getattr(args, "timeout", None) or 30.0,
+        "concurrency": getattr(args, "concurrency", None) or 8,
+        "qdrant_url": getattr(args, "qdrant_url", None),
+    }
+    values.update(overrides)
+    return SourceSpec(**values)

@@ -32,9 +32,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ragaudit.context.assemble import AssembledContext, ContextChunk
-from ragaudit.context.text import WORD
 from ragaudit.corpus.projection import merge_intervals, token_overlap
 from ragaudit.data.schema import Evidence, GoldenCase
+from ragaudit.text.words import WORD
 
 DUPLICATE_THRESHOLD = 0.8
 SHINGLE = 3

@@ -49,8 +49,9 @@ from ragaudit.context.claims import (
     plan_mentions,
     sentence_claims,
 )
-from ragaudit.context.text import content_words, sentence_spans, sentences
+from ragaudit.context.text import sentence_spans, sentences
 from ragaudit.retrieval.embedder import TextEncoder
+from ragaudit.text.words import content_words
 
 LEXICAL_MIN = 0.5
 EMBEDDING_MIN = 0.7

@@ -107,9 +107,16 @@ def from_report(
     dataset: Dataset, corpus: Corpus, path: str | Path, policy: Policy, chunking: str | None = None
 ) -> RetrievalSource:
     """Take the rankings of an eval report (``ragaudit eval --out``)."""
-    from ragaudit.experiments.compare import load_report
+    from ragaudit.report.artifact import read_report
 
-    report = dict(load_report(path).data)
+    report = dict(read_report(Path(path)))
+    if "per_case" not in report or "metrics" not in report:
+        raise InputError(
+            str(path),
+            None,
+            "not a ragaudit eval report (no per_case / metrics)",
+            "pass a report written by 'ragaudit eval --out'",
+        )
     notes: list[str] = []
     chosen = chunking or _report_chunking(report) or "whole"
     lookup = lookup_for(corpus, chosen)
@@ -140,23 +147,26 @@ async def from_pipeline(
     """
     from ragaudit.evaluation.live import evaluate_live
     from ragaudit.metrics.names import DEFAULT_METRICS
-    from ragaudit.pipelines.config import resolve_pipeline
-    from ragaudit.pipelines.prepare import prepare_pipeline
+    from ragaudit.pipelines.sources import SourceSpec, open_source
 
-    config = resolve_pipeline(spec)
-    prepared = prepare_pipeline(
-        dataset, corpus, config, threshold=policy.relevance_threshold, qdrant_url=qdrant_url
+    source = open_source(
+        SourceSpec(pipeline=spec, qdrant_url=qdrant_url),
+        corpus=corpus,
     )
-    c = config.chunking
+    built = source.pipeline
+    if built is None:  # pragma: no cover - open_source builds a pipeline for a pipeline spec
+        raise InputError(spec, None, "not a pipeline", "pass a preset name or a pipeline TOML")
+    scored_on = source.scored_on(dataset, policy.relevance_threshold)
+    c = built.config.chunking
     chunking = "whole" if c.strategy == "whole" else f"{c.strategy}:{c.size}:{c.overlap}"
-    lookup = ChunkLookup(prepared.pipeline.chunks, corpus, chunking)
+    lookup = ChunkLookup(source.chunks, corpus, chunking)
     result = await evaluate_live(
-        prepared.dataset,
-        prepared.pipeline.retriever,
+        scored_on,
+        source.retriever,
         DEFAULT_METRICS,
         policy,
         options,
-        name=config.name,
-        context=prepared.context(),
+        name=source.label,
+        context=source.provenance(),
     )
-    return RetrievalSource(result.to_dict(), prepared.dataset, lookup, corpus, [])
+    return RetrievalSource(result.to_dict(), scored_on, lookup, corpus, [])

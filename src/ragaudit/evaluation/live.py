@@ -19,6 +19,7 @@ from ragaudit.metrics.policy import Policy
 from ragaudit.retrieval.protocol import Retriever
 
 if TYPE_CHECKING:
+    from ragaudit.runner.retry import RetryPolicy
     from ragaudit.security.ownership import OwnershipIndex
 
 
@@ -33,6 +34,10 @@ class RunOptions:
     results_path: str | Path | None = None
     resume: bool = False
     progress: bool | None = None
+    retry: RetryPolicy | None = None
+    """Retries of transient failures (``None``: the runner's default policy)."""
+    require_tenant_labels: bool = False
+    """Count a returned chunk without a tenant label as a leak (when no ``ownership`` index decides)."""
 
 
 def retrieval_depth(specs: tuple[MetricSpec, ...], requested: int | None = None) -> int:
@@ -72,6 +77,8 @@ async def evaluate_live(
         results_path=options.results_path,
         resume=options.resume,
         progress=options.progress,
+        retry=options.retry,
+        require_tenant_labels=options.require_tenant_labels,
         ownership=ownership,
     )
     full_context = {

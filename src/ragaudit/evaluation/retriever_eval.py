@@ -1,5 +1,9 @@
-"""The lesson's ``evaluate_retriever``, fixed: unanswerable cases no longer crash it, queries run
-concurrently (bounded), failures are recorded per case, and it returns the typed :class:`EvalResult`."""
+"""``evaluate_retriever``: the Python entry point of the live path, a thin wrapper of
+:func:`ragaudit.evaluation.live.evaluate_live` with the CLI's defaults (``ragaudit eval --endpoint/--retriever``).
+
+Unanswerable cases do not crash it, queries run concurrently (bounded), failures are recorded per case,
+and it returns the typed :class:`EvalResult`.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +13,14 @@ from typing import TYPE_CHECKING
 
 from ragaudit.data.loading import load_dataset
 from ragaudit.data.schema import Dataset
-from ragaudit.evaluation.evaluate import evaluate
+from ragaudit.evaluation.live import RunOptions, evaluate_live, retrieval_depth
 from ragaudit.evaluation.result import EvalResult
-from ragaudit.metrics.names import MetricSpec, parse_metrics
+from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
 from ragaudit.metrics.policy import Policy
 from ragaudit.retrieval.protocol import Retriever
-from ragaudit.runner.execute import run_cases
-from ragaudit.runner.retry import RetryPolicy
 
 if TYPE_CHECKING:
+    from ragaudit.runner.retry import RetryPolicy
     from ragaudit.security.ownership import OwnershipIndex
 
 
@@ -25,7 +28,7 @@ async def evaluate_retriever(
     retriever: Retriever,
     dataset_path: str | Path | Dataset,
     tenant_id: str | None = None,
-    top_k: int = 5,
+    top_k: int | None = None,
     *,
     metrics: Iterable[MetricSpec] | str | None = None,
     policy: Policy | None = None,
@@ -37,14 +40,18 @@ async def evaluate_retriever(
     progress: bool | None = False,
     require_tenant_labels: bool = False,
     ownership: OwnershipIndex | None = None,
+    name: str | None = None,
 ) -> EvalResult:
-    """Run every case through ``retriever`` and score it.
+    """Run every case through ``retriever`` and score it, exactly as ``ragaudit eval`` does for a live source.
 
-    ``tenant_id`` is the tenant for cases that name none; a case's own ``tenant_id`` wins. The default
-    metrics are the lesson's at ``top_k``: ``R@k``, ``P@k``, ``MRR`` and ``nDCG@k``. The runner options
-    (retries, an append-only ``results_path`` to ``resume`` from, a progress bar, counting unlabelled
-    chunks as leaks, an ``ownership`` index over the corpus that decides who owns each chunk) are those
-    of :func:`ragaudit.runner.execute.run_cases`; the tenant-isolation verdict is ``result.isolation``.
+    Defaults are the CLI's: the metrics are :data:`ragaudit.metrics.names.DEFAULT_METRICS`
+    (``nDCG@10,R@5,R@10,R@100,P@5,MRR@10,MAP@100,Hit@5``) and ``top_k`` (results asked per query) is
+    the largest metric cut-off (:func:`ragaudit.evaluation.live.retrieval_depth`). ``tenant_id`` is the
+    tenant for cases that name none; a case's own ``tenant_id`` wins. The runner options (retries, an
+    append-only ``results_path`` to ``resume`` from, a progress bar, counting unlabelled chunks as leaks,
+    an ``ownership`` index over the corpus that decides who owns each chunk) are those of
+    :func:`ragaudit.runner.execute.run_cases`; the tenant-isolation verdict is ``result.isolation``.
+    The run is named ``name`` (default: the retriever's class name).
     """
     policy = policy or Policy()
     dataset = (
@@ -52,24 +59,21 @@ async def evaluate_retriever(
         if isinstance(dataset_path, Dataset)
         else load_dataset(dataset_path, threshold=policy.relevance_threshold)
     )
-    specs = (
-        parse_metrics(metrics or f"R@{top_k},P@{top_k},MRR,nDCG@{top_k}")
-        if (metrics is None or isinstance(metrics, str))
-        else tuple(metrics)
+    if metrics is None:
+        specs = DEFAULT_METRICS
+    else:
+        specs = parse_metrics(metrics) if isinstance(metrics, str) else tuple(metrics)
+    options = RunOptions(
+        retrieval_depth(specs, top_k),
+        tenant_id,
+        concurrency,
+        timeout_s,
+        results_path,
+        resume,
+        progress,
+        retry,
+        require_tenant_labels,
     )
-    run = await run_cases(
-        retriever,
-        dataset.cases,
-        top_k,
-        default_tenant=tenant_id,
-        concurrency=concurrency,
-        timeout_s=timeout_s,
-        name=type(retriever).__name__,
-        retry=retry,
-        results_path=results_path,
-        resume=resume,
-        progress=progress,
-        require_tenant_labels=require_tenant_labels,
-        ownership=ownership,
+    return await evaluate_live(
+        dataset, retriever, specs, policy, options, name=name or type(retriever).__name__, ownership=ownership
     )
-    return evaluate(dataset, run, specs, policy)

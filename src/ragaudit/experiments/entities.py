@@ -12,7 +12,7 @@ What :func:`extract_constraints` finds (``kind``: examples → ``key``, the norm
   capitalised month alone (``in March``, but not ``May``, a modal verb) → ``month-03``; relative
   phrases (``last year``, ``this quarter``, ``yesterday``) as written, lower-cased; a bare year
   1900-2099 not followed by a unit → ``2024``.
-* ``money``: ``$99``, ``€1,200``, ``99 USD``, ``EUR 49``, ``20 dollars``, ``$5k`` → ``usd 99`` ...
+* ``money``: ``$99``, ``€1,200``, ``99 USD``, ``EUR 49``, ``20 dollars``, ``$5k`` → ``USD 99`` (ISO code) ...
 * ``percent``: ``20%``, ``20 percent`` → ``20%``.
 * ``duration``: a number (digits, or a number word up to ``hundred``) and a time unit, spaced or
   hyphenated: ``30 days``, ``30-day``, ``thirty days``, ``2 business days`` → ``30 day``,
@@ -23,7 +23,7 @@ What :func:`extract_constraints` finds (``kind``: examples → ``key``, the norm
   normalised (``50,000`` and ``50k`` → ``50000``).
 
   Money, percentages, durations and quantities may carry a rate: ``per month``, ``/month``, ``a
-  month``, ``monthly`` right after them → ``/month`` appended to the key (``usd 99/month``).
+  month``, ``monthly`` right after them → ``/month`` appended to the key (``USD 99/month``).
 * ``comparison``: ``at least``, ``at most``, ``up to``, ``no more than``, ``more than``, ``less than``,
   ``over``, ``under``, ``above``, ``below``, ``before``, ``after``, ``since``, ``until`` directly before a
   number, amount, duration or date → ``>= 10 user`` (the operator and the key of what follows).
@@ -80,17 +80,13 @@ from ragaudit.errors import InputError
 from ragaudit.experiments.entity_patterns import (
     COMPARATOR,
     COMPARATORS,
-    CURRENCY_SYMBOLS,
-    CURRENCY_WORDS,
     DATE_PATTERNS,
     DURATION,
     ENTITY_STOPWORDS,
     MEASURE,
     MONEY,
-    MONTHS,
     NEGATION,
     NUMBER,
-    NUMBER_WORDS,
     NUMERIC_KINDS,
     PERCENT,
     PLAN_TIERS,
@@ -98,11 +94,12 @@ from ragaudit.experiments.entity_patterns import (
     RATE,
     RATE_ADVERBS,
     SCOPE_STOP,
-    TIME_UNITS,
-    WORD,
     Kind,
 )
-from ragaudit.retrieval.rewriters import ENGLISH_STOPWORDS
+from ragaudit.text.stopwords import STOPWORDS
+from ragaudit.text.tables import MONTHS, NUMBER_WORDS, TIME_UNITS, currency_code, time_unit
+from ragaudit.text.words import QUERY_WORD as WORD
+from ragaudit.text.words import lemma as _lemma
 
 
 @dataclass(frozen=True)
@@ -113,7 +110,7 @@ class Constraint:
     text: str
     """As written in the query."""
     key: str
-    """The normalised form a rewrite must keep (``30 day``, ``usd 99/month``, ``pro``, ``2024-03``)."""
+    """The normalised form a rewrite must keep (``30 day``, ``USD 99/month``, ``pro``, ``2024-03``)."""
     start: int
     end: int
     slot: str = ""
@@ -122,7 +119,7 @@ class Constraint:
     value: str = ""
     """Numbers: the normalised value (``50000``)."""
     unit: str = ""
-    """Numbers: the unit (``day``, ``usd``, ``%``, ``gb``, a counted noun such as ``call``), else empty."""
+    """Numbers: the unit (``day``, ``USD``, ``%``, ``gb``, a counted noun such as ``call``), else empty."""
     per: str = ""
     """Numbers: the rate's time unit (``month`` for ``per month``), else empty."""
     scope: tuple[str, ...] = ()
@@ -207,22 +204,6 @@ def _decimal(text: str, thousands: bool = False) -> str:
     return format(value.normalize(), "f")
 
 
-def _lemma(word: str) -> str:
-    """A crude singular: lower-case, trailing ``'s`` / ``s`` dropped (not ``ss``, not short words)."""
-    w = word.lower().replace("’", "'")
-    if w.endswith("'s"):
-        w = w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        w = w[:-1]
-    return w
-
-
-def _time_unit(text: str) -> str:
-    words = text.lower().replace("-", " ").split()
-    base = TIME_UNITS[words[-1]]
-    return f"{words[0]} {base}" if len(words) == 2 else base
-
-
 class _Spans:
     """Character ranges already claimed by an earlier, more specific pattern."""
 
@@ -300,11 +281,11 @@ def _amounts(query: str, spans: _Spans) -> list[Constraint]:
         if not spans.free(m.start(), m.end()):
             continue
         if m["sym"]:
-            currency, num, k = CURRENCY_SYMBOLS[m["sym"]], m["num1"], m["k1"]
+            currency, num, k = currency_code(m["sym"]), m["num1"], m["k1"]
         elif m["code"]:
-            currency, num, k = m["code"].lower(), m["num2"], m["k2"]
+            currency, num, k = currency_code(m["code"]), m["num2"], m["k2"]
         else:
-            currency, num, k = CURRENCY_WORDS[m["word"].lower()], m["num3"], m["k3"]
+            currency, num, k = currency_code(m["word"]), m["num3"], m["k3"]
         c = _numeric("money", query, m.start(), m.end(), _decimal(num, bool(k)), currency)
         spans.take(c.start, c.end)
         out.append(c)
@@ -320,7 +301,7 @@ def _amounts(query: str, spans: _Spans) -> list[Constraint]:
             if kind == "percent":
                 unit = "%"
             elif kind == "duration":
-                unit = _time_unit(m["unit"])
+                unit = time_unit(m["unit"])
             else:
                 unit = m["unit"].lower()
             c = _numeric(kind, query, m.start(), m.end(), _decimal(m["num"]), unit)
@@ -384,7 +365,7 @@ def _negations(query: str, comparisons: Sequence[Constraint]) -> list[Constraint
             if NEGATION.fullmatch(word.group(0)):
                 break
             lemma = _lemma(word.group(0))
-            if lemma not in ENGLISH_STOPWORDS:
+            if lemma not in STOPWORDS:
                 scope.append(lemma)
             if len(scope) == 3:
                 break

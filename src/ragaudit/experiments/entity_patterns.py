@@ -1,12 +1,15 @@
-"""The vocabularies and regular expressions behind :mod:`ragaudit.experiments.entities`."""
+"""The query-side vocabularies and regular expressions behind :mod:`ragaudit.experiments.entities`.
+
+Months, number words, time units, currencies, stopwords and the word pattern are the shared ones of
+:mod:`ragaudit.text`."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Literal
 
-from ragaudit.retrieval.rewriters import ENGLISH_STOPWORDS
+from ragaudit.text.stopwords import STOPWORDS
+from ragaudit.text.tables import CURRENCIES, MONTHS, NUMBER_WORDS, TIME_UNITS, alternation
 
 Kind = Literal[
     "entity", "money", "percent", "duration", "quantity", "number", "date", "comparison", "negation"
@@ -29,28 +32,9 @@ what whats how which who whom whose when where why is are was were do does did c
 will shall may might must please tell show list give find explain describe compare get need want
 hi hello hey thanks thank ok okay yes i im ive id there any anything every many much
 """
-ENTITY_STOPWORDS = ENGLISH_STOPWORDS | frozenset(ENTITY_STOP_TEXT.split())
+ENTITY_STOPWORDS = STOPWORDS | frozenset(ENTITY_STOP_TEXT.split())
 """Words never taken for a name, even capitalised (question words, auxiliaries, common verbs)."""
 
-NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
-    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
-}  # fmt: skip
-MONTHS = {
-    "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4,
-    "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8, "sep": 9, "sept": 9,
-    "september": 9, "oct": 10, "october": 10, "nov": 11, "november": 11, "dec": 12, "december": 12,
-}  # fmt: skip
-TIME_UNITS = {
-    "second": "second", "seconds": "second", "sec": "second", "secs": "second",
-    "minute": "minute", "minutes": "minute", "min": "minute", "mins": "minute",
-    "hour": "hour", "hours": "hour", "hr": "hour", "hrs": "hour",
-    "day": "day", "days": "day", "week": "week", "weeks": "week", "wk": "week", "wks": "week",
-    "month": "month", "months": "month", "quarter": "quarter", "quarters": "quarter",
-    "year": "year", "years": "year", "yr": "year", "yrs": "year",
-}  # fmt: skip
 RATE_ADVERBS = {
     "hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month", "quarterly": "quarter",
     "yearly": "year", "annually": "year",
@@ -59,21 +43,12 @@ MEASURE_UNITS = (
     "kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib", "tib", "ms", "kbps", "mbps", "gbps", "kg", "km",
     "cm", "mm", "ghz", "mhz", "kwh", "kw", "mah", "dpi", "px",
 )  # fmt: skip
-CURRENCY_SYMBOLS = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy"}
-CURRENCY_WORDS = {
-    "usd": "usd", "dollar": "usd", "dollars": "usd", "eur": "eur", "euro": "eur", "euros": "eur",
-    "gbp": "gbp", "pound": "gbp", "pounds": "gbp", "jpy": "jpy", "chf": "chf", "cad": "cad", "aud": "aud",
-}  # fmt: skip
 COMPARATORS = {
     "no more than": "<=", "not more than": "<=", "at most": "<=", "up to": "<=", "maximum of": "<=",
     "no less than": ">=", "not less than": ">=", "at least": ">=", "minimum of": ">=", "since": ">=",
     "more than": ">", "greater than": ">", "over": ">", "above": ">", "after": ">", "exceeding": ">",
     "less than": "<", "fewer than": "<", "under": "<", "below": "<", "before": "<", "until": "<=",
 }  # fmt: skip
-
-
-def alternation(words: Iterable[str]) -> str:
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
 
 NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
@@ -92,7 +67,7 @@ MEASURE = re.compile(rf"(?<![\w.,])(?P<num>{NUM})\s?(?P<unit>{alternation(MEASUR
 MONEY = re.compile(
     rf"(?:(?P<sym>[$€£¥])\s?(?P<num1>{NUM})(?P<k1>[kK]\b)?"
     rf"|\b(?P<code>usd|eur|gbp|chf|cad|aud|jpy)\s?(?P<num2>{NUM})(?P<k2>[kK]\b)?"
-    rf"|(?<![\w.,])(?P<num3>{NUM})(?P<k3>[kK])?\s?(?P<word>{alternation(CURRENCY_WORDS)})\b)",
+    rf"|(?<![\w.,])(?P<num3>{NUM})(?P<k3>[kK])?\s?(?P<word>{alternation(w for w in CURRENCIES if w.isalpha())})\b)",
     re.IGNORECASE,
 )
 PERCENT = re.compile(rf"(?<![\w.,])(?P<num>{NUM})\s?(?:%|percent\b|per cent\b|pct\b)", re.IGNORECASE)
@@ -135,5 +110,4 @@ COMPARATOR = re.compile(rf"\b(?P<op>{alternation(COMPARATORS)})\s+(?=\S)", re.IG
 NEGATION = re.compile(
     r"\b(?:not|no|never|none|nor|neither|without|except|excluding|cannot)\b|\b\w+n[’']t\b", re.IGNORECASE
 )
-WORD = re.compile(r"[^\W_](?:[\w&+’'-]*[^\W_])?\+*")
 SCOPE_STOP = re.compile(r"[,;:.?!()]|\bbut\b", re.IGNORECASE)

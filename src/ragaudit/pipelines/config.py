@@ -140,11 +140,12 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-def _thawed(value: Any) -> Any:
+def thawed(value: Any) -> Any:
+    """A frozen parameter value as plain dicts and lists again."""
     if isinstance(value, Mapping):
-        return {k: _thawed(v) for k, v in value.items()}
+        return {k: thawed(v) for k, v in value.items()}
     if isinstance(value, tuple):
-        return [_thawed(v) for v in value]
+        return [thawed(v) for v in value]
     return value
 
 
@@ -164,7 +165,7 @@ class StageConfig:
     components: tuple[StageConfig, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.type, **_thawed(self.params)}
+        out: dict[str, Any] = {"type": self.type, **thawed(self.params)}
         if self.components:
             out["components"] = [c.to_dict() for c in self.components]
         return out
@@ -213,6 +214,13 @@ class _Parser:
             self.fail(where, "must be a table", f"write [{where}] with a 'type' key")
             return None
         kind = raw.get("type")
+        if where in ("rerank", "rewrite") and isinstance(kind, str) and kind not in kinds:
+            from ragaudit.pipelines.stages import is_stage
+
+            if is_stage(
+                "rerank" if where == "rerank" else "rewrite", kind
+            ):  # a user's stage: its factory's signature checks the keys
+                kinds = {**kinds, kind: set(raw) - {"type"}}
         if not isinstance(kind, str) or kind not in kinds:
             self.fail(where, f"unknown or missing type {kind!r:.60}", f"use one of: {', '.join(kinds)}")
             return None

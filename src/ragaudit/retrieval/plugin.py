@@ -136,3 +136,11 @@ def load_plugin(spec: str, **kwargs: Any) -> Retriever:
             "declare it async def search(*, tenant_id, query, top_k)",
         )
     return cast(Retriever, made)
+
+
+def load_attribute(spec: str) -> Any:
+    """The object ``spec`` (``module:attribute`` or ``path/to/file.py:attribute``) names, imported."""
+    module_name, colon, attr = spec.strip().rpartition(":")
+    if not colon or not module_name or not attr:
+        raise _fail(spec, "expected module:attribute", "e.g. mypkg.stages:MyReranker")
+    return _attribute(spec, _import(spec, module_name), attr)

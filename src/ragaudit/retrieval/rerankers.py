@@ -32,6 +32,7 @@ import numpy as np
 from ragaudit.errors import InputError, MissingDependencyError
 from ragaudit.llm.chat import SupportsChat, fill_prompt, require_placeholders, strip_markup
 from ragaudit.retrieval.embedder import Embedder, TextEncoder
+from ragaudit.retrieval.llm_client import chat_stage
 
 logger = logging.getLogger(__name__)
 
@@ -266,3 +267,28 @@ class LLMReranker:
             return value
 
         return list(await asyncio.gather(*(one(t) for t in texts)))
+
+
+# Built-in rerank stages, registered by name in ragaudit.pipelines.stages.BUILTIN_STAGES (loaded the way
+# entry points of the ``ragaudit.stages`` group are); each is called with the stage's TOML keys.
+
+
+def bi_encoder_stage(*, model: str | None = None, backend: str | None = None) -> BiEncoderReranker:
+    """``[rerank] type = "bi-encoder"``: cosine similarity of the packaged (or given) encoder, on the
+    given embedding backend (default ``onnx-int8``)."""
+    from ragaudit.retrieval.dense import make_encoder
+
+    return BiEncoderReranker(make_encoder(model, backend=backend))
+
+
+def cross_encoder_stage(*, model: str | None = None) -> CrossEncoderReranker:
+    """``[rerank] type = "cross-encoder"``: a local cross-encoder folder."""
+    if not model:
+        raise InputError(
+            "[rerank]", None, "a cross-encoder needs a local model folder", 'model = "/path/to/cross-encoder"'
+        )
+    return CrossEncoderReranker(str(model))
+
+
+llm_stage = chat_stage(LLMReranker)
+"""``[rerank] type = "llm"``: an OpenAI-compatible chat model grades each text."""

@@ -25,24 +25,17 @@ from pathlib import Path
 from ragaudit.data.toml_files import read_toml
 from ragaudit.errors import InputError
 from ragaudit.llm.chat import SupportsChat, fill_prompt, require_placeholders, strip_markup
+from ragaudit.retrieval.llm_client import chat_stage
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.tenancy import require_tenant, require_top_k
+from ragaudit.text.stopwords import STOPWORDS
 
 logger = logging.getLogger(__name__)
 
 _TOKEN = re.compile(r"\b\w\w+\b")
 
-_STOPWORD_TEXT = """
-a about above after again against all am an and any are as at be because been before being below
-between both but by can could did do does doing down during each few for from further had has have
-having he her here hers herself him himself his how i if in into is it its itself just me more most
-my myself no nor not now of off on once only or other our ours ourselves out over own same she
-should so some such than that the their theirs them themselves then there these they this those
-through to too under until up very was we were what when where which while who whom why will with
-would you your yours yourself yourselves also get got may might must shall us
-"""
-ENGLISH_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-"""A small English stopword list (function words), used by RM3 to pick content terms."""
+ENGLISH_STOPWORDS = STOPWORDS
+"""The one English stopword list (:data:`ragaudit.text.stopwords.STOPWORDS`), used by RM3 to pick content terms."""
 
 
 def tokens(text: str) -> list[str]:
@@ -342,3 +335,25 @@ class LLMRewriter:
             logger.warning(message)
             return query
         return rewritten
+
+
+# Built-in rewrite stages, registered by name in ragaudit.pipelines.stages.BUILTIN_STAGES (loaded the way
+# entry points of the ``ragaudit.stages`` group are); each is called with the stage's TOML keys.
+
+
+def synonyms_stage(
+    *, mapping: Mapping[str, str | Sequence[str]] | None = None, mapping_file: str | None = None
+) -> SynonymRewriter:
+    """``[rewrite] type = "synonyms"``: a mapping given inline or in a file."""
+    return SynonymRewriter(load_synonyms(mapping_file) if mapping_file is not None else dict(mapping or {}))
+
+
+def rm3_stage(
+    *, retriever: Retriever, fb_docs: int = 10, fb_terms: int = 10, original_weight: float = 0.5
+) -> RM3Rewriter:
+    """``[rewrite] type = "rm3"``: pseudo-relevance feedback from the pipeline's own first results."""
+    return RM3Rewriter(retriever, int(fb_docs), int(fb_terms), float(original_weight))
+
+
+llm_stage = chat_stage(LLMRewriter)
+"""``[rewrite] type = "llm"``: an OpenAI-compatible chat model rewrites the query."""

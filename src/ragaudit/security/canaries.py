@@ -20,7 +20,7 @@ from pathlib import Path
 from ragaudit.corpus.model import Document
 from ragaudit.data.lines import iter_json_records
 from ragaudit.errors import Problem, ValidationError
-from ragaudit.security.text import contains_phrase, normalize_text
+from ragaudit.text.words import contains_phrase, normalize_text
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.bm25 import BM25Retriever
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 from ragaudit.retrieval.rewriters import SynonymRewriter
-from ragaudit.security.text import normalize_text
+from ragaudit.text.words import normalize_text
 
 POOL = "__every-tenant__"
 DEFAULT_SYNONYMS: Mapping[str, str] = {

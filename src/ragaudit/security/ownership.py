@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from ragaudit.corpus.model import Chunk, Document
 from ragaudit.security.canaries import Canary
-from ragaudit.security.text import normalize_text, shingles
+from ragaudit.text.words import normalize_text, shingles
 
 SHINGLE_WORDS = 5
 """Words per content shingle."""

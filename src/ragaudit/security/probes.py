@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from ragaudit.corpus.chunkers import split_sentences
 from ragaudit.corpus.model import Document
 from ragaudit.security.canaries import Canary
-from ragaudit.security.text import normalize_text
+from ragaudit.text.words import normalize_text
 
 PROBE_KINDS = ("canary", "confidential", "entity", "sentence", "title", "generic")
 GENERIC_PROBES = (
