@@ -19,7 +19,7 @@ from types import MappingProxyType
 from ragaudit.corpus.model import Document
 from ragaudit.data.schema import GoldenCase
 from ragaudit.security.probes import generate_probes
-from ragaudit.security.text import normalize_text
+from ragaudit.text.words import normalize_text
 
 TEMPLATE = "What does {entity} cover, and what are its terms?"
 
