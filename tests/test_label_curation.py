@@ -18,7 +18,7 @@ from ragaudit.labeling.judgments import JudgmentLog
 from ragaudit.labeling.pool import load_pool
 from ragaudit.labeling.session import LabelSession
 from ragaudit.labeling.siblings import version_siblings
-from ragaudit.security.text import normalize_text
+from ragaudit.text.words import normalize_text
 
 
 def _doc(doc_id: str, title: str, tenant: str = "t", **meta: object) -> Document:
