@@ -5,7 +5,7 @@ File format, one JSON object per line::
     {"tenant_id": "acme", "doc_id": "acme-contract-northwind-msa", "secret": "price-protection rider AC-7731"}
 
 ``doc_id`` is optional. A canary is matched in returned text after the same normalisation as
-content ownership (:func:`ragaudit.security.text.normalize_text`), so case, punctuation and
+content ownership (:func:`ragaudit.text.words.normalize_text`), so case, punctuation and
 line breaks do not hide it. Checked against the corpus: the secret must occur in the named document
 (which must belong to the tenant), or in some document of the tenant when none is named, and in no
 other tenant's documents (then finding it would prove nothing).
