@@ -37,9 +37,7 @@ from ragaudit.report.svg import forest_plot, grouped_bars
 from ragaudit.report.view import ReportView
 
 
-def benchmark_section(view: ReportView) -> Section | None:
-    if view.kind != "benchmark":
-        return None
+def benchmark_section(view: ReportView) -> Section:
     report = view.report
     pipelines = [p for p in report.get("pipelines", []) if isinstance(p, Mapping)]
     metrics = list(pipelines[0].get("metrics", {})) if pipelines else []
@@ -65,9 +63,7 @@ def benchmark_section(view: ReportView) -> Section | None:
     return "benchmark", "Benchmark", body
 
 
-def compare_section(view: ReportView) -> Section | None:
-    if view.kind != "compare":
-        return None
+def compare_section(view: ReportView) -> Section:
     rows = view.report.get("comparisons", [])
     hint = (
         f'<p class="hint">Baseline <b>{esc(view.report.get("baseline", ""))}</b>; significant at α = '
@@ -90,9 +86,7 @@ def gain_cells(c: Mapping[str, Any] | None) -> list[str]:
     return [delta_html(c), ci_text(c), _num(c.get("p_value_corrected"), 3)]
 
 
-def ablation_section(view: ReportView) -> Section | None:
-    if view.kind != "ablation":
-        return None
+def ablation_section(view: ReportView) -> Section:
     report = view.report
     metrics = [str(m) for m in report.get("metrics", []) or []]
     gains = ablation_gains(report)
@@ -151,9 +145,7 @@ def ablation_section(view: ReportView) -> Section | None:
     return "ablation", "Ablation", body
 
 
-def reranker_section(view: ReportView) -> Section | None:
-    if view.kind != "reranker-eval":
-        return None
+def reranker_section(view: ReportView) -> Section:
     report = view.report
     summary = records(report, "summary")
     names = [str(r.get("metric", "")) for r in summary]
@@ -222,9 +214,7 @@ def reranker_section(view: ReportView) -> Section | None:
     return "reranker", "Reranker", body
 
 
-def rewrite_section(view: ReportView) -> Section | None:
-    if view.kind != "rewrite-eval":
-        return None
+def rewrite_section(view: ReportView) -> Section:
     report = view.report
     primary = str(report.get("primary_metric", ""))
     metric_rows = rewrite_metric_rows(report)

@@ -488,30 +488,14 @@ def _sweeps(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-EXPERIMENTS = {"ablation": _ablation, "reranker-eval": _reranker, "rewrite-eval": _rewrite}
-"""The section of each experiment kind that has one of its own."""
-
-
 def render_markdown(view: ReportView) -> str:
-    """The Markdown report of any report kind (eval reports get the full treatment)."""
+    """The Markdown report of any report kind: the gate, the kind's own lines
+    (:meth:`ragaudit.report.kinds.ReportKind.markdown`), the sweeps, missing cases and errors, provenance."""
     report = view.report
+    kind = view.report_kind()
     lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(report)]
-    if view.kind == "eval":
-        lines += [*_metrics(view), "", *_counts(report), "", *_changes(view), *_security(view)]
-        lines += _problems(report)
-    elif view.kind == "compare":
-        lines += [
-            f"Baseline **{md(report.get('baseline', ''))}**; bold Δ = significant at α = "
-            f"{report.get('alpha')} after {md(report.get('correction', ''))} correction.",
-            "",
-            *_comparisons(report.get("comparisons", [])),
-            "",
-        ]
-    elif view.kind == "benchmark":
-        lines += _benchmark(report)
-    elif view.kind in EXPERIMENTS:
-        lines += EXPERIMENTS[view.kind](report)
+    lines += kind.markdown(view) if kind else []
     lines += _sweeps(report)
-    if view.kind != "eval":
+    if kind is None or not kind.problems_in_body:
         lines += _problems(report)
     return "\n".join([*lines, *_provenance(report)]) + "\n"
