@@ -144,3 +144,17 @@ def test_optional_fields_stay_optional(reports: dict[str, Path]) -> None:
     }
     assert "| svc |" in render_markdown(build_view(bench))
     assert report_kind("no-such-kind") is None
+
+
+def test_each_kind_s_schema_fragment_is_the_one_the_shipped_schema_applies_to_it() -> None:
+    from ragaudit.report.artifact import report_schema
+
+    schema = report_schema()
+    builtin = [registered_kinds()[name] for name in REPORT_KINDS]
+    assert schema["properties"]["kind"]["enum"] == [k.name for k in builtin]
+    applied = {rule["if"]["properties"]["kind"]["const"]: rule["then"] for rule in schema["allOf"]}
+    for kind in builtin:
+        assert applied.get(kind.name, {"type": "object"}) == dict(kind.schema), kind.name
+        ref = kind.schema.get("$ref")
+        if ref:
+            assert ref.removeprefix("#/$defs/") in schema["$defs"]

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 class BenchmarkKind(ReportKind):
     name = "benchmark"
     required = ("pipelines[].name", "pipelines[].metrics", "comparisons")
+    schema = {"$ref": "#/$defs/benchmark_report"}
 
     def title(self, report: Mapping[str, Any]) -> str:
         return ", ".join(str(p["name"]) for p in report["pipelines"])

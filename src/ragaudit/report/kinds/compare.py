@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 class CompareKind(ReportKind):
     name = "compare"
     required = ("comparisons[].metric", "comparisons[].system")
+    schema = {"$ref": "#/$defs/compare_report"}
 
     def title(self, report: Mapping[str, Any]) -> str:
         return f"{', '.join(map(str, report.get('systems', [])))} vs {report.get('baseline')}"

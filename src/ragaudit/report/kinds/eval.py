@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 class EvalKind(ReportKind):
     name = "eval"
     required = ("metrics", "counts", "per_case[].id")
+    schema = {"$ref": "#/$defs/eval_report"}
     problems_in_body = True
 
     def markdown(self, view: ReportView) -> list[str]:
