@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragaudit.report.kinds.base import ReportKind
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 class BenchmarkKind(ReportKind):
     name = "benchmark"
     required = ("pipelines[].name", "pipelines[].metrics", "comparisons")
-    schema = {"$ref": "#/$defs/benchmark_report"}
+    schema: ClassVar[Mapping[str, Any]] = {"$ref": "#/$defs/benchmark_report"}
 
     def title(self, report: Mapping[str, Any]) -> str:
         return ", ".join(str(p["name"]) for p in report["pipelines"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragaudit.report.kinds.base import ReportKind
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 class CompareKind(ReportKind):
     name = "compare"
     required = ("comparisons[].metric", "comparisons[].system")
-    schema = {"$ref": "#/$defs/compare_report"}
+    schema: ClassVar[Mapping[str, Any]] = {"$ref": "#/$defs/compare_report"}
 
     def title(self, report: Mapping[str, Any]) -> str:
         return f"{', '.join(map(str, report.get('systems', [])))} vs {report.get('baseline')}"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragaudit.report.kinds.base import ReportKind
 
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
 class EvalKind(ReportKind):
     name = "eval"
     required = ("metrics", "counts", "per_case[].id")
-    schema = {"$ref": "#/$defs/eval_report"}
+    schema: ClassVar[Mapping[str, Any]] = {"$ref": "#/$defs/eval_report"}
     problems_in_body = True
 
     def markdown(self, view: ReportView) -> list[str]:
