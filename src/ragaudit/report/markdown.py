@@ -248,9 +248,9 @@ def _comparisons(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _benchmark(report: Mapping[str, Any]) -> list[str]:
-    pipelines = [p for p in report.get("pipelines", []) if isinstance(p, Mapping)]
+    pipelines = list(report["pipelines"])  # required: checked by the benchmark kind
     metrics = list(pipelines[0].get("metrics", {})) if pipelines else []
-    significant = {(c["system"], c["metric"]) for c in report.get("comparisons", []) if c.get("significant")}
+    significant = {(c["system"], c["metric"]) for c in report["comparisons"] if c.get("significant")}
     rows = []
     for p in pipelines:
         latency = part(p, "latency_ms")
@@ -350,7 +350,7 @@ def _reranker(report: Mapping[str, Any]) -> list[str]:
     latency = part(report, "latency_ms")
     cache = part(latency, "reranker_cache")
     lines = [
-        f"Reranker **{md(report.get('reranker', ''))}** over the first stage's top {md(report.get('top_n', '?'))}; "
+        f"Reranker **{md(report['reranker'])}** over the first stage's top {md(report.get('top_n', '?'))}; "
         f"first-stage {md(recall.get('metric', 'recall'))} = {_num(recall.get('value'))} (the share of the "
         "relevant chunks the reranker gets to reorder at all).",
         "",
@@ -413,10 +413,10 @@ def _rewrite(report: Mapping[str, Any]) -> list[str]:
         ]
         for r in rewrite_metric_rows(report)
     ]
-    cons, latency = part(report, "constraints"), part(report, "latency_ms")
+    cons, latency = report["constraints"], part(report, "latency_ms")
     flagged = rewrite_flagged(report)
     lines = [
-        f"Rewriter **{md(report.get('rewriter', ''))}**; primary metric {md(primary)}; "
+        f"Rewriter **{md(report['rewriter'])}**; primary metric {md(primary)}; "
         + _significance(report, "the metrics")
         + ".",
         "",
