@@ -124,6 +124,10 @@ def test_a_kind_registered_through_a_real_entry_point(clean_registry: Path) -> N
     assert list(kinds)[: len(REPORT_KINDS)] == list(REPORT_KINDS) and "tiny-ep" in kinds
     text = render_markdown(build_view({**ENVELOPE, "kind": "tiny-ep", "answer": "yes"}))
     assert "**Answer:** yes" in text
+    path, out = clean_registry / "tiny.json", clean_registry / "tiny.html"
+    path.write_text(json.dumps({**ENVELOPE, "kind": "tiny-ep", "answer": "cli"}), encoding="utf-8")
+    assert main(["report", str(path), "--format", "html", "--out", str(out)]) == 0
+    assert "<p>answer cli</p>" in out.read_text(encoding="utf-8")
 
 
 def test_a_kind_without_a_name_or_not_a_kind_is_refused(clean_registry: Path) -> None:
