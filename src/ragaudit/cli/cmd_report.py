@@ -34,10 +34,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ragaudit.report.artifact import read_report
+    from ragaudit.report.kinds import registered_kinds
     from ragaudit.report.view import build_view, dataset_queries
 
-    report = read_report(args.report)
-    baseline = read_report(args.baseline) if args.baseline else None
+    kinds = registered_kinds()
+    report = read_report(args.report, kinds)
+    baseline = read_report(args.baseline, kinds) if args.baseline else None
     queries = None
     if args.dataset:
         expected = (

@@ -10,7 +10,7 @@ draft 2020-12) describes all of them.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import datetime, timezone
 from importlib.resources import files
 from pathlib import Path
@@ -105,8 +105,10 @@ def schema_errors(report: Any) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
 
 
-def read_report(path: str | Path) -> dict[str, Any]:
-    """Load a report of any kind, refusing files that are not ragaudit reports (with the fix)."""
+def read_report(path: str | Path, kinds: Collection[str] = REPORT_KINDS) -> dict[str, Any]:
+    """Load a report of any kind, refusing files that are not ragaudit reports (with the fix).
+
+    ``kinds``: the kinds accepted (the renderer passes every registered kind, plug-ins included)."""
     p = Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
@@ -134,11 +136,11 @@ def read_report(path: str | Path) -> dict[str, Any]:
             f"report schema_version {data['schema_version']!r} is not {SCHEMA_VERSION}",
             "render it with the ragaudit version that wrote it, or re-run the evaluation",
         )
-    if data["kind"] not in REPORT_KINDS:
+    if data["kind"] not in kinds:
         raise InputError(
             str(p),
             None,
             f"unknown report kind {data['kind']!r}",
-            f"expected one of {', '.join(REPORT_KINDS)}",
+            f"expected one of {', '.join(kinds)}",
         )
     return data

@@ -16,13 +16,6 @@ from typing import Any
 from ragaudit.report.escape import escape_html as esc
 from ragaudit.report.escape import script_json
 from ragaudit.report.html_assets import CSS, JS
-from ragaudit.report.html_experiments import (
-    ablation_section,
-    benchmark_section,
-    compare_section,
-    reranker_section,
-    rewrite_section,
-)
 from ragaudit.report.html_parts import Section, card, comparison_table, forest, html_table
 from ragaudit.report.sections import (
     chunking_data,
@@ -267,16 +260,9 @@ def _provenance(view: ReportView) -> Section:
     return "provenance", "Provenance", f'<table class="kv">{rows}</table>'
 
 
+HEAD_SECTIONS: tuple[Callable[[ReportView], Section | None], ...] = (_summary, _metrics, _changes, _queries)
+"""The first sections, before those of the report's kind (:meth:`ragaudit.report.kinds.ReportKind.html`)."""
 SECTIONS: tuple[Callable[[ReportView], Section | None], ...] = (
-    _summary,
-    _metrics,
-    _changes,
-    _queries,
-    benchmark_section,
-    compare_section,
-    ablation_section,
-    reranker_section,
-    rewrite_section,
     _latency,
     _k_sweep,
     _chunking,
@@ -328,7 +314,13 @@ def _case_data(view: ReportView) -> dict[str, Any]:
 
 def render_html(view: ReportView) -> str:
     """The whole page as one string."""
-    sections = [s for s in (make(view) for make in SECTIONS) if s is not None]
+    kind = view.report_kind()
+    made = [
+        *(make(view) for make in HEAD_SECTIONS),
+        *(kind.html(view) if kind else []),
+        *(make(view) for make in SECTIONS),
+    ]
+    sections = [s for s in made if s is not None]
     nav = "".join(f'<a href="#{sid}">{esc(title)}</a>' for sid, title, _ in sections)
     body = "".join(
         f'<section id="{sid}"><h2>{esc(title)}</h2>{inner}</section>' for sid, title, inner in sections

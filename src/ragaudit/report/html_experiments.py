@@ -37,11 +37,9 @@ from ragaudit.report.svg import forest_plot, grouped_bars
 from ragaudit.report.view import ReportView
 
 
-def benchmark_section(view: ReportView) -> Section | None:
-    if view.kind != "benchmark":
-        return None
+def benchmark_section(view: ReportView) -> Section:
     report = view.report
-    pipelines = [p for p in report.get("pipelines", []) if isinstance(p, Mapping)]
+    pipelines = list(report["pipelines"])  # required: checked by the benchmark kind
     metrics = list(pipelines[0].get("metrics", {})) if pipelines else []
     series = [(str(p["name"]), [p["metrics"].get(m) for m in metrics]) for p in pipelines]
     rows = []
@@ -57,7 +55,7 @@ def benchmark_section(view: ReportView) -> Section | None:
             ]
         )
     table = html_table(["pipeline", *map(esc, metrics), "p95 ms", "build s", "leaks"], rows)
-    comparisons = report.get("comparisons", [])
+    comparisons = report["comparisons"]
     body = grouped_bars(metrics, series, "pipelines side by side") + table
     if comparisons:
         body += f"<h3>Against {esc(report.get('baseline', ''))}</h3>" + forest(comparisons, True)
@@ -65,10 +63,8 @@ def benchmark_section(view: ReportView) -> Section | None:
     return "benchmark", "Benchmark", body
 
 
-def compare_section(view: ReportView) -> Section | None:
-    if view.kind != "compare":
-        return None
-    rows = view.report.get("comparisons", [])
+def compare_section(view: ReportView) -> Section:
+    rows = view.report["comparisons"]
     hint = (
         f'<p class="hint">Baseline <b>{esc(view.report.get("baseline", ""))}</b>; significant at α = '
         f"{esc(view.report.get('alpha'))} after {esc(view.report.get('correction', ''))} correction.</p>"
@@ -90,9 +86,7 @@ def gain_cells(c: Mapping[str, Any] | None) -> list[str]:
     return [delta_html(c), ci_text(c), _num(c.get("p_value_corrected"), 3)]
 
 
-def ablation_section(view: ReportView) -> Section | None:
-    if view.kind != "ablation":
-        return None
+def ablation_section(view: ReportView) -> Section:
     report = view.report
     metrics = [str(m) for m in report.get("metrics", []) or []]
     gains = ablation_gains(report)
@@ -151,9 +145,7 @@ def ablation_section(view: ReportView) -> Section | None:
     return "ablation", "Ablation", body
 
 
-def reranker_section(view: ReportView) -> Section | None:
-    if view.kind != "reranker-eval":
-        return None
+def reranker_section(view: ReportView) -> Section:
     report = view.report
     summary = records(report, "summary")
     names = [str(r.get("metric", "")) for r in summary]
@@ -191,7 +183,7 @@ def reranker_section(view: ReportView) -> Section | None:
             card("reranker cache hits / misses", f"{cache.get('hits', 0)} / {cache.get('misses', 0)}")
         )
     hint = (
-        f'<p class="hint">Reranker <b>{esc(report.get("reranker", ""))}</b> reorders the first stage\'s top '
+        f'<p class="hint">Reranker <b>{esc(report["reranker"])}</b> reorders the first stage\'s top '
         f"{esc(report.get('top_n', '?'))}: <b>before</b> is the first-stage order, <b>after</b> the reranked "
         "order, <b>oracle</b> the same candidates in the ideal order by grade (the best any reranker can "
         "do); captured = (after − before) / (oracle − before). "
@@ -222,9 +214,7 @@ def reranker_section(view: ReportView) -> Section | None:
     return "reranker", "Reranker", body
 
 
-def rewrite_section(view: ReportView) -> Section | None:
-    if view.kind != "rewrite-eval":
-        return None
+def rewrite_section(view: ReportView) -> Section:
     report = view.report
     primary = str(report.get("primary_metric", ""))
     metric_rows = rewrite_metric_rows(report)
@@ -241,7 +231,7 @@ def rewrite_section(view: ReportView) -> Section | None:
         for r in metric_rows
     ]
     compared = [(r["metric"], r["comparison"]) for r in metric_rows if r["comparison"]]
-    cons, latency = part(report, "constraints"), part(report, "latency_ms")
+    cons, latency = report["constraints"], part(report, "latency_ms")
     flagged_count = cons.get("flagged", 0)
     cards = [
         card("queries rewritten", f"{cons.get('rewritten', '–')} of {cons.get('cases', '–')}"),
@@ -273,7 +263,7 @@ def rewrite_section(view: ReportView) -> Section | None:
         for f in flagged
     ]
     hint = (
-        f'<p class="hint">Rewriter <b>{esc(report.get("rewriter", ""))}</b> against the same pipeline without '
+        f'<p class="hint">Rewriter <b>{esc(report["rewriter"])}</b> against the same pipeline without '
         f"it, case by case; primary metric {esc(primary)}. {significance_hint(report, 'the metrics')}.</p>"
     )
     body = (

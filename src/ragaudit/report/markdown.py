@@ -248,9 +248,9 @@ def _comparisons(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _benchmark(report: Mapping[str, Any]) -> list[str]:
-    pipelines = [p for p in report.get("pipelines", []) if isinstance(p, Mapping)]
+    pipelines = list(report["pipelines"])  # required: checked by the benchmark kind
     metrics = list(pipelines[0].get("metrics", {})) if pipelines else []
-    significant = {(c["system"], c["metric"]) for c in report.get("comparisons", []) if c.get("significant")}
+    significant = {(c["system"], c["metric"]) for c in report["comparisons"] if c.get("significant")}
     rows = []
     for p in pipelines:
         latency = part(p, "latency_ms")
@@ -350,7 +350,7 @@ def _reranker(report: Mapping[str, Any]) -> list[str]:
     latency = part(report, "latency_ms")
     cache = part(latency, "reranker_cache")
     lines = [
-        f"Reranker **{md(report.get('reranker', ''))}** over the first stage's top {md(report.get('top_n', '?'))}; "
+        f"Reranker **{md(report['reranker'])}** over the first stage's top {md(report.get('top_n', '?'))}; "
         f"first-stage {md(recall.get('metric', 'recall'))} = {_num(recall.get('value'))} (the share of the "
         "relevant chunks the reranker gets to reorder at all).",
         "",
@@ -413,10 +413,10 @@ def _rewrite(report: Mapping[str, Any]) -> list[str]:
         ]
         for r in rewrite_metric_rows(report)
     ]
-    cons, latency = part(report, "constraints"), part(report, "latency_ms")
+    cons, latency = report["constraints"], part(report, "latency_ms")
     flagged = rewrite_flagged(report)
     lines = [
-        f"Rewriter **{md(report.get('rewriter', ''))}**; primary metric {md(primary)}; "
+        f"Rewriter **{md(report['rewriter'])}**; primary metric {md(primary)}; "
         + _significance(report, "the metrics")
         + ".",
         "",
@@ -488,30 +488,14 @@ def _sweeps(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-EXPERIMENTS = {"ablation": _ablation, "reranker-eval": _reranker, "rewrite-eval": _rewrite}
-"""The section of each experiment kind that has one of its own."""
-
-
 def render_markdown(view: ReportView) -> str:
-    """The Markdown report of any report kind (eval reports get the full treatment)."""
+    """The Markdown report of any report kind: the gate, the kind's own lines
+    (:meth:`ragaudit.report.kinds.ReportKind.markdown`), the sweeps, missing cases and errors, provenance."""
     report = view.report
+    kind = view.report_kind()
     lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(report)]
-    if view.kind == "eval":
-        lines += [*_metrics(view), "", *_counts(report), "", *_changes(view), *_security(view)]
-        lines += _problems(report)
-    elif view.kind == "compare":
-        lines += [
-            f"Baseline **{md(report.get('baseline', ''))}**; bold Δ = significant at α = "
-            f"{report.get('alpha')} after {md(report.get('correction', ''))} correction.",
-            "",
-            *_comparisons(report.get("comparisons", [])),
-            "",
-        ]
-    elif view.kind == "benchmark":
-        lines += _benchmark(report)
-    elif view.kind in EXPERIMENTS:
-        lines += EXPERIMENTS[view.kind](report)
+    lines += kind.markdown(view) if kind else []
     lines += _sweeps(report)
-    if view.kind != "eval":
+    if kind is None or not kind.problems_in_body:
         lines += _problems(report)
     return "\n".join([*lines, *_provenance(report)]) + "\n"

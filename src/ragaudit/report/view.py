@@ -18,7 +18,8 @@ import numpy as np
 
 from ragaudit.errors import InputError
 from ragaudit.experiments.compare import LoadedReport, compare_reports
-from ragaudit.report.sections import isolation_of, part
+from ragaudit.report.kinds import ReportKind, report_kind
+from ragaudit.report.sections import isolation_of
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.verdict import CheckVerdict
 
@@ -53,6 +54,10 @@ class ReportView:
     def kind(self) -> str:
         return str(self.report.get("kind", ""))
 
+    def report_kind(self) -> ReportKind | None:
+        """The registered kind of this report (None for an unregistered one)."""
+        return report_kind(self.kind)
+
     @property
     def primary_metric(self) -> str | None:
         return self.metrics[0].name if self.metrics else None
@@ -84,23 +89,8 @@ def system_label(report: Mapping[str, Any]) -> str:
 def report_title(report: Mapping[str, Any]) -> str:
     """``hybrid on golden.jsonl``, ``dense, hybrid vs bm25 on golden.jsonl``, ``bm25, dense``; the
     experiments name what they vary (``components of hybrid-rerank on golden.jsonl``)."""
-    kind = report.get("kind")
-    if kind == "compare":
-        label = f"{', '.join(map(str, report.get('systems', [])))} vs {report.get('baseline')}"
-    elif kind == "benchmark":
-        label = ", ".join(str(p.get("name")) for p in report.get("pipelines", []) if isinstance(p, Mapping))
-    elif kind == "ablation":
-        label = f"components of {part(report, 'base').get('name', 'the pipeline')}"
-    elif kind == "reranker-eval":
-        label = (
-            f"{report.get('reranker', 'reranker')} in {part(report, 'pipeline').get('name', 'the pipeline')}"
-        )
-    elif kind == "rewrite-eval":
-        label = f"{report.get('rewriter', 'rewriter')} in {part(report, 'pipelines', 'baseline').get('name', 'the pipeline')}"
-    elif kind == "chunking-sweep":
-        label = f"chunking of {part(report, 'pipeline').get('name', 'the pipeline')}"
-    else:
-        label = system_label(report)
+    kind = report_kind(str(report.get("kind", "")))
+    label = (kind.title(report) if kind else None) or system_label(report)
     dataset = report.get("dataset")
     path = dataset.get("path") if isinstance(dataset, Mapping) else None
     return f"{label} on {Path(str(path)).name}" if path else label
@@ -217,6 +207,9 @@ def build_view(
     seed: int = 0,
 ) -> ReportView:
     """Everything the renderers need. A baseline needs an eval report on the same dataset and policy."""
+    kind = report_kind(str(report.get("kind", "")))
+    if kind is not None:
+        kind.from_json(report, report_path)
     title = report_title(report)
     if report.get("kind") != "eval":
         if baseline is not None:

@@ -1,0 +1,15 @@
+"""One :class:`ReportKind` per report kind, and the registry the renderers loop over."""
+
+from ragaudit.report.kinds.base import KindReport, ReportFieldError, ReportKind
+from ragaudit.report.kinds.registry import GROUP, load_kind, register_kind, registered_kinds, report_kind
+
+__all__ = [
+    "GROUP",
+    "KindReport",
+    "ReportFieldError",
+    "ReportKind",
+    "load_kind",
+    "register_kind",
+    "registered_kinds",
+    "report_kind",
+]

@@ -1,0 +1,102 @@
+"""What a report kind is: its name, schema fragment, required fields and its sections.
+
+A :class:`ReportKind` owns one ``kind`` of report: ``from_json`` checks the fields its sections
+cannot do without and fails loudly (:class:`ReportFieldError`, naming the kind and the field path)
+instead of rendering ``–``; ``title``, ``markdown`` and ``html`` give its part of each renderer.
+Optional fields stay optional: the sections read them through ``sections.part`` / ``records``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ragaudit.errors import InputError
+
+if TYPE_CHECKING:
+    from ragaudit.report.html_parts import Section
+    from ragaudit.report.view import ReportView
+
+
+class ReportFieldError(InputError):
+    """A report lacks a field its kind requires (renamed, deleted, or written by another version)."""
+
+
+@dataclass(frozen=True)
+class KindReport:
+    """A report read by its kind: the kind's name and the checked mapping."""
+
+    kind: str
+    data: Mapping[str, Any]
+
+
+def _missing(kind: str, source: str, path: str, what: str) -> ReportFieldError:
+    return ReportFieldError(
+        source,
+        None,
+        f"{kind} report: required field '{path}' {what}",
+        "restore the field, or re-run the command that wrote the report with this ragaudit version",
+    )
+
+
+def require(data: Mapping[str, Any], path: str, kind: str, source: str) -> None:
+    """Check the required field at ``path`` (``a.b`` nests; ``a[].b`` checks ``b`` in every item of
+    the list ``a``), raising :class:`ReportFieldError` naming the kind and the path."""
+    head, _, rest = path.partition(".")
+    each = head.endswith("[]")
+    key = head.removesuffix("[]")
+    if key not in data:
+        raise _missing(kind, source, path, "is missing")
+    value = data[key]
+    if each:
+        if not isinstance(value, list):
+            raise _missing(kind, source, key, "is not a list")
+        for i, item in enumerate(value):
+            if not isinstance(item, Mapping):
+                raise _missing(kind, source, f"{key}[{i}]", "is not an object")
+            if rest:
+                _nested(item, rest, kind, source, f"{key}[{i}]")
+    elif rest:
+        if not isinstance(value, Mapping):
+            raise _missing(kind, source, key, "is not an object")
+        _nested(value, rest, kind, source, key)
+
+
+def _nested(data: Mapping[str, Any], rest: str, kind: str, source: str, prefix: str) -> None:
+    try:
+        require(data, rest, kind, source)
+    except ReportFieldError as exc:
+        inner = exc.problem.message.split("'", 2)
+        raise _missing(kind, source, f"{prefix}.{inner[1]}", inner[2].strip()) from None
+
+
+class ReportKind:
+    """One report kind. Subclasses set ``name`` and ``required`` and override the sections they have."""
+
+    name: ClassVar[str] = ""
+    required: ClassVar[tuple[str, ...]] = ()
+    """Field paths every report of this kind carries (see :func:`require`)."""
+    schema: ClassVar[Mapping[str, Any]] = {"type": "object"}
+    """The JSON Schema fragment of this kind's own keys (open kinds: any object)."""
+
+    def from_json(self, data: Mapping[str, Any], source: str = "report") -> KindReport:
+        """The report, checked: every ``required`` field present, else a loud :class:`ReportFieldError`."""
+        for path in self.required:
+            require(data, path, self.name, source)
+        return KindReport(self.name, data)
+
+    def title(self, report: Mapping[str, Any]) -> str | None:
+        """What the report is about (None: the system label)."""
+        return None
+
+    def markdown(self, view: ReportView) -> list[str]:
+        """This kind's own Markdown lines (after the gate, before the sweeps)."""
+        return []
+
+    def html(self, view: ReportView) -> list[Section]:
+        """This kind's own HTML sections (after the metrics, before latency and the sweeps)."""
+        return []
+
+    problems_in_body: ClassVar[bool] = False
+    """True when ``markdown`` lists missing cases and errors itself (the eval report does)."""

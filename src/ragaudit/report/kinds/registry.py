@@ -1,0 +1,75 @@
+"""The registry of report kinds: built-ins and third-party kinds register through one function.
+
+Built-ins are listed here as ``module:attribute`` targets and loaded by :func:`load_kind`, the same
+function that loads each entry point of the group ``ragaudit.report_kinds``; a package adds a kind
+with ``[project.entry-points."ragaudit.report_kinds"] my-kind = "my_pkg.kinds:KIND"``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+
+from ragaudit.report.kinds.base import ReportKind
+
+GROUP = "ragaudit.report_kinds"
+BUILTIN_KINDS = tuple(
+    f"ragaudit.report.kinds.{module}:KIND"
+    for module in (
+        "eval",
+        "compare",
+        "benchmark",
+        "ablation",
+        "reranker_eval",
+        "k_sweep",
+        "chunking_sweep",
+        "rewrite_eval",
+        "tenant_audit",
+        "stale_audit",
+        "check_answers",
+        "context",
+        "gate",
+    )
+)
+_KINDS: dict[str, ReportKind] = {}
+_loaded = False
+
+
+def register_kind(kind: ReportKind) -> ReportKind:
+    """Register ``kind`` under its name (a later registration of the same name replaces it)."""
+    if not kind.name:
+        raise ValueError(f"report kind {type(kind).__name__} has no name")
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def load_kind(target: str) -> ReportKind:
+    """Import ``module:attribute`` (a :class:`ReportKind` instance) and register it."""
+    module, _, attribute = target.partition(":")
+    kind = getattr(importlib.import_module(module), attribute)
+    if not isinstance(kind, ReportKind):
+        raise TypeError(f"{target} is not a ReportKind")
+    return register_kind(kind)
+
+
+def _ensure_loaded() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for target in BUILTIN_KINDS:
+        load_kind(target)
+    for point in entry_points(group=GROUP):
+        load_kind(point.value)
+
+
+def registered_kinds() -> dict[str, ReportKind]:
+    """Every registered kind by name, built-ins first."""
+    _ensure_loaded()
+    return dict(_KINDS)
+
+
+def report_kind(name: str) -> ReportKind | None:
+    """The kind registered as ``name``, or None."""
+    _ensure_loaded()
+    return _KINDS.get(name)
