@@ -44,9 +44,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from ragaudit.data.run import Run  # noqa: E402
 from ragaudit.data.schema import GoldenCase  # noqa: E402
 from ragaudit.retrieval.http import HttpRetriever  # noqa: E402
+from ragaudit.retry import RetryPolicy  # noqa: E402
 from ragaudit.runner.checkpoint import read_results  # noqa: E402
 from ragaudit.runner.execute import run_cases  # noqa: E402
-from ragaudit.runner.retry import RetryPolicy  # noqa: E402
 from ragaudit.security.error_rate import ErrorRate, run_error_rate  # noqa: E402
 from servers import Handler, LocalServer, Reply, Request  # noqa: E402
 

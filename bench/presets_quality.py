@@ -6,7 +6,7 @@ dataset and corpus, i.e. exactly what ``ragaudit bench --dataset DIR --corpus DI
 index the preset uses, as ``ragaudit bench`` counts it), queries/s, and for the ``bm25`` row the nDCG@10
 of bm25s run standalone (``bench/bm25_quality.py``). The Δ column is each system minus the best single
 retriever (``bm25`` or ``dense``, by nDCG@10) with its Holm-corrected paired randomization p-value
-(``ragaudit.experiments.compare``).
+(``ragaudit.evaluation.compare``).
 
 queries/s is measured in a second pass per preset, with the same functions ``run_benchmark`` calls
 (``prepare_pipeline``, then ``run_cases`` with concurrency 8 and depth 100): number of queries over
@@ -151,7 +151,7 @@ def _comparisons(comparison: dict[str, Any]) -> dict[tuple[str, str], dict[str, 
 
 def _against(outcomes: Sequence[Any], baseline: str, resamples: int) -> dict[tuple[str, str], dict[str, Any]]:
     """Paired comparisons (Holm-corrected over the table) of every outcome against ``baseline``."""
-    from ragaudit.experiments.compare import LoadedReport, compare_reports
+    from ragaudit.evaluation.compare import LoadedReport, compare_reports
 
     loaded = {o.name: LoadedReport(o.name, f"<{o.name}>", o.result.to_dict()) for o in outcomes}
     others = [loaded[n] for n in loaded if n != baseline]

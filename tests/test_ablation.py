@@ -43,7 +43,7 @@ type = "rm3"
 def schema_errors(report: dict[str, Any]) -> list[str]:
     """The report schema's complaints about ``report`` (the shared envelope every kind carries)."""
     pytest.importorskip("jsonschema")
-    artifact = pytest.importorskip("ragaudit.report.artifact")
+    artifact = pytest.importorskip("ragaudit.artifacts.envelope")
     errors: list[str] = artifact.schema_errors(report)
     return errors
 

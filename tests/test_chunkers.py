@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from ragaudit.corpus.chunkers import (
     STRATEGIES,
     Chunker,
-    ChunkerError,
     chunk_corpus,
     count_tokens,
     make_chunker,
@@ -20,6 +19,7 @@ from ragaudit.corpus.chunkers import (
 )
 from ragaudit.corpus.loading import Corpus
 from ragaudit.corpus.model import Chunk, Document
+from ragaudit.errors import ChunkerError
 
 DOC = Document(
     "guide",

@@ -12,7 +12,7 @@ import ragaudit
 from conftest import write_lines
 from ragaudit.cli.main import main
 from ragaudit.errors import InputError
-from ragaudit.experiments.compare import compare_reports, load_report
+from ragaudit.evaluation.compare import compare_reports, load_report
 from ragaudit.metrics.policy import Policy
 
 

@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ragaudit.cache import CACHE_ENV
 from ragaudit.errors import InputError
 from ragaudit.retrieval.embedder import DEFAULT_MODEL, Embedder, FloatMatrix, TextEncoder, configured_dim
 from ragaudit.retrieval.embedder_onnx import onnx_configured_dim, onnx_max_seq_length
-from ragaudit.retrieval.embedding_cache import CACHE_ENV, CACHE_FILE, EmbeddingCache, cache_file
+from ragaudit.retrieval.embedding_cache import CACHE_FILE, EmbeddingCache, cache_file
 from ragaudit.retrieval.embedding_types import configured_max_seq_length
 
 pytestmark = pytest.mark.slow

@@ -29,10 +29,9 @@ from ragaudit.data.golden_jsonl import load_golden_jsonl
 from ragaudit.data.loading import load_dataset, load_run
 from ragaudit.data.run_jsonl import load_jsonl_run
 from ragaudit.data.trec import load_qrels, load_trec_run
-from ragaudit.errors import InputError, Problem, ValidationError
+from ragaudit.errors import InputError, PermanentRetrievalError, Problem, ValidationError
 from ragaudit.pipelines.config import load_pipeline_file, parse_pipeline
 from ragaudit.retrieval.http import ResponseShape
-from ragaudit.runner.faults import PermanentRetrievalError
 from ragaudit.security.canaries import load_canaries
 
 SMALL_LIMIT = 4096
@@ -425,8 +424,8 @@ def test_endpoint_faults_become_case_errors() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from ragaudit.data.schema import GoldenCase
     from ragaudit.retrieval.http import HttpRetriever
+    from ragaudit.retry import NO_RETRY
     from ragaudit.runner.execute import run_cases
-    from ragaudit.runner.retry import NO_RETRY
     from servers import LocalServer, Reply, Request
 
     bodies = {f"q{i}": body for i, body in enumerate(SPECIAL_LINES[:9])}

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from conftest import KB
+from ragaudit.artifacts.envelope import schema_errors
 from ragaudit.cli.main import main
 from ragaudit.corpus.loading import load_corpus
 from ragaudit.data.loading import load_dataset
@@ -32,7 +33,6 @@ from ragaudit.metrics.measures import MEASURES
 from ragaudit.metrics.names import parse_metric
 from ragaudit.pipelines.build import build_pipeline
 from ragaudit.pipelines.config import preset
-from ragaudit.report.artifact import schema_errors
 from ragaudit.runner.execute import run_cases
 
 METRICS = "nDCG@10,R@5,MRR@10"

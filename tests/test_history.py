@@ -12,12 +12,7 @@ from typing import Any
 import pytest
 
 from conftest import KB, write_lines
-from ragaudit.cli.main import main
-from ragaudit.data.loading import load_dataset
-from ragaudit.errors import InputError
-from ragaudit.evaluation.evaluate import evaluate
-from ragaudit.metrics.policy import Policy
-from ragaudit.report.history import (
+from ragaudit.artifacts.history import (
     HISTORY_ENV,
     default_history_path,
     open_history,
@@ -26,6 +21,11 @@ from ragaudit.report.history import (
     record_run,
     series,
 )
+from ragaudit.cli.main import main
+from ragaudit.data.loading import load_dataset
+from ragaudit.errors import InputError
+from ragaudit.evaluation.evaluate import evaluate
+from ragaudit.metrics.policy import Policy
 from ragaudit.report.history_view import render_html, render_terminal, sparkline
 
 METRICS = "nDCG@10,R@5,MRR@10"

@@ -14,11 +14,15 @@ import pytest
 from ragaudit.data.run import Run
 from ragaudit.data.run_jsonl import load_jsonl_run
 from ragaudit.data.schema import GoldenCase
-from ragaudit.errors import InputError, MissingDependencyError
+from ragaudit.errors import (
+    InputError,
+    MissingDependencyError,
+    PermanentRetrievalError,
+    TransientRetrievalError,
+)
 from ragaudit.retrieval.http import HttpRetriever, ResponseShape, _import_httpx, display_url
+from ragaudit.retry import RetryPolicy
 from ragaudit.runner.execute import run_cases
-from ragaudit.runner.faults import PermanentRetrievalError, TransientRetrievalError
-from ragaudit.runner.retry import RetryPolicy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from servers import LocalServer, Reply, Request, chunk, echo_handler

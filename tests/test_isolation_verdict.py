@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from conftest import write_lines
+from ragaudit.artifacts.envelope import schema_errors
+from ragaudit.artifacts.history import query_runs
 from ragaudit.cli.main import main
-from ragaudit.report.artifact import schema_errors
-from ragaudit.report.history import query_runs
 from ragaudit.verdict import CheckVerdict, decide
 from servers import LocalServer, Reply, Request
 

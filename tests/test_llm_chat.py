@@ -10,9 +10,15 @@ from typing import Any
 import pytest
 
 from openai_stub import OpenAIStub, Reply
-from ragaudit.errors import InputError, MissingDependencyError
-from ragaudit.llm.chat import ChatClient, ChatRequestError, ChatUnavailableError
-from ragaudit.runner.faults import PermanentRetrievalError, TransientRetrievalError
+from ragaudit.errors import (
+    ChatRequestError,
+    ChatUnavailableError,
+    InputError,
+    MissingDependencyError,
+    PermanentRetrievalError,
+    TransientRetrievalError,
+)
+from ragaudit.llm.chat import ChatClient
 
 SECRET = "sk-test-DO-NOT-LEAK-1234567890"
 KEY_ENV = "RAGAUDIT_TEST_CHAT_KEY"

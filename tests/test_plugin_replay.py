@@ -12,12 +12,11 @@ import pytest
 from ragaudit.data.loading import load_dataset, load_run
 from ragaudit.data.run import CaseRun, RankedItem, Run
 from ragaudit.data.schema import GoldenCase
-from ragaudit.errors import InputError
+from ragaudit.errors import InputError, PermanentRetrievalError
 from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.retrieval.plugin import load_plugin
 from ragaudit.retrieval.replay import RunReplayRetriever
 from ragaudit.runner.execute import run_cases
-from ragaudit.runner.faults import PermanentRetrievalError
 
 PLUGIN = textwrap.dedent(
     """

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+import ragaudit.artifacts.history
 import ragaudit.evaluation.live
 import ragaudit.pipelines.build
-import ragaudit.report.history
 import ragaudit.retrieval.bm25  # noqa: F401  (imported once here, not again in every in-process run)
 from conftest import KB
 from ragaudit.evaluation.evaluate import evaluate
@@ -182,7 +182,7 @@ def test_marker_configuration_with_relative_paths_report_and_history(
     _run(pytester).assert_outcomes(passed=1)
     report = pytester.path / "evals" / "out" / "eval.json"
     assert json.loads(report.read_text())["counts"]["cases"] == 6
-    from ragaudit.report.history import query_runs
+    from ragaudit.artifacts.history import query_runs
 
     (run,) = query_runs(pytester.path / "evals" / "out" / "history.sqlite")
     assert run.pipeline == "bm25" and set(run.metrics) == {"R@5", "MRR@10"}

@@ -14,10 +14,10 @@ import pytest
 
 import ragaudit
 from conftest import write_lines
+from ragaudit.artifacts.envelope import REPORT_KINDS, envelope, schema_errors, write_artifact
 from ragaudit.cli.main import main
 from ragaudit.evaluation.result import EvalResult
 from ragaudit.metrics.policy import Policy
-from ragaudit.report.artifact import REPORT_KINDS, envelope, schema_errors, write_artifact
 
 ENVELOPE_KEYS = ["schema_version", "kind", "ragaudit_version", "created_at", "provenance"]
 

@@ -16,6 +16,7 @@ import pytest
 
 from conftest import KB
 from openai_stub import OpenAIStub
+from ragaudit.artifacts.envelope import schema_errors
 from ragaudit.cli.main import main
 from ragaudit.corpus.loading import Corpus, load_corpus
 from ragaudit.data.loading import load_dataset
@@ -28,7 +29,6 @@ from ragaudit.experiments.rewrite_eval import evaluate_rewrite, rewrite_stage
 from ragaudit.metrics.names import parse_metrics
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.config import parse_pipeline, preset
-from ragaudit.report.artifact import schema_errors
 from ragaudit.report.html import render_html
 from ragaudit.report.markdown import render_markdown
 from ragaudit.report.view import build_view

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from ragaudit.artifacts.envelope import schema_errors
+from ragaudit.artifacts.escape import script_json
 from ragaudit.cli.main import main
-from ragaudit.experiments.compare import compare_reports, load_report
-from ragaudit.report.artifact import schema_errors
-from ragaudit.report.escape import script_json
+from ragaudit.evaluation.compare import compare_reports, load_report
 from ragaudit.report.html import render_html
 from ragaudit.report.markdown import render_markdown
 from ragaudit.report.svg import histogram, line_chart, nice_ticks

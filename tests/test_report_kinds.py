@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from ragaudit.artifacts.envelope import REPORT_KINDS
 from ragaudit.cli.main import main
-from ragaudit.report.artifact import REPORT_KINDS
 from ragaudit.report.html import render_html
 from ragaudit.report.kinds import ReportFieldError, load_kind, registered_kinds, registry, report_kind
 from ragaudit.report.markdown import render_markdown
@@ -151,7 +151,7 @@ def test_optional_fields_stay_optional(reports: dict[str, Path]) -> None:
 
 
 def test_each_kind_s_schema_fragment_is_the_one_the_shipped_schema_applies_to_it() -> None:
-    from ragaudit.report.artifact import report_schema
+    from ragaudit.artifacts.envelope import report_schema
 
     schema = report_schema()
     builtin = [registered_kinds()[name] for name in REPORT_KINDS]

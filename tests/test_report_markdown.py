@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from conftest import write_lines
+from ragaudit.artifacts.escape import escape_md
 from ragaudit.cli.main import main
-from ragaudit.experiments.compare import compare_reports, load_report
-from ragaudit.report.escape import escape_md
+from ragaudit.evaluation.compare import compare_reports, load_report
 from ragaudit.report.markdown import render_markdown
 from ragaudit.report.view import build_view
 from report_fixtures import EVIL_ERROR, build_reports, load, with_extras

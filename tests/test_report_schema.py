@@ -16,15 +16,15 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unuse
 
 import ragaudit
 from conftest import KB
+from ragaudit.artifacts.envelope import REPORT_KINDS, read_report, report_schema, schema_errors
+from ragaudit.artifacts.provenance import collect_provenance, environment, git_state
 from ragaudit.errors import InputError
+from ragaudit.evaluation.compare import compare_reports, load_report
 from ragaudit.evaluation.live import RunOptions
 from ragaudit.experiments.benchmark import run_benchmark
-from ragaudit.experiments.compare import compare_reports, load_report
 from ragaudit.metrics.names import parse_metrics
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.config import parse_pipeline, preset
-from ragaudit.report.artifact import REPORT_KINDS, read_report, report_schema, schema_errors
-from ragaudit.report.provenance import collect_provenance, environment, git_state
 from report_fixtures import build_reports, load, with_extras
 
 

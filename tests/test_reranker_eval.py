@@ -33,7 +33,7 @@ from ragaudit.runner.execute import run_cases
 def schema_errors(report: dict[str, Any]) -> list[str]:
     """The report schema's complaints about ``report`` (the shared envelope every kind carries)."""
     pytest.importorskip("jsonschema")
-    artifact = pytest.importorskip("ragaudit.report.artifact")
+    artifact = pytest.importorskip("ragaudit.artifacts.envelope")
     errors: list[str] = artifact.schema_errors(report)
     return errors
 

@@ -22,14 +22,13 @@ import pytest
 from ragaudit.data.run import CaseRun, Run
 from ragaudit.data.run_jsonl import load_jsonl_run
 from ragaudit.data.schema import Dataset, GoldenCase
-from ragaudit.errors import InputError, ValidationError
+from ragaudit.errors import InputError, PermanentRetrievalError, TransientRetrievalError, ValidationError
 from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.retrieval.http import HttpRetriever
+from ragaudit.retry import NO_RETRY, RetryPolicy
 from ragaudit.runner.checkpoint import encode_line, read_results
 from ragaudit.runner.execute import NO_TENANT, run_cases
-from ragaudit.runner.faults import PermanentRetrievalError, TransientRetrievalError
 from ragaudit.runner.progress import progress_bar
-from ragaudit.runner.retry import NO_RETRY, RetryPolicy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from servers import LocalServer, Reply, Request, echo_handler

@@ -117,7 +117,7 @@ def test_effect_size_and_win_tie_loss() -> None:
 def _family(seed: int, metrics: int = 8) -> dict[str, Any]:
     """``compare_reports`` of a system against an all-zero baseline on ``metrics`` identical metrics
     (40 cases, per-case deltas ~ N(0.14, 0.4)): a family of ``metrics`` equally strong comparisons."""
-    from ragaudit.experiments.compare import LoadedReport, compare_reports
+    from ragaudit.evaluation.compare import LoadedReport, compare_reports
 
     d = np.round(np.random.default_rng(seed).normal(0.14, 0.4, 40), 3)
     names = [f"M{i}" for i in range(metrics)]
@@ -149,10 +149,10 @@ def test_the_ci_beside_a_holm_p_is_a_bonferroni_interval_at_one_minus_alpha_over
 
 
 def test_every_renderer_names_the_ci_level_beside_the_holm_p() -> None:
+    from ragaudit.artifacts.tables import delta_ci_label
+    from ragaudit.artifacts.tables import delta_ci_label as terminal_label
     from ragaudit.report.html import render_html
     from ragaudit.report.markdown import render_markdown
-    from ragaudit.report.sections import delta_ci_label
-    from ragaudit.report.table import delta_ci_label as terminal_label
     from ragaudit.report.view import build_view
 
     rows = _family(0)["comparisons"]

@@ -396,7 +396,7 @@ def test_failing_requests_make_the_audit_incomplete(ownership: OwnershipIndex, p
         async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
             raise ConnectionRefusedError("index offline")
 
-    from ragaudit.runner.retry import RetryPolicy
+    from ragaudit.retry import RetryPolicy
 
     result = audit(
         Broken(), ownership, probes[:3], retry=RetryPolicy(2, 0.001, 0.001), hostile_probes=0, **ONE_PASS

@@ -4,10 +4,22 @@ Hierarchy::
 
     RagauditError                 base of everything ragaudit raises on purpose
     ├── InputError                a user file or argument is wrong; carries file:line and the fix
-    │   └── ValidationError       several problems found at once (``ragaudit validate``)
+    │   ├── ValidationError       several problems found at once (``ragaudit validate``)
+    │   └── ReportFieldError      a report lacks a field its kind requires
     ├── MetricNameError           an unknown metric name; lists valid names, suggests the closest
+    ├── ChunkerError              a bad chunker configuration (unknown strategy, size, overlap)
     ├── TenantError               a retrieval request without a usable tenant (refused, never served)
-    └── MissingDependencyError    an optional extra is not installed; names the pip command
+    ├── MissingDependencyError    an optional extra is not installed; names the pip command
+    └── RetrievalError            a retriever (or chat endpoint) could not answer one query
+        ├── TransientRetrievalError    may succeed if retried: timeout, connection error, HTTP 408/429/5xx
+        │   └── ChatUnavailableError   (also a ChatError) the chat endpoint timed out or was unreachable
+        ├── PermanentRetrievalError    retrying cannot help: HTTP 4xx, malformed or mistyped response
+        │   └── ChatRequestError       (also a ChatError) the chat request was refused or the reply malformed
+        └── ChatError                  the chat endpoint gave no answer
+
+Adapters (HTTP, plugins, replay, the chat client) raise the ``RetrievalError`` family; the runner retries
+only what :func:`ragaudit.retry.is_transient` accepts and records everything else as the case's error at
+once. The message of a ``RetrievalError`` is written for the report as is.
 
 ``MetricNameError`` is also a ``ValueError`` so callers that only know the builtin keep working.
 The CLI turns any ``RagauditError`` into a one-line message and a non-zero exit, never a traceback.
@@ -64,6 +76,14 @@ class MetricNameError(RagauditError, ValueError):
     """An unknown or malformed metric name."""
 
 
+class ReportFieldError(InputError):
+    """A report lacks a field its kind requires (renamed, deleted, or written by another version)."""
+
+
+class ChunkerError(RagauditError, ValueError):
+    """A bad chunker configuration (unknown strategy, non-positive size, overlap not below size)."""
+
+
 class TenantError(RagauditError, ValueError):
     """A retrieval request without a tenant (or an empty one): refused, never served from any tenant's data."""
 
@@ -77,3 +97,31 @@ class MissingDependencyError(RagauditError, ImportError):
         super().__init__(
             f"{package} is not installed; it is needed here. Install it with: pip install 'ragaudit[{extra}]'"
         )
+
+
+class RetrievalError(RagauditError):
+    """A retriever failed to answer one query."""
+
+
+class TransientRetrievalError(RetrievalError):
+    """A failure that may go away on retry. ``retry_after_s`` is the server's hint (``Retry-After``)."""
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class PermanentRetrievalError(RetrievalError):
+    """A failure that retrying cannot fix (a rejected request, a response of the wrong shape)."""
+
+
+class ChatError(RetrievalError):
+    """The chat endpoint did not give an answer."""
+
+
+class ChatUnavailableError(ChatError, TransientRetrievalError):
+    """The endpoint timed out, could not be reached, or answered 408/425/429/5xx (after all retries)."""
+
+
+class ChatRequestError(ChatError, PermanentRetrievalError):
+    """The request was refused (4xx), the reply was not a chat completion, or the API key is not set."""

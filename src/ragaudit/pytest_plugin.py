@@ -326,7 +326,7 @@ def _evaluate(state: _Session, settings: Settings) -> EvalResult:
     if settings.report:
         result.write_json(settings.report)
     if settings.history:
-        from ragaudit.report.history import record
+        from ragaudit.artifacts.history import record
 
         record(result.to_dict(), None if settings.history == "auto" else settings.history)
     state.results[settings] = result
@@ -382,7 +382,7 @@ def _metric_values(
 
     if isinstance(result, EvalResult):
         return result.metrics.get(metric), result.per_case_values(metric)
-    from ragaudit.experiments.compare import LoadedReport
+    from ragaudit.evaluation.compare import LoadedReport
 
     value = result.get("metrics", {}).get(metric)
     return value, LoadedReport("report", "<report>", result).per_case(metric)
@@ -422,7 +422,7 @@ def assert_no_leaks(result: EvalResult | Mapping[str, Any], *, allow_unverified:
     __tracebackhide__ = True
     from ragaudit.evaluation.result import EvalResult
     from ragaudit.gates.checks import WORST, describe_leak
-    from ragaudit.report.sections import isolation_of
+    from ragaudit.verdict import isolation_of
 
     leaks = (
         result.leaks() if isinstance(result, EvalResult) else result.get("security", {}).get("records", [])

@@ -18,6 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+TENANT_ISOLATION = "tenant isolation"
+"""The name of the tenant-isolation check, as every report, gate and history row spells it."""
+
 VerdictState = Literal["pass", "fail", "not_verified"]
 STATES: tuple[VerdictState, ...] = ("pass", "fail", "not_verified")
 LABELS: dict[VerdictState, str] = {"pass": "pass", "fail": "FAIL", "not_verified": "NOT VERIFIED"}
@@ -142,3 +145,24 @@ def decide(
 def not_verified(check: str, reason: str) -> CheckVerdict:
     """A check that did not run at all."""
     return CheckVerdict(check, "not_verified", reason)
+
+
+def isolation_of(report: Mapping[str, Any]) -> CheckVerdict | None:
+    """The tenant-isolation verdict an eval report records (``security.isolation``); for a report without
+    one (written before verdicts had three states): fail when it lists leaks, else not verified.
+    ``None`` for a report with no security section."""
+    security = report.get("security")
+    if not isinstance(security, Mapping):
+        return None
+    found = CheckVerdict.from_json(security.get("isolation"))
+    if found is not None:
+        return found
+    leaks = security.get("leaks")
+    count = leaks if isinstance(leaks, int) and not isinstance(leaks, bool) else 0
+    if count:
+        return CheckVerdict(
+            TENANT_ISOLATION, "fail", f"{count} cross-tenant chunk(s) found", count, count, count
+        )
+    return not_verified(
+        TENANT_ISOLATION, "the report records no tenant-isolation verdict (written by an older ragaudit)"
+    )

@@ -38,11 +38,11 @@ def _row(scope: str, figures: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ragaudit.artifacts.envelope import write_artifact
+    from ragaudit.artifacts.tables import render_table
     from ragaudit.errors import InputError
     from ragaudit.labeling.agreement import agreement_report
     from ragaudit.labeling.judgments import read_labels
-    from ragaudit.report.artifact import write_artifact
-    from ragaudit.report.table import render_table
 
     labels = [read_labels(p) for p in args.judgments]
     names = [a.annotator for a in labels]

@@ -32,7 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _table(audits: list[Any]) -> str:
-    from ragaudit.report.table import fmt_number, render_table
+    from ragaudit.artifacts.tables import fmt_number, render_table
 
     rows = []
     for audit, errors in audits:

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"reports written to {args.out_dir}/ (one per pipeline, plus benchmark.json)")
     if not getattr(args, "no_history", False):
-        from ragaudit.report.history import record_run
+        from ragaudit.artifacts.history import record_run
 
         for outcome in result.outcomes:
             print(record_run(outcome.result.to_dict()))

@@ -154,6 +154,7 @@ def _judge(args: argparse.Namespace, source: Any, contexts: Any, answers: Any) -
 
 
 def run(args: argparse.Namespace) -> int:
+    from ragaudit.artifacts.envelope import write_artifact
     from ragaudit.context.audit import (
         add_answer_checks,
         add_context_quality,
@@ -163,7 +164,6 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.context.claims import harvest_plan_names
     from ragaudit.context.groundedness import GroundednessChecker
     from ragaudit.context.tokens import token_counter
-    from ragaudit.report.artifact import write_artifact
 
     counter = token_counter(args.tokenizer)
     options = context_options(args)

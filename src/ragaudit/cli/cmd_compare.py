@@ -27,10 +27,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ragaudit.experiments.compare import compare_reports, load_report
+    from ragaudit.artifacts.envelope import write_artifact
+    from ragaudit.artifacts.tables import delta_cells, delta_ci_label, fmt_number, render_table
+    from ragaudit.evaluation.compare import compare_reports, load_report
     from ragaudit.metrics.names import parse_metrics
-    from ragaudit.report.artifact import write_artifact
-    from ragaudit.report.table import delta_cells, delta_ci_label, fmt_number, render_table
 
     paths = list(dict.fromkeys([*([args.baseline] if args.baseline else []), *args.reports]))
     reports = [load_report(p) for p in paths]

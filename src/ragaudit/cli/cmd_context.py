@@ -107,9 +107,9 @@ def retrieval_outcome(args: argparse.Namespace, source: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ragaudit.artifacts.envelope import write_artifact
     from ragaudit.context.audit import add_context_quality, build_contexts, summary_text
     from ragaudit.context.tokens import token_counter
-    from ragaudit.report.artifact import write_artifact
 
     counter = token_counter(args.tokenizer)
     options = context_options(args)

@@ -229,7 +229,7 @@ def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None 
         result.write_json(args.out)
         print(f"report written to {args.out}")
     if not args.no_history:
-        from ragaudit.report.history import record_run
+        from ragaudit.artifacts.history import record_run
 
         print(record_run(result.to_dict()))
     via = _via(args)

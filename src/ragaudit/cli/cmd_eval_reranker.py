@@ -44,12 +44,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ragaudit.artifacts.tables import fmt_number
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.data.loading import load_dataset
     from ragaudit.experiments.reranker_eval import evaluate_reranker
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.pipelines.config import resolve_pipeline
-    from ragaudit.report.table import fmt_number
 
     policy = policy_from(args)
     specs = parse_metrics(args.metrics)

@@ -45,9 +45,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ragaudit.experiments.compare import load_report
+    from ragaudit.artifacts.history import default_history_path, open_history, series
+    from ragaudit.evaluation.compare import load_report
     from ragaudit.metrics.names import parse_metrics
-    from ragaudit.report.history import default_history_path, open_history, series
     from ragaudit.report.history_view import render_html, render_terminal
 
     metrics = [m.name for m in parse_metrics(",".join(args.metric))] if args.metric else None

@@ -207,7 +207,7 @@ def _suggest(args: argparse.Namespace, pool: Pool) -> None:
 
 def effort_report(pool: Pool) -> str:
     """The labeling effort: candidates and pairs still to judge, per case (most first) and in total."""
-    from ragaudit.report.table import render_table
+    from ragaudit.artifacts.tables import render_table
 
     cases = sorted(pool.cases, key=lambda c: (-c.unjudged, c.case_id))
     rows = [

@@ -27,11 +27,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ragaudit.artifacts.envelope import write_artifact
+    from ragaudit.artifacts.tables import fmt_number, render_table
     from ragaudit.cli.common import check_share
     from ragaudit.errors import InputError
-    from ragaudit.experiments.compare import check_comparable, load_report
-    from ragaudit.report.artifact import write_artifact
-    from ragaudit.report.table import fmt_number, render_table
+    from ragaudit.evaluation.compare import check_comparable, load_report
     from ragaudit.stats.power import estimate_power
 
     check_share("--alpha", args.alpha)

@@ -33,7 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ragaudit.report.artifact import read_report
+    from ragaudit.artifacts.envelope import read_report
     from ragaudit.report.kinds import registered_kinds
     from ragaudit.report.view import build_view, dataset_queries
 

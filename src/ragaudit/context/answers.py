@@ -23,8 +23,8 @@ from typing import Any
 from ragaudit.context.assemble import AssembledContext
 from ragaudit.data.lines import iter_json_records
 from ragaudit.data.schema import GoldenCase
-from ragaudit.errors import InputError, Problem, ValidationError
-from ragaudit.llm.chat import ChatError, SupportsChat, fill_prompt, require_placeholders
+from ragaudit.errors import ChatError, InputError, Problem, ValidationError
+from ragaudit.llm.chat import SupportsChat, fill_prompt, require_placeholders
 
 ANSWER_PROMPT = """Answer the question using only the numbered context passages below.
 If the passages do not contain the answer, reply exactly: I don't know based on the provided context.

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.context.abstention import generated_abstention, retrieval_abstention
 from ragaudit.context.answers import Answer
 from ragaudit.context.assemble import AssembledContext, ChunkLookup, assemble_context
@@ -35,7 +36,6 @@ from ragaudit.context.judge import JudgeVerdict, summarize_judge
 from ragaudit.context.sources import RetrievalSource
 from ragaudit.context.tokens import TokenCounter
 from ragaudit.data.schema import GoldenCase
-from ragaudit.report.table import fmt_number, render_table
 
 
 @dataclass(frozen=True)

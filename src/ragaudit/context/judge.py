@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragaudit.llm.chat import ChatError, SupportsChat, fill_prompt, strip_markup
+from ragaudit.errors import ChatError
+from ragaudit.llm.chat import SupportsChat, fill_prompt, strip_markup
 
 JUDGE_SYSTEM = (
     "You are a strict fact checker for a retrieval-augmented assistant (trial {trial} of {repeats})."

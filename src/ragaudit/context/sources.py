@@ -107,7 +107,7 @@ def from_report(
     dataset: Dataset, corpus: Corpus, path: str | Path, policy: Policy, chunking: str | None = None
 ) -> RetrievalSource:
     """Take the rankings of an eval report (``ragaudit eval --out``)."""
-    from ragaudit.report.artifact import read_report
+    from ragaudit.artifacts.envelope import read_report
 
     report = dict(read_report(Path(path)))
     if "per_case" not in report or "metrics" not in report:

@@ -36,7 +36,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ragaudit.corpus.model import Chunk, Document, whole_document_chunk
-from ragaudit.errors import RagauditError
+from ragaudit.errors import ChunkerError
 
 if TYPE_CHECKING:
     from ragaudit.corpus.loading import Corpus
@@ -50,10 +50,6 @@ _SENTENCE_END = re.compile(r"[.!?\u3002]+[\"'\u201d\u2019)\]]*(?=\s)|\n[ \t\r]*\
 
 Span = tuple[int, int]
 Splitter = Callable[[str, int, int], list[Span]]
-
-
-class ChunkerError(RagauditError, ValueError):
-    """A bad chunker configuration (unknown strategy, non-positive size, overlap not below size)."""
 
 
 def count_tokens(text: str) -> int:

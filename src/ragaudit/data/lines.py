@@ -7,13 +7,13 @@ blocks and reported, never read whole).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from ragaudit.artifacts.provenance import sha256_of as sha256_of
 from ragaudit.errors import InputError, Problem
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -104,13 +104,3 @@ def iter_json_records(path: str | Path, problems: list[Problem]) -> Iterator[tup
 
 def is_finite_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def sha256_of(*paths: str | Path) -> str:
-    """SHA-256 over the bytes of one or more files, in order."""
-    digest = hashlib.sha256()
-    for path in paths:
-        with Path(path).open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()

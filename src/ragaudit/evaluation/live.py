@@ -19,8 +19,8 @@ from ragaudit.metrics.policy import Policy
 from ragaudit.retrieval.protocol import Retriever
 
 if TYPE_CHECKING:
-    from ragaudit.runner.retry import RetryPolicy
-    from ragaudit.security.ownership import OwnershipIndex
+    from ragaudit.retry import RetryPolicy
+    from ragaudit.runner.tenancy import ChunkOwnership
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ async def evaluate_live(
     *,
     name: str,
     context: Mapping[str, Any] | None = None,
-    ownership: OwnershipIndex | None = None,
+    ownership: ChunkOwnership | None = None,
 ) -> EvalResult:
     """Query ``retriever`` for every case and score the run. With ``ownership`` (an index over the
     corpus) each returned chunk's tenant is checked from the corpus by id and content, else from the

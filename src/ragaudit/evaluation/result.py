@@ -8,11 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
 from ragaudit.metrics.policy import Policy
-from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
-from ragaudit.verdict import CheckVerdict, decide, not_verified
-
-TENANT_ISOLATION = "tenant isolation"
+from ragaudit.verdict import TENANT_ISOLATION, CheckVerdict, decide, not_verified
 
 CaseStatus = Literal["ok", "missing", "error", "unanswerable"]
 
@@ -189,5 +187,5 @@ class EvalResult:
         }
 
     def write_json(self, path: str | Path) -> None:
-        """The report as strict JSON (:func:`ragaudit.report.artifact.write_artifact`)."""
+        """The report as strict JSON (:func:`ragaudit.artifacts.envelope.write_artifact`)."""
         write_artifact(self.to_dict(), path)

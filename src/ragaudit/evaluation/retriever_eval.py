@@ -20,8 +20,8 @@ from ragaudit.metrics.policy import Policy
 from ragaudit.retrieval.protocol import Retriever
 
 if TYPE_CHECKING:
-    from ragaudit.runner.retry import RetryPolicy
-    from ragaudit.security.ownership import OwnershipIndex
+    from ragaudit.retry import RetryPolicy
+    from ragaudit.runner.tenancy import ChunkOwnership
 
 
 async def evaluate_retriever(
@@ -39,7 +39,7 @@ async def evaluate_retriever(
     resume: bool = False,
     progress: bool | None = False,
     require_tenant_labels: bool = False,
-    ownership: OwnershipIndex | None = None,
+    ownership: ChunkOwnership | None = None,
     name: str | None = None,
 ) -> EvalResult:
     """Run every case through ``retriever`` and score it, exactly as ``ragaudit eval`` does for a live source.

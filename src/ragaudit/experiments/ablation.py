@@ -20,7 +20,7 @@ anything not toggled is held constant. For each toggle ``t``:
 - add-one:    ``gain = metric(bare-plus-t) - metric(bare)``, what ``t`` adds on its own.
 
 The two differ when components interact (a reranker over a weak first stage has more to fix). Each
-gain is a paired comparison from :func:`ragaudit.experiments.compare.compare_pair` (randomization test,
+gain is a paired comparison from :func:`ragaudit.evaluation.compare.compare_pair` (randomization test,
 bootstrap CI, win/tie/loss) with *baseline* = the variant without ``t`` and *system* = the variant
 with it, so ``delta`` is the gain. The p-values of the whole table (both analyses, every toggle and
 metric) are Holm-corrected together.
@@ -42,18 +42,18 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
+from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.schema import Dataset
 from ragaudit.errors import InputError
+from ragaudit.evaluation.compare import Comparison, LoadedReport, compare_pair
 from ragaudit.evaluation.live import RunOptions
 from ragaudit.experiments.benchmark import PipelineOutcome, evaluate_pipeline
-from ragaudit.experiments.compare import Comparison, LoadedReport, compare_pair
 from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
-from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
-from ragaudit.report.table import fmt_number, render_table
 from ragaudit.stats.correction import holm_bonferroni
 
 TOGGLES: dict[str, str] = {

@@ -14,21 +14,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragaudit.artifacts.envelope import envelope, write_artifact
+from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.corpus.chunkers import count_tokens
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import Run
 from ragaudit.data.schema import Dataset
+from ragaudit.evaluation.compare import LoadedReport, compare_reports
 from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.evaluation.live import RunOptions
 from ragaudit.evaluation.result import EvalResult
-from ragaudit.experiments.compare import LoadedReport, compare_reports
 from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig
 from ragaudit.pipelines.prepare import prepare_pipeline
-from ragaudit.report.artifact import envelope, write_artifact
-from ragaudit.report.table import fmt_number, render_table
 
 
 def context_tokens(run: Run, k: int) -> float:

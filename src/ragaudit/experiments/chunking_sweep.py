@@ -41,6 +41,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
+from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.corpus.chunkers import count_tokens
 from ragaudit.corpus.loading import Corpus
 from ragaudit.corpus.model import Chunk
@@ -50,16 +52,14 @@ from ragaudit.data.loading import DatasetFormat, detect_dataset_format, load_dat
 from ragaudit.data.run import Run
 from ragaudit.data.schema import Dataset, Evidence
 from ragaudit.errors import InputError, Problem, ValidationError
+from ragaudit.evaluation.compare import LoadedReport, compare_reports
 from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.evaluation.live import RunOptions
 from ragaudit.evaluation.result import EvalResult
-from ragaudit.experiments.compare import LoadedReport, compare_reports
 from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import BuiltPipeline, ComponentCache, build_pipeline
 from ragaudit.pipelines.config import CHUNKING_STRATEGIES, ChunkingConfig, PipelineConfig
-from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
-from ragaudit.report.table import fmt_number, render_table
 
 SPAN_FIX = (
     'add "evidence": [{"doc_id": "...", "start": 0, "end": 120, "grade": 3}] to every answerable case '

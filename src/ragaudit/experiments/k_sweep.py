@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
+from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.corpus.chunkers import chunk_corpus, count_tokens, make_chunker
 from ragaudit.corpus.loading import Corpus, load_corpus
 from ragaudit.corpus.projection import project_cases
@@ -47,8 +49,6 @@ from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.metrics.names import parse_metric
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.config import ChunkingConfig
-from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
-from ragaudit.report.table import fmt_number, render_table
 
 DEFAULT_MAX_K = 20
 DEFAULT_FAMILIES = ("R", "P")

@@ -12,7 +12,7 @@ One run of the pipeline answers every question; no query is sent twice:
    (grade descending, then relevant before not, then first-stage order; a repeated id goes last).
    Its nDCG@k is the best any reranker of these candidates can reach. The first stage's ``R@N``
    says how much of the relevant set a reranker gets to see at all.
-4. Significance: :func:`~ragaudit.experiments.compare.compare_reports` of *before* (baseline) and
+4. Significance: :func:`~ragaudit.evaluation.compare.compare_reports` of *before* (baseline) and
    *after* (paired randomization test, bootstrap CI of the delta, Holm across the metrics).
 5. Latency per case: the first stage's time (the timer) and what the rerank stage adds (the case's
    latency minus its first stage). One warm-up query runs first so model loading is not counted,
@@ -34,19 +34,19 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
+from ragaudit.artifacts.tables import delta_cells, delta_ci_label, fmt_number, render_table
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import CaseRun, RankedItem, Run
 from ragaudit.data.schema import Dataset, GoldenCase
 from ragaudit.errors import InputError
+from ragaudit.evaluation.compare import LoadedReport, compare_reports
 from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.evaluation.result import EvalResult, percentile
-from ragaudit.experiments.compare import LoadedReport, compare_reports
 from ragaudit.metrics.names import MetricSpec, parse_metric
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
-from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
-from ragaudit.report.table import delta_cells, delta_ci_label, fmt_number, render_table
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 from ragaudit.runner.execute import warm_up
 

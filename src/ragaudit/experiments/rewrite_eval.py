@@ -9,7 +9,7 @@ over the same chunks, labels, tenants and ``top_k``. It reports
   :func:`ragaudit.experiments.entities.check_rewrite` (what was lost, added, swapped), both systems'
   metric values and their latencies;
 * the metric deltas with paired significance (randomization test, bootstrap CI, Holm across the
-  metrics: :func:`ragaudit.experiments.compare.compare_reports`);
+  metrics: :func:`ragaudit.evaluation.compare.compare_reports`);
 * the latency the rewrite adds: per-case differences (rewrite minus baseline) and the time spent
   inside the rewriter itself.
 
@@ -36,23 +36,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
+from ragaudit.artifacts.tables import delta_cells, delta_ci_label, fmt_number, render_table
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import Run
 from ragaudit.data.schema import Dataset
 from ragaudit.data.toml_files import read_toml
 from ragaudit.errors import InputError
+from ragaudit.evaluation.compare import LoadedReport, compare_reports
 from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.evaluation.live import RunOptions
 from ragaudit.evaluation.result import EvalResult, percentile
-from ragaudit.experiments.compare import LoadedReport, compare_reports
 from ragaudit.experiments.entities import ConstraintCheck, Vocabulary, check_rewrite
 from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import BuiltPipeline, ComponentCache, build_pipeline
 from ragaudit.pipelines.config import PipelineConfig, StageConfig, parse_pipeline
 from ragaudit.pipelines.prepare import prepare_pipeline
-from ragaudit.report.artifact import envelope, utc_timestamp, write_artifact
-from ragaudit.report.table import delta_cells, delta_ci_label, fmt_number, render_table
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.rewrite import QueryRewriter, RewriteRetriever
 from ragaudit.runner.execute import warm_up

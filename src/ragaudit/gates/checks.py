@@ -4,7 +4,7 @@ with its numbers.
 1. **self-test**: the metric math gives known answers (:mod:`ragaudit.gates.selftest`);
 2. **quality**: every floored metric's mean reaches its floor, and no metric regressed against the
    baseline by more than ``max_regression`` *and* significantly (paired randomization test,
-   Holm-corrected across the checked metrics, at ``alpha``; :func:`ragaudit.experiments.compare.compare_reports`).
+   Holm-corrected across the checked metrics, at ``alpha``; :func:`ragaudit.evaluation.compare.compare_reports`).
    A drop beyond the tolerance that is not significant is reported, not counted: on a small golden
    set it is as likely noise as a regression;
 3. **security**: cross-tenant leaks (the eval report's ``security.leaks``, plus every ``--audit``
@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ragaudit.errors import InputError
-from ragaudit.experiments.compare import LoadedReport, compare_reports
+from ragaudit.evaluation.compare import LoadedReport, compare_reports
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.selftest import run_selftest
-from ragaudit.report.sections import isolation_of
+from ragaudit.verdict import isolation_of
 
 Status = Literal["pass", "fail", "skip", "not_verified"]
 WORST = 5

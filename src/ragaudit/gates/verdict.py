@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragaudit.experiments.compare import load_report
+from ragaudit.artifacts.envelope import envelope, write_artifact
+from ragaudit.evaluation.compare import load_report
 from ragaudit.gates.checks import (
     GateResult,
     load_json,
@@ -22,7 +23,6 @@ from ragaudit.gates.checks import (
     selftest_gate,
 )
 from ragaudit.gates.policy import GatePolicy
-from ragaudit.report.artifact import envelope, write_artifact
 
 PASS, FAIL = 0, 1
 
@@ -67,7 +67,7 @@ class Verdict:
         }
 
     def write_json(self, path: str | Path) -> None:
-        """The verdict as strict JSON (:func:`ragaudit.report.artifact.write_artifact`)."""
+        """The verdict as strict JSON (:func:`ragaudit.artifacts.envelope.write_artifact`)."""
         write_artifact(self.to_dict(), path)
 
     def render(self) -> str:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import re
 
+from ragaudit.errors import ChatError
 from ragaudit.labeling.judgments import SCALE
 from ragaudit.labeling.pool import Candidate, Pool, PoolCase
-from ragaudit.llm.chat import ChatError, SupportsChat, fill_prompt
+from ragaudit.llm.chat import SupportsChat, fill_prompt
 
 PROMPT = """You judge search results for a question-answering system.
 Grade how well the document answers the question, on this scale:

@@ -12,7 +12,7 @@ form of it (raw, JSON-escaped, URL-encoded, base64, hex, pieces of 8+ characters
 it raises (some servers echo request headers back).
 
 **Failures.** Timeouts, connection errors and HTTP 408/425/429/5xx are retried up to ``max_retries``
-times, waiting as :class:`~ragaudit.runner.retry.RetryPolicy` prescribes (exponential backoff from
+times, waiting as :class:`~ragaudit.retry.RetryPolicy` prescribes (exponential backoff from
 ``backoff_s`` with seeded jitter, at least the server's ``Retry-After``). Other 4xx replies fail at once
 with the server's message; a success whose body is not a chat completion fails at once as malformed.
 
@@ -43,11 +43,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-from ragaudit.errors import InputError, MissingDependencyError
+from ragaudit.cache import CACHE_ENV, default_cache_dir
+from ragaudit.errors import (
+    ChatError,
+    ChatRequestError,
+    ChatUnavailableError,
+    InputError,
+    MissingDependencyError,
+)
 from ragaudit.redaction import redact
-from ragaudit.retrieval.embedding_cache import CACHE_ENV, default_cache_dir
-from ragaudit.runner.faults import PermanentRetrievalError, RetrievalError, TransientRetrievalError
-from ragaudit.runner.retry import RetryPolicy
+from ragaudit.retry import RetryPolicy
 from ragaudit.sqlite_files import connect_shared
 
 TRANSIENT_STATUS = frozenset({408, 425, 429})
@@ -98,18 +103,6 @@ def strip_markup(answer: str) -> str:
     """An answer without code fences, Markdown emphasis and surrounding whitespace."""
     text = re.sub(r"^```[\w-]*\s*|\s*```$", "", answer.strip())
     return re.sub(r"[*`]+", "", text).strip()
-
-
-class ChatError(RetrievalError):
-    """The chat endpoint did not give an answer."""
-
-
-class ChatUnavailableError(ChatError, TransientRetrievalError):
-    """The endpoint timed out, could not be reached, or answered 408/425/429/5xx (after all retries)."""
-
-
-class ChatRequestError(ChatError, PermanentRetrievalError):
-    """The request was refused (4xx), the reply was not a chat completion, or the API key is not set."""
 
 
 def _import_httpx() -> Any:

@@ -17,7 +17,6 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
@@ -176,7 +175,3 @@ def build_pipeline(
         retriever, reranker_model = wrap_rerank(retriever, config.rerank)
         models["reranker"] = reranker_model
     return BuiltPipeline(config, retriever, chunks, index_seconds + time.perf_counter() - started, models)
-
-
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("RAGAUDIT_CACHE_DIR", ".ragaudit/cache"))

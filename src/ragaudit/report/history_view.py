@@ -2,7 +2,7 @@
 inline SVG line plot per dataset and metric (no script, no CDN: it opens from disk anywhere). The page
 reuses the HTML report's stylesheet and chart code (:mod:`ragaudit.report.svg`).
 
-Both views keep the grouping of :func:`ragaudit.report.history.series`: one heading per dataset
+Both views keep the grouping of :func:`ragaudit.artifacts.history.series`: one heading per dataset
 sha256 and metric policy; pipelines are compared only under the same heading.
 """
 
@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from itertools import groupby
 
-from ragaudit.report.escape import escape_html as esc
-from ragaudit.report.history import HistoryRun, Series
+from ragaudit.artifacts.escape import escape_html as esc
+from ragaudit.artifacts.history import HistoryRun, Series
+from ragaudit.artifacts.tables import fmt_number
 from ragaudit.report.html_assets import CSS
 from ragaudit.report.svg import line_chart
-from ragaudit.report.table import fmt_number
 
 BARS = "▁▂▃▄▅▆▇█"
 CSP = "default-src 'none'; style-src 'unsafe-inline'"

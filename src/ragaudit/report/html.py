@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ragaudit.report.escape import escape_html as esc
-from ragaudit.report.escape import script_json
+from ragaudit.artifacts.escape import escape_html as esc
+from ragaudit.artifacts.escape import script_json
+from ragaudit.artifacts.tables import delta_ci_label
 from ragaudit.report.html_assets import CSS, JS
 from ragaudit.report.html_parts import Section, card, comparison_table, forest, html_table
 from ragaudit.report.sections import (
     chunking_data,
-    delta_ci_label,
     gate_state,
     gate_verdict,
     k_sweep_data,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ragaudit.report.escape import escape_html as esc
+from ragaudit.artifacts.escape import escape_html as esc
+from ragaudit.artifacts.tables import delta_ci_label
 from ragaudit.report.html_parts import (
     Section,
     card,
@@ -21,7 +22,6 @@ from ragaudit.report.sections import (
     captured_text,
     ci_text,
     constraint_verdict,
-    delta_ci_label,
     leaks_text,
     ms_pair,
     part,

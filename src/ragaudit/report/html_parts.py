@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragaudit.report.escape import escape_html as esc
-from ragaudit.report.sections import ci_bounds, ci_text, delta_ci_label, wtl_text
+from ragaudit.artifacts.escape import escape_html as esc
+from ragaudit.artifacts.tables import delta_ci_label
+from ragaudit.report.sections import ci_bounds, ci_text, wtl_text
 from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
 from ragaudit.report.svg import Interval, forest_plot

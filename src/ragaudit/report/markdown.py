@@ -6,7 +6,7 @@ leaks), missing cases and errors, notes, and the provenance in a collapsed block
 get their own tables: compare, benchmark, ablation (variants and the remove-one / add-one gain of each
 toggle), reranker-eval (before / after / oracle per metric, latency) and rewrite-eval (baseline /
 rewrite per metric, constraint preservation, flagged rewrites). Every value taken from user data goes
-through :func:`ragaudit.report.escape.escape_md`.
+through :func:`ragaudit.artifacts.escape.escape_md`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragaudit.report.escape import escape_md as md
+from ragaudit.artifacts.escape import escape_md as md
+from ragaudit.artifacts.tables import delta_ci_label
 from ragaudit.report.sections import (
     ANALYSES,
     GATE_MARKS,
@@ -23,7 +24,6 @@ from ragaudit.report.sections import (
     chunking_data,
     ci_text,
     constraint_verdict,
-    delta_ci_label,
     gate_state,
     gate_verdict,
     k_sweep_data,

@@ -8,13 +8,11 @@ the rows of the ablation, reranker-eval and rewrite-eval sections.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ragaudit.verdict import CheckVerdict, decide, not_verified
-
-TENANT_ISOLATION = "tenant isolation"
+from ragaudit.verdict import CheckVerdict, decide
 
 
 @dataclass(frozen=True)
@@ -64,27 +62,6 @@ def gate_verdict(report: Mapping[str, Any]) -> tuple[bool, list[GateResult]] | N
             )
         )
     return bool(gate["passed"]), results
-
-
-def isolation_of(report: Mapping[str, Any]) -> CheckVerdict | None:
-    """The tenant-isolation verdict an eval report records (``security.isolation``); for a report without
-    one (written before verdicts had three states): fail when it lists leaks, else not verified.
-    ``None`` for a report with no security section."""
-    security = report.get("security")
-    if not isinstance(security, Mapping):
-        return None
-    found = CheckVerdict.from_json(security.get("isolation"))
-    if found is not None:
-        return found
-    leaks = security.get("leaks")
-    count = leaks if isinstance(leaks, int) and not isinstance(leaks, bool) else 0
-    if count:
-        return CheckVerdict(
-            TENANT_ISOLATION, "fail", f"{count} cross-tenant chunk(s) found", count, count, count
-        )
-    return not_verified(
-        TENANT_ISOLATION, "the report records no tenant-isolation verdict (written by an older ragaudit)"
-    )
 
 
 def constraint_verdict(cons: Mapping[str, Any]) -> CheckVerdict:
@@ -140,22 +117,6 @@ def ci_text(comparison: Mapping[str, Any] | None) -> str:
     """``[-0.012, +0.085]``: the CI of a paired comparison's delta, or ``–``."""
     ci = comparison.get("ci") if comparison is not None else None
     return f"[{signed(ci[0], 3)}, {signed(ci[1], 3)}]" if isinstance(ci, list) and len(ci) == 2 else "–"
-
-
-def delta_ci_label(rows: Iterable[Mapping[str, Any]], short: bool = False) -> str:
-    """The header of a delta's CI column, saying how the CI was made: ``98.75% CI (Bonferroni)`` when it
-    is adjusted for the family of Holm-corrected comparisons (level ``1 - alpha/m``, in the rows'
-    ``ci_level``), ``95% CI (unadjusted)`` for comparisons made before CIs were adjusted. With
-    ``short`` the words ``of Δ`` are left out."""
-    levels = sorted(
-        {float(r["ci_level"]) for r in rows if isinstance(r.get("ci_level"), (int, float))}, reverse=True
-    )
-    what = "CI" if short else "CI of Δ"
-    if not levels:
-        return f"95% {what} (unadjusted)"
-    shown = "/".join(f"{100 * level:.4g}%" for level in levels)
-    adjusted = any(level > 0.95 + 1e-9 for level in levels)
-    return f"{shown} {what} (Bonferroni 1-α/m)" if adjusted else f"{shown} {what}"
 
 
 def ci_bounds(comparison: Mapping[str, Any]) -> tuple[Any, Any]:

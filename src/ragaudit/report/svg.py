@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ragaudit.report.escape import escape_html as esc
+from ragaudit.artifacts.escape import escape_html as esc
 
 WIDTH = 1040
 """Default chart width in px (the report's content width); charts shrink to fit narrower screens."""

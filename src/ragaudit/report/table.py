@@ -2,34 +2,11 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
-from typing import Any
-
+from ragaudit.artifacts.tables import delta_cells, delta_ci_label, fmt_number, render_table
 from ragaudit.evaluation.result import EvalResult
-from ragaudit.report.sections import delta_ci_label
 
 __all__ = ["delta_cells", "delta_ci_label", "eval_table", "fmt_number", "render_table"]
-
-
-def fmt_number(value: float | int | None, digits: int = 4) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return "nan" if math.isnan(value) else f"{value:.{digits}f}"
-
-
-def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
-
-    rule = "  ".join("-" * w for w in widths)
-    return "\n".join([line(headers), rule, *(line(r) for r in rows)])
+"""``eval_table`` renders an eval result; the plain table helpers live in :mod:`ragaudit.artifacts.tables`."""
 
 
 def eval_table(result: EvalResult) -> str:
@@ -72,17 +49,3 @@ def eval_table(result: EvalResult) -> str:
             )
     lines += [f"note: {n}" for n in result.notes[:10]]
     return "\n".join(lines)
-
-
-def delta_cells(comparison: Mapping[str, Any]) -> list[str]:
-    """The delta (``*`` when significant), its CI (at the level :func:`delta_ci_label` names), the
-    Holm-corrected p-value and W/T/L of one paired comparison, as table cells (the shape of
-    :func:`ragaudit.experiments.compare.compare_reports` rows)."""
-    c = comparison
-    low, high = c["ci"]
-    return [
-        f"{c['delta']:+.4f}{'*' if c['significant'] else ''}",
-        f"[{low:+.4f}, {high:+.4f}]",
-        fmt_number(c["p_value_corrected"]),
-        f"{c['wins']}/{c['ties']}/{c['losses']}",
-    ]

@@ -2,7 +2,7 @@
 
 * per metric: the mean, a percentile-bootstrap CI of the mean over the per-case values
   (:func:`ragaudit.stats.bootstrap.bootstrap_mean_ci`), and against a baseline the paired comparison
-  of :mod:`ragaudit.experiments.compare` (delta, CI of the delta, Holm-corrected p, win/tie/loss);
+  of :mod:`ragaudit.evaluation.compare` (delta, CI of the delta, Holm-corrected p, win/tie/loss);
 * per case: the query, what was retrieved (grades, tenants), leaks, and against the baseline what
   changed (metric deltas, chunks that entered or left the list, rank moves of judged-relevant chunks).
 """
@@ -17,11 +17,10 @@ from typing import Any
 import numpy as np
 
 from ragaudit.errors import InputError
-from ragaudit.experiments.compare import LoadedReport, compare_reports
+from ragaudit.evaluation.compare import LoadedReport, compare_reports
 from ragaudit.report.kinds import ReportKind, report_kind
-from ragaudit.report.sections import isolation_of
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
-from ragaudit.verdict import CheckVerdict
+from ragaudit.verdict import CheckVerdict, isolation_of
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ by its folder and device.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -78,8 +77,6 @@ class TorchModel:
     """A ``SentenceTransformer`` on ``device``, producing L2-normalised float32 rows."""
 
     def __init__(self, path: Path, device: str) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:

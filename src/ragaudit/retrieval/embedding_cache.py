@@ -13,7 +13,6 @@ transaction, so an interrupted job keeps what it had embedded.
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 import sys
 import threading
@@ -24,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from ragaudit.cache import CACHE_ENV, default_cache_dir
 from ragaudit.errors import InputError
 from ragaudit.retrieval.embedder import FloatMatrix, TextEncoder
 from ragaudit.sqlite_files import connect_shared
 
-CACHE_ENV = "RAGAUDIT_CACHE_DIR"
 CACHE_FILE = "embeddings.sqlite"
 SCHEMA_VERSION = 1
 _LOOKUP_CHUNK = 500  # stays under SQLite's default limit of 999 bound parameters
@@ -43,12 +42,6 @@ CREATE TABLE IF NOT EXISTS embeddings (
     PRIMARY KEY (model, text_sha256)
 ) WITHOUT ROWID;
 """
-
-
-def default_cache_dir() -> Path:
-    """``$RAGAUDIT_CACHE_DIR`` if set, else ``./.ragaudit/cache``."""
-    env = os.environ.get(CACHE_ENV, "").strip()
-    return Path(env).expanduser() if env else Path.cwd() / ".ragaudit" / "cache"
 
 
 def cache_file(path: str | Path | None = None) -> Path:

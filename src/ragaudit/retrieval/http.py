@@ -42,10 +42,14 @@ from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
-from ragaudit.errors import InputError, MissingDependencyError
+from ragaudit.errors import (
+    InputError,
+    MissingDependencyError,
+    PermanentRetrievalError,
+    TransientRetrievalError,
+)
 from ragaudit.redaction import MARKER, redactor
 from ragaudit.retrieval.protocol import RetrievedChunk
-from ragaudit.runner.faults import PermanentRetrievalError, TransientRetrievalError
 
 if TYPE_CHECKING:
     import httpx

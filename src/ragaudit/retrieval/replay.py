@@ -14,8 +14,8 @@ from typing import Any, cast
 
 from ragaudit.data.run import CaseRun, Run
 from ragaudit.data.schema import GoldenCase
+from ragaudit.errors import PermanentRetrievalError
 from ragaudit.retrieval.protocol import RetrievedChunk
-from ragaudit.runner.faults import PermanentRetrievalError
 
 
 class RunReplayRetriever:

@@ -20,7 +20,6 @@ import asyncio
 import json
 import logging
 import math
-import os
 import re
 import threading
 from collections.abc import Sequence
@@ -47,8 +46,6 @@ def _load_cross_encoder(path: Path, device: str, max_length: int | None) -> Any:
         model = _CROSS_ENCODERS.get(key)
         if model is not None:
             return model
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:
             from sentence_transformers import CrossEncoder
         except ImportError:

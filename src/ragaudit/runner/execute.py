@@ -7,7 +7,7 @@ What the runner does per case:
 
 - asks the case's tenant (else ``default_tenant``); at most ``concurrency`` requests are in flight;
 - gives each attempt ``timeout_s`` and retries transient failures (timeouts, connection errors,
-  HTTP 408/429/5xx) under a :class:`~ragaudit.runner.retry.RetryPolicy`; the number of attempts is kept;
+  HTTP 408/429/5xx) under a :class:`~ragaudit.retry.RetryPolicy`; the number of attempts is kept;
 - records the latency of the attempt that answered, and the error of a case that failed;
 - keeps the ranking as returned (a repeated id keeps its slot and is counted in ``duplicates``);
 - checks every returned chunk's tenant against the caller's (:mod:`ragaudit.runner.tenancy`);
@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates, to_ranked_items
 from ragaudit.data.schema import GoldenCase
 from ragaudit.retrieval.protocol import Retriever
+from ragaudit.retry import Attempted, RetryPolicy, call_with_retries, describe
 from ragaudit.runner.checkpoint import ResultsWriter, open_results
 from ragaudit.runner.progress import progress_bar
-from ragaudit.runner.retry import Attempted, RetryPolicy, call_with_retries, describe
 from ragaudit.runner.tenancy import assess_run, find_leaks
 
 if TYPE_CHECKING:
-    from ragaudit.security.ownership import OwnershipIndex
+    from ragaudit.runner.tenancy import ChunkOwnership
 
 T = TypeVar("T")
 
@@ -69,7 +69,7 @@ class _Job:
     timeout_s: float | None
     retry: RetryPolicy
     require_tenant_labels: bool
-    ownership: OwnershipIndex | None = None
+    ownership: ChunkOwnership | None = None
 
     def outcome(self, tenant: str, got: Attempted[list[RankedItem]]) -> CaseRun:
         if got.error is not None or got.value is None:
@@ -198,7 +198,7 @@ async def run_cases(
     progress: bool | None = None,
     require_tenant_labels: bool = False,
     batch_size: int = 64,
-    ownership: OwnershipIndex | None = None,
+    ownership: ChunkOwnership | None = None,
 ) -> Run:
     """Query ``retriever`` for each case (the case's tenant, else ``default_tenant``), at most
     ``concurrency`` at a time; return a :class:`Run` holding every case, in the order given.

@@ -21,13 +21,28 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ragaudit.data.run import LeakRecord, RankedItem, Run
 from ragaudit.verdict import CheckVerdict, decide
 
-if TYPE_CHECKING:
-    from ragaudit.security.ownership import OwnershipIndex
+
+class ChunkOwner(Protocol):
+    """What an ownership index says of one returned chunk (e.g. ``security.ownership.Attribution``)."""
+
+    @property
+    def attributed(self) -> bool: ...
+
+    def foreign_owners(self, caller: str) -> frozenset[str]: ...
+
+
+class ChunkOwnership(Protocol):
+    """Decides who owns a returned chunk from the corpus, by id and content (the tenant audit's
+    ``security.ownership.ChunkOwnership`` is one); the runner needs only this, so it does not import
+    the security floor above it."""
+
+    def attribute(self, chunk_id: str, content: str | None = None) -> ChunkOwner: ...
+
 
 CHECK = "tenant isolation"
 BY_CORPUS = "corpus"
@@ -49,7 +64,7 @@ class CaseIsolation:
 def check_chunks(
     items: Sequence[RankedItem],
     caller_tenant: str | None,
-    ownership: OwnershipIndex | None = None,
+    ownership: ChunkOwnership | None = None,
     require_labels: bool = False,
 ) -> CaseIsolation:
     """Check every item of one ranking returned to ``caller_tenant`` (see the module docstring)."""
@@ -82,13 +97,13 @@ def find_leaks(
     items: Sequence[RankedItem],
     caller_tenant: str,
     require_labels: bool = False,
-    ownership: OwnershipIndex | None = None,
+    ownership: ChunkOwnership | None = None,
 ) -> list[LeakRecord]:
     """Every item of ``items`` the caller's tenant must not see, with its 1-based rank."""
     return check_chunks(items, caller_tenant, ownership, require_labels).leaks
 
 
-def _why_unverified(ownership: OwnershipIndex | None, no_caller: bool) -> str:
+def _why_unverified(ownership: ChunkOwnership | None, no_caller: bool) -> str:
     parts = []
     if ownership is None:
         parts.append("responses carry no tenant_id for them and no --corpus was given to attribute them")
@@ -102,7 +117,7 @@ def _why_unverified(ownership: OwnershipIndex | None, no_caller: bool) -> str:
 def assess_run(
     run: Run,
     case_tenants: Mapping[str, str | None],
-    ownership: OwnershipIndex | None = None,
+    ownership: ChunkOwnership | None = None,
     require_labels: bool = False,
 ) -> CheckVerdict:
     """Check every returned chunk of the cases ``case_tenants`` names; merge the leaks found into each

@@ -22,7 +22,7 @@ from typing import Any
 
 from ragaudit.data.run import RankedItem, to_ranked_items
 from ragaudit.retrieval.protocol import Retriever
-from ragaudit.runner.retry import NO_RETRY, Attempted, RetryPolicy, call_with_retries
+from ragaudit.retry import NO_RETRY, Attempted, RetryPolicy, call_with_retries
 from ragaudit.security.request_plan import AuditRequest, plain_form
 
 

@@ -31,9 +31,9 @@ from typing import Any, Literal
 
 from ragaudit.data.run import RankedItem
 from ragaudit.retrieval.protocol import Retriever
+from ragaudit.retry import RetryPolicy
 from ragaudit.runner.execute import _call_hook
 from ragaudit.runner.progress import progress_bar
-from ragaudit.runner.retry import RetryPolicy
 from ragaudit.security.error_rate import ErrorRate, check_error_rate, error_rate_of
 from ragaudit.security.hostile_tenants import FIXED_HOSTILE as FIXED_HOSTILE
 from ragaudit.security.hostile_tenants import tenant_variants as tenant_variants

@@ -1,6 +1,7 @@
 """One :class:`ReportKind` per report kind, and the registry the renderers loop over."""
 
-from ragaudit.report.kinds.base import KindReport, ReportFieldError, ReportKind
+from ragaudit.errors import ReportFieldError
+from ragaudit.report.kinds.base import KindReport, ReportKind
 from ragaudit.report.kinds.registry import GROUP, load_kind, register_kind, registered_kinds, report_kind
 
 __all__ = [

@@ -12,15 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ragaudit.errors import InputError
+from ragaudit.errors import ReportFieldError
 
 if TYPE_CHECKING:
     from ragaudit.report.html_parts import Section
     from ragaudit.report.view import ReportView
-
-
-class ReportFieldError(InputError):
-    """A report lacks a field its kind requires (renamed, deleted, or written by another version)."""
 
 
 @dataclass(frozen=True)

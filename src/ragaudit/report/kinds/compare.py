@@ -21,7 +21,7 @@ class CompareKind(ReportKind):
         return f"{', '.join(map(str, report.get('systems', [])))} vs {report.get('baseline')}"
 
     def markdown(self, view: ReportView) -> list[str]:
-        from ragaudit.report.escape import escape_md as md
+        from ragaudit.artifacts.escape import escape_md as md
         from ragaudit.report.markdown import _comparisons
 
         report = view.report

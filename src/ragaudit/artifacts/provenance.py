@@ -17,12 +17,14 @@ with ``git rev-parse HEAD`` under a timeout; no git, no repository, or a slow gi
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import subprocess
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 GIT_TIMEOUT_S = 2.0
@@ -125,3 +127,13 @@ def collect_provenance(
         "policy_version": policy.get("version"),
         "environment": environment(),
     }
+
+
+def sha256_of(*paths: str | Path) -> str:
+    """SHA-256 over the bytes of one or more files, in order."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with Path(path).open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()

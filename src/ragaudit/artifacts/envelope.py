@@ -3,7 +3,7 @@
 Every report ragaudit writes (``eval``, ``compare``, ``benchmark`` and the experiment kinds) starts with
 the envelope :func:`envelope` builds, ``{schema_version, kind, ragaudit_version, created_at,
 provenance}``, and is written by :func:`write_artifact` (strict JSON: an undefined value, NaN or an
-infinity, is ``null``). The schema shipped in ``report/schema/ragaudit-report.schema.json`` (JSON Schema
+infinity, is ``null``). The schema shipped in ``artifacts/schema/ragaudit-report.schema.json`` (JSON Schema
 draft 2020-12) describes all of them.
 """
 
@@ -16,9 +16,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from ragaudit.artifacts.escape import finite_or_none
+from ragaudit.artifacts.provenance import collect_provenance
 from ragaudit.errors import InputError, MissingDependencyError
-from ragaudit.report.escape import finite_or_none
-from ragaudit.report.provenance import collect_provenance
 from ragaudit.version import __version__
 
 SCHEMA_VERSION = 1
@@ -56,7 +56,7 @@ def envelope(
     """The keys every report starts with: ``schema_version``, ``kind``, ``ragaudit_version``,
     ``created_at`` (default: now) and ``provenance``.
 
-    ``provenance`` is :func:`ragaudit.report.provenance.collect_provenance` of ``dataset`` (its
+    ``provenance`` is :func:`ragaudit.artifacts.provenance.collect_provenance` of ``dataset`` (its
     ``sha256``), ``context`` (``pipeline``, ``corpus``, ``retrieval`` sections) and ``policy`` (its
     ``version``); what is not given is ``null`` there. A report adds its own keys after these.
     """
@@ -86,7 +86,7 @@ def write_artifact(data: Mapping[str, Any], path: str | Path) -> None:
 
 def report_schema() -> dict[str, Any]:
     """The JSON Schema of reports, as shipped with the package."""
-    text = files("ragaudit.report").joinpath("schema", SCHEMA_FILE).read_text(encoding="utf-8")
+    text = files("ragaudit.artifacts").joinpath("schema", SCHEMA_FILE).read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 

@@ -35,10 +35,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ragaudit.data.lines import sha256_of
+from ragaudit.artifacts.provenance import sha256_of
 from ragaudit.errors import InputError
-from ragaudit.report.sections import isolation_of
-from ragaudit.verdict import STATES, VerdictState
+from ragaudit.verdict import STATES, VerdictState, isolation_of
 
 ADDED_COLUMNS = {"isolation": "TEXT", "isolation_reason": "TEXT"}
 """Columns added after schema version 1; an older history file gains them when opened."""
@@ -99,11 +98,11 @@ def default_history_path(cwd: str | Path | None = None) -> Path:
 
 def git_of(report: Mapping[str, Any], cwd: str | Path | None = None) -> tuple[str | None, bool | None]:
     """``(commit, dirty)``: the report's provenance when it has one, else the repository around ``cwd``
-    (:func:`ragaudit.report.provenance.git_state`); ``(None, None)`` outside a repository."""
+    (:func:`ragaudit.artifacts.provenance.git_state`); ``(None, None)`` outside a repository."""
     provenance = report.get("provenance")
     git = provenance.get("git") if isinstance(provenance, Mapping) else None
     if not isinstance(git, Mapping):
-        from ragaudit.report.provenance import git_state
+        from ragaudit.artifacts.provenance import git_state
 
         git = git_state(str(cwd) if cwd is not None else None) or {}
     commit, dirty = git.get("commit"), git.get("dirty")

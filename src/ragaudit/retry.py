@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from ragaudit.runner.faults import RetrievalError, is_transient, retry_after_hint
+from ragaudit.errors import RetrievalError, TransientRetrievalError
 
 T = TypeVar("T")
 
@@ -135,3 +135,21 @@ async def call_with_retries(
             if attempt > 1:
                 reason += f" ({attempt} attempts)"
             return Attempted(None, reason, attempt, latency_ms)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for failures worth retrying: typed transient errors, timeouts and connection errors.
+
+    Anything else (typed permanent errors, ``TypeError`` from a malformed result, a plugin's own
+    ``ValueError``, ...) fails the case at the first attempt.
+    """
+    if isinstance(exc, TransientRetrievalError):
+        return True
+    if isinstance(exc, RetrievalError):
+        return False
+    return isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError))
+
+
+def retry_after_hint(exc: BaseException) -> float | None:
+    """The server's requested wait before the next attempt, when the failure carried one."""
+    return exc.retry_after_s if isinstance(exc, TransientRetrievalError) else None

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ragaudit.artifacts.envelope import envelope, read_report
 from ragaudit.errors import InputError
-from ragaudit.report.artifact import envelope, read_report
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.stats.correction import bonferroni_confidence, ci_method, holm_bonferroni
 from ragaudit.stats.paired import paired_effect_size, paired_t_test, randomization_test, win_tie_loss
