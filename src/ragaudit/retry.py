@@ -9,7 +9,7 @@ with ``u`` drawn from ``random.Random(f"{seed}:{key}:{n}")`` — a private gener
 attempt, so the schedule is reproducible whatever order concurrent cases finish in, and the global
 RNG is never touched. A server's ``Retry-After`` hint raises the wait to at least that many seconds
 (still capped by ``max_delay_s``). Only transient failures are retried (see
-:func:`ragaudit.runner.faults.is_transient`).
+:func:`is_transient` below).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ it is parsed (so chunk ids, content, metadata, source ids hold no trace of it) a
 built from a response or a transport error. The URL is shown without user info, query string or
 fragment.
 
-Failures (:mod:`ragaudit.runner.faults`): timeouts, connection failures and HTTP 408/429/5xx are
+Failures (:mod:`ragaudit.errors`): timeouts, connection failures and HTTP 408/429/5xx are
 transient (the runner retries them, honouring ``Retry-After``); other non-2xx statuses, bodies that
 are not JSON and chunks of the wrong shape are permanent, with a message naming the field and what
 was expected.
