@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import write_lines
+from ragaudit.artifacts.provenance import sha256_of
 from ragaudit.corpus.loading import detect_corpus_format, load_corpus, read_corpus
 from ragaudit.data.beir import DEFAULT_TENANT
-from ragaudit.data.lines import sha256_of
 from ragaudit.errors import InputError, ValidationError
 
 

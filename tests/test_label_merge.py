@@ -11,11 +11,11 @@ import pytest
 from label_fixtures import small_pool
 from ragaudit.cli.main import main
 from ragaudit.data.golden_jsonl import read_golden_jsonl
-from ragaudit.errors import InputError
+from ragaudit.errors import BadAction, InputError
 from ragaudit.labeling.agreement import agreement_report
 from ragaudit.labeling.judgments import JudgmentLog, LabelState, read_events, read_labels
 from ragaudit.labeling.pool import load_pool
-from ragaudit.labeling.session import BadAction, LabelSession
+from ragaudit.labeling.session import LabelSession
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 krippendorff = pytest.importorskip("krippendorff")

@@ -11,6 +11,7 @@ import ragaudit
 import ragaudit.errors
 
 PUBLIC = [
+    "BadAction",
     "CaseResult",
     "ChatError",
     "ChatRequestError",

@@ -31,6 +31,7 @@ _EXPORTS = {
     "Run": "ragaudit.data.run",
     "Retriever": "ragaudit.retrieval.protocol",
     "RetrievedChunk": "ragaudit.retrieval.protocol",
+    "BadAction": "ragaudit.errors",
     "ChatError": "ragaudit.errors",
     "ChatRequestError": "ragaudit.errors",
     "ChatUnavailableError": "ragaudit.errors",
@@ -49,6 +50,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "BadAction",
     "CaseResult",
     "ChatError",
     "ChatRequestError",
@@ -88,6 +90,7 @@ if TYPE_CHECKING:
     from ragaudit.data.run import Run
     from ragaudit.data.schema import Dataset, Evidence, GoldenCase
     from ragaudit.errors import (
+        BadAction,
         ChatError,
         ChatRequestError,
         ChatUnavailableError,

@@ -9,6 +9,7 @@ Hierarchy::
     ├── MetricNameError           an unknown metric name; lists valid names, suggests the closest
     ├── ChunkerError              a bad chunker configuration (unknown strategy, size, overlap)
     ├── TenantError               a retrieval request without a usable tenant (refused, never served)
+    ├── BadAction                 a labeling-workbench request it refuses (unknown case, bad grade or span)
     ├── MissingDependencyError    an optional extra is not installed; names the pip command
     └── RetrievalError            a retriever (or chat endpoint) could not answer one query
         ├── TransientRetrievalError    may succeed if retried: timeout, connection error, HTTP 408/429/5xx
@@ -21,7 +22,7 @@ Adapters (HTTP, plugins, replay, the chat client) raise the ``RetrievalError`` f
 only what :func:`ragaudit.retry.is_transient` accepts and records everything else as the case's error at
 once. The message of a ``RetrievalError`` is written for the report as is.
 
-``MetricNameError`` is also a ``ValueError`` so callers that only know the builtin keep working.
+``MetricNameError`` (like ``ChunkerError``, ``TenantError`` and ``BadAction``) is also a ``ValueError`` so callers that only know the builtin keep working.
 The CLI turns any ``RagauditError`` into a one-line message and a non-zero exit, never a traceback.
 """
 
@@ -86,6 +87,10 @@ class ChunkerError(RagauditError, ValueError):
 
 class TenantError(RagauditError, ValueError):
     """A retrieval request without a tenant (or an empty one): refused, never served from any tenant's data."""
+
+
+class BadAction(RagauditError, ValueError):
+    """A request the labeling workbench refuses (unknown case or candidate, a grade outside 0-3, a bad span)."""
 
 
 class MissingDependencyError(RagauditError, ImportError):

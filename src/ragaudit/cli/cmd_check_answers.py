@@ -96,6 +96,7 @@ def _answers(args: argparse.Namespace, source: Any, counter: Any, options: Any) 
     import asyncio
     from pathlib import Path
 
+    from ragaudit.artifacts.provenance import sha256_of
     from ragaudit.context.answers import (
         ANSWER_PROMPT,
         EndpointAnswerer,
@@ -104,7 +105,6 @@ def _answers(args: argparse.Namespace, source: Any, counter: Any, options: Any) 
         load_answers,
     )
     from ragaudit.context.audit import build_contexts
-    from ragaudit.data.lines import sha256_of
 
     if args.answers:
         answers = load_answers(args.answers)

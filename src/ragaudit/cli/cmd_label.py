@@ -65,7 +65,7 @@ def _label(args: argparse.Namespace) -> int:
     import secrets
     import webbrowser
 
-    from ragaudit.data.lines import sha256_of
+    from ragaudit.artifacts.provenance import sha256_of
     from ragaudit.labeling.judgments import JudgmentLog, read_labels
     from ragaudit.labeling.pool import load_pool
     from ragaudit.labeling.server import bind_loopback, require_server_libraries, serve

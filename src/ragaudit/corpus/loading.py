@@ -25,9 +25,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from ragaudit.artifacts.provenance import sha256_of
 from ragaudit.corpus.model import Document
 from ragaudit.data.beir import DEFAULT_TENANT
-from ragaudit.data.lines import iter_json_records, iter_lines, parse_json_line, sha256_of
+from ragaudit.data.lines import iter_json_records, iter_lines, parse_json_line
 from ragaudit.errors import InputError, Problem, ValidationError
 
 CorpusFormat = Literal["jsonl", "beir"]

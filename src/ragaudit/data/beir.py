@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from types import MappingProxyType
 
-from ragaudit.data.lines import iter_json_records, sha256_of
+from ragaudit.artifacts.provenance import sha256_of
+from ragaudit.data.lines import iter_json_records
 from ragaudit.data.schema import Dataset, Evidence, GoldenCase
 from ragaudit.data.trec import read_qrels
 from ragaudit.errors import InputError, Problem, ValidationError

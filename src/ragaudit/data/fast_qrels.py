@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from ragaudit.artifacts.provenance import sha256_of
 from ragaudit.data.fast_keys import (
     group_bits,
     grouped_keys,
@@ -38,7 +39,6 @@ from ragaudit.data.fast_text import (
     token_words,
     tokenize,
 )
-from ragaudit.data.lines import sha256_of
 from ragaudit.data.trec import _HEADER_WORDS, load_qrels_noted
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ragaudit.data.lines import iter_json_records, sha256_of
+from ragaudit.artifacts.provenance import sha256_of
+from ragaudit.data.lines import iter_json_records
 from ragaudit.data.schema import Dataset, Evidence, GoldenCase
 from ragaudit.errors import Problem, ValidationError
 

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from ragaudit.artifacts.provenance import sha256_of as sha256_of
 from ragaudit.errors import InputError, Problem
 
 MAX_LINE_BYTES = 64 * 1024 * 1024

@@ -6,9 +6,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
+from ragaudit.artifacts.provenance import sha256_of
 from ragaudit.data.beir import DEFAULT_TENANT, load_beir
 from ragaudit.data.golden_jsonl import load_golden_jsonl
-from ragaudit.data.lines import sha256_of
 from ragaudit.data.run import Run
 from ragaudit.data.run_jsonl import load_jsonl_run
 from ragaudit.data.schema import Dataset, GoldenCase

@@ -15,7 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ragaudit.data.lines import is_finite_number, iter_lines, parse_json_line, sha256_of
+from ragaudit.artifacts.provenance import sha256_of
+from ragaudit.data.lines import is_finite_number, iter_lines, parse_json_line
 from ragaudit.data.run import CaseRun, LeakRecord, RankedItem, Run, count_duplicates
 from ragaudit.errors import InputError, Problem, ValidationError
 

@@ -20,7 +20,8 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
-from ragaudit.data.lines import iter_lines, sha256_of
+from ragaudit.artifacts.provenance import sha256_of
+from ragaudit.data.lines import iter_lines
 from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates, order_trec
 from ragaudit.errors import InputError, Problem, ValidationError
 

@@ -23,8 +23,8 @@ from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from ragaudit.errors import MissingDependencyError
-from ragaudit.labeling.session import BadAction, LabelSession
+from ragaudit.errors import BadAction, MissingDependencyError
+from ragaudit.labeling.session import LabelSession
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette

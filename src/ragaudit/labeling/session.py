@@ -11,12 +11,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragaudit.errors import BadAction
 from ragaudit.labeling.judgments import GRADES, SCALE, AnnotatorLabels, JudgmentLog
 from ragaudit.labeling.pool import Candidate, Pool, PoolCase
-
-
-class BadAction(ValueError):
-    """A request the workbench refuses (unknown case or candidate, a grade outside 0-3, a bad span)."""
 
 
 class LabelSession:
