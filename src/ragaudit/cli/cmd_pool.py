@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragaudit.cli.common import check_positive
+from ragaudit.cli.common import check_positive, source_spec_from
 
 if TYPE_CHECKING:
     from ragaudit.data.run import Run
@@ -99,6 +99,7 @@ async def _systems(
     from ragaudit.data.loading import load_run
     from ragaudit.errors import InputError
     from ragaudit.labeling.sources import run_retriever, texts_from_chunks, texts_from_corpus, texts_from_run
+    from ragaudit.pipelines.sources import SourceSpec, open_source
 
     if not (args.pipelines or args.runs or args.endpoint):
         raise InputError(
@@ -121,33 +122,28 @@ async def _systems(
         "progress": False if args.no_progress else None,
     }
     if args.pipelines:
-        from ragaudit.pipelines.build import ComponentCache, build_pipeline
-        from ragaudit.pipelines.config import resolve_pipeline
+        from ragaudit.pipelines.build import ComponentCache
 
         assert corpus is not None
         cache = ComponentCache()
         for spec in (s.strip() for s in args.pipelines.split(",") if s.strip()):
-            config = resolve_pipeline(spec)
-            built = build_pipeline(config, corpus, cache=cache, qdrant_url=args.qdrant_url)
-            texts.update(texts_from_chunks(built.chunks))
-            runs[_unique(config.name, runs)] = await run_retriever(
-                built.retriever, cases, args.depth, config.name, **live
+            opened = open_source(
+                SourceSpec(pipeline=spec, qdrant_url=args.qdrant_url), corpus=corpus, cache=cache
+            )
+            texts.update(texts_from_chunks(opened.chunks))
+            runs[_unique(opened.label, runs)] = await run_retriever(
+                opened.retriever, cases, args.depth, opened.label, **live
             )
     for path in (s.strip() for s in (args.runs or "").split(",") if s.strip()):
         run = load_run(path)
         runs[_unique(Path(path).stem, runs)] = run
     if args.endpoint:
-        from ragaudit.cli.cmd_eval import _live_source
-
-        # the same HTTP retriever 'eval --endpoint' builds, from the same options (its first item is the
-        # retriever, its fourth the provenance; the corpus is not needed there, texts come from the endpoint)
-        endpoint_args = argparse.Namespace(**{**vars(args), "pipeline": None, "config": None, "corpus": None})
-        source = _live_source(endpoint_args, None, 1)
-        retriever, context = source[0], source[3]
-        run = await run_retriever(retriever, cases, args.depth, "endpoint", **live)
+        # the same HTTP retriever 'eval --endpoint' opens, from the same options (texts come from the endpoint)
+        source = open_source(source_spec_from(args, pipeline=None, retriever=None, run=None))
+        run = await run_retriever(source.retriever, cases, args.depth, "endpoint", **live)
         texts.update(texts_from_run(run))
         runs[_unique("endpoint", runs)] = run
-        info.update(context["source"])
+        info.update(source.context)
     return runs, texts, info
 
 
