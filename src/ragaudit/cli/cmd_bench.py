@@ -68,12 +68,9 @@ def run(args: argparse.Namespace) -> int:
             qdrant_url=args.qdrant_url,
         )
     )
-    print(result.table())
-    inv = result.invariants
-    print(
-        f"every pipeline: the same {inv['cases']} cases, tenants {', '.join(inv['tenants'])}, top_k {inv['top_k']}; "
-        f"* = significantly different from {result.baseline} (paired randomization test, Holm-corrected, alpha 0.05)"
-    )
+    from ragaudit.report.terminal import render_terminal
+
+    print(render_terminal(result.to_dict()))
     print(f"reports written to {args.out_dir}/ (one per pipeline, plus benchmark.json)")
     if not getattr(args, "no_history", False):
         from ragaudit.artifacts.history import record_run

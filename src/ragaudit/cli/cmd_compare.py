@@ -28,9 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ragaudit.artifacts.envelope import write_artifact
-    from ragaudit.artifacts.tables import delta_cells, delta_ci_label, fmt_number, render_table
     from ragaudit.evaluation.compare import compare_reports, load_report
     from ragaudit.metrics.names import parse_metrics
+    from ragaudit.report.terminal import render_terminal
 
     paths = list(dict.fromkeys([*([args.baseline] if args.baseline else []), *args.reports]))
     reports = [load_report(p) for p in paths]
@@ -39,36 +39,7 @@ def run(args: argparse.Namespace) -> int:
         reports = [load_report(p, Path(p).stem) for p in paths]
     metrics = [m.name for m in parse_metrics(args.metrics)] if args.metrics else None
     result = compare_reports(reports, reports[0], metrics, args.alpha, args.resamples, args.seed)
-    rows = []
-    for c in result["comparisons"]:
-        rows.append(
-            [
-                c["metric"],
-                c["system"],
-                fmt_number(c["baseline_mean"]),
-                fmt_number(c["system_mean"]),
-                *delta_cells(c),
-            ]
-        )
-    print(
-        render_table(
-            [
-                "metric",
-                "system",
-                "baseline",
-                "system",
-                "delta",
-                delta_ci_label(result["comparisons"]),
-                "p (Holm)",
-                "W/T/L",
-            ],
-            rows,
-        )
-    )
-    print(
-        f"baseline: {result['baseline']}; * = significant at alpha {args.alpha} after Holm correction "
-        f"across {len(rows)} comparisons (paired randomization test, {args.resamples} resamples)"
-    )
+    print(render_terminal(result))
     if args.out:
         write_artifact(result, args.out)
         print(f"comparison written to {args.out}")

@@ -220,9 +220,9 @@ def _via(args: argparse.Namespace) -> Via:
 def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None = None) -> int:
     """Print the table, write the report and the history entry, then apply the exit rule."""
     from ragaudit.cli.outcome import exit_code, result_outcome
-    from ragaudit.report.table import eval_table
+    from ragaudit.report.terminal import render_terminal
 
-    print(eval_table(result))
+    print(render_terminal(result.to_dict()))
     if args.corpus and not (args.pipeline or args.config):
         _warn_unknown_ids(result, args.corpus)
     if args.out:

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.artifacts.envelope import envelope, write_artifact
-from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.corpus.chunkers import count_tokens
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import Run
@@ -56,31 +55,6 @@ class BenchmarkResult:
     comparison: dict[str, Any]
     context_k: int
     invariants: dict[str, Any] = field(default_factory=dict)
-
-    def significant(self, system: str, metric: str) -> bool:
-        return any(
-            c["system"] == system and c["metric"] == metric and c["significant"]
-            for c in self.comparison.get("comparisons", [])
-        )
-
-    def table(self) -> str:
-        metrics = list(self.outcomes[0].result.metrics) if self.outcomes else []
-        headers = ["pipeline", *metrics, "p50 ms", "p95 ms", "build s", f"tokens@{self.context_k}"]
-        rows = []
-        for o in self.outcomes:
-            latency = o.result.latency() or {}
-            cells = [o.name]
-            for m in metrics:
-                mark = "*" if self.significant(o.name, m) else ""
-                cells.append(fmt_number(o.result.metrics[m]) + mark)
-            cells += [
-                fmt_number(latency.get("p50"), 1),
-                fmt_number(latency.get("p95"), 1),
-                fmt_number(o.build_seconds, 2),
-                fmt_number(o.context_tokens, 0),
-            ]
-            rows.append(cells)
-        return render_table(headers, rows)
 
     def to_dict(self) -> dict[str, Any]:
         first = self.outcomes[0].result if self.outcomes else None

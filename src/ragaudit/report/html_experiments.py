@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.artifacts.tables import delta_ci_label
@@ -36,38 +36,38 @@ from ragaudit.report.sections import signed as _signed
 from ragaudit.report.svg import forest_plot, grouped_bars
 from ragaudit.report.view import ReportView
 
+if TYPE_CHECKING:
+    from ragaudit.report.kinds.benchmark import BenchmarkReport
+    from ragaudit.report.kinds.compare import CompareReport
 
-def benchmark_section(view: ReportView) -> Section:
-    report = view.report
-    pipelines = list(report["pipelines"])  # required: checked by the benchmark kind
-    metrics = list(pipelines[0].get("metrics", {})) if pipelines else []
-    series = [(str(p["name"]), [p["metrics"].get(m) for m in metrics]) for p in pipelines]
-    rows = []
-    for p in pipelines:
-        latency = part(p, "latency_ms")
-        rows.append(
-            [
-                esc(p["name"]),
-                *(_num(p["metrics"].get(m)) for m in metrics),
-                _num(latency.get("p95"), 1),
-                _num(p.get("index_build_seconds"), 2),
-                esc(leaks_text(p)),
-            ]
-        )
+
+def benchmark_section(report: BenchmarkReport) -> Section:
+    metrics = report.metric_names
+    series = [(p.name, [p.metrics.get(m) for m in metrics]) for p in report.pipelines]
+    rows = [
+        [
+            esc(p.name),
+            *(_num(p.metrics.get(m)) for m in metrics),
+            _num(p.latency.p95 if p.latency else None, 1),
+            _num(p.build_seconds, 2),
+            esc(leaks_text(p.data)),
+        ]
+        for p in report.pipelines
+    ]
     table = html_table(["pipeline", *map(esc, metrics), "p95 ms", "build s", "leaks"], rows)
-    comparisons = report["comparisons"]
+    comparisons = [c.data for c in report.comparisons]
     body = grouped_bars(metrics, series, "pipelines side by side") + table
     if comparisons:
-        body += f"<h3>Against {esc(report.get('baseline', ''))}</h3>" + forest(comparisons, True)
+        body += f"<h3>Against {esc(report.baseline or '')}</h3>" + forest(comparisons, True)
         body += comparison_table(comparisons, True)
     return "benchmark", "Benchmark", body
 
 
-def compare_section(view: ReportView) -> Section:
-    rows = view.report["comparisons"]
+def compare_section(report: CompareReport) -> Section:
+    rows = [c.data for c in report.comparisons]
     hint = (
-        f'<p class="hint">Baseline <b>{esc(view.report.get("baseline", ""))}</b>; significant at α = '
-        f"{esc(view.report.get('alpha'))} after {esc(view.report.get('correction', ''))} correction.</p>"
+        f'<p class="hint">Baseline <b>{esc(report.baseline or "")}</b>; significant at α = '
+        f"{esc(report.alpha)} after {esc(report.correction or '')} correction.</p>"
     )
     return "compare", "Comparison", hint + forest(rows, True) + comparison_table(rows, True)
 

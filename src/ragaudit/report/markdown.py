@@ -12,7 +12,7 @@ through :func:`ragaudit.artifacts.escape.escape_md`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragaudit.artifacts.escape import escape_md as md
 from ragaudit.artifacts.tables import delta_ci_label
@@ -40,6 +40,11 @@ from ragaudit.report.sections import (
 from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
 from ragaudit.report.view import ReportView
+
+if TYPE_CHECKING:
+    from ragaudit.report.kinds.benchmark import BenchmarkReport
+    from ragaudit.report.kinds.eval import EvalReport
+    from ragaudit.report.kinds.fields import Paired
 
 MAX_K_COLUMNS = 10
 SHOWN_KS = frozenset({1, 3, 5, 10, 20, 50, 100})
@@ -115,16 +120,14 @@ def _metrics(view: ReportView) -> list[str]:
     )
 
 
-def _counts(report: Mapping[str, Any]) -> list[str]:
-    c = report.get("counts", {})
+def _counts(report: EvalReport) -> list[str]:
+    c = report.counts
     parts = [
-        f"{c.get('cases', 0)} cases: {c.get('answerable', 0)} answerable (averaged), "
-        f"{c.get('unanswerable', 0)} unanswerable (excluded), {c.get('missing', 0)} missing and "
-        f"{c.get('errors', 0)} errors (scored 0)"
+        f"{c.cases} cases: {c.answerable} answerable (averaged), {c.unanswerable} unanswerable (excluded), "
+        f"{c.missing} missing and {c.errors} errors (scored 0)"
     ]
-    latency = report.get("latency_ms")
-    if isinstance(latency, Mapping):
-        parts.append(f"latency p50 {_num(latency.get('p50'), 1)} ms, p95 {_num(latency.get('p95'), 1)} ms")
+    if report.latency is not None:
+        parts.append(f"latency p50 {_num(report.latency.p50, 1)} ms, p95 {_num(report.latency.p95, 1)} ms")
     return [" · ".join(parts)]
 
 
@@ -229,46 +232,45 @@ def _delta(c: Mapping[str, Any] | None) -> str:
     return f"**{_signed(c.get('delta'))}**" if c.get("significant") else _signed(c.get("delta"))
 
 
-def _comparisons(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+def _comparisons(rows: Sequence[Paired]) -> list[str]:
     table = [
         [
-            md(c["metric"]),
-            md(c["system"]),
-            _num(c.get("baseline_mean")),
-            _num(c.get("system_mean")),
-            _delta(c),
-            ci_text(c),
-            _num(c.get("p_value_corrected"), 3),
-            md(wtl_text(c)),
+            md(c.metric),
+            md(c.system),
+            _num(c.baseline_mean),
+            _num(c.system_mean),
+            _delta(c.data),
+            ci_text(c.data),
+            _num(c.p_value_corrected, 3),
+            md(wtl_text(c.data)),
         ]
         for c in rows
     ]
-    headers = ["metric", "system", "baseline", "system", "Δ", delta_ci_label(rows), "p (Holm)", "W/T/L"]
+    ci = delta_ci_label([c.data for c in rows])
+    headers = ["metric", "system", "baseline", "system", "Δ", ci, "p (Holm)", "W/T/L"]
     return _table(headers, table, 2)
 
 
-def _benchmark(report: Mapping[str, Any]) -> list[str]:
-    pipelines = list(report["pipelines"])  # required: checked by the benchmark kind
-    metrics = list(pipelines[0].get("metrics", {})) if pipelines else []
-    significant = {(c["system"], c["metric"]) for c in report["comparisons"] if c.get("significant")}
+def _benchmark(report: BenchmarkReport) -> list[str]:
+    metrics = report.metric_names
     rows = []
-    for p in pipelines:
-        latency = part(p, "latency_ms")
-        cells = [md(p["name"])]
-        cells += [
-            _num(p["metrics"].get(m)) + (" \\*" if (p["name"], m) in significant else "") for m in metrics
-        ]
-        cells += [_num(latency.get("p95"), 1), md(leaks_text(p))]
+    for p in report.pipelines:
+        cells = [md(p.name)]
+        cells += [_num(p.metrics.get(m)) + (" \\*" if report.significant(p.name, m) else "") for m in metrics]
+        cells += [_num(p.latency.p95 if p.latency else None, 1), md(leaks_text(p.data))]
         rows.append(cells)
-    inv = report.get("invariants", {})
+    baseline = report.baseline if report.baseline is not None else "the baseline"
     return [
         *_table(["pipeline", *[md(m) for m in metrics], "p95 ms", "leaks"], rows),
         "",
-        f"Every pipeline ran the same {inv.get('cases', '?')} cases at top_k {inv.get('top_k', '?')}; "
-        f"\\* = significantly different from {md(report.get('baseline', 'the baseline'))} "
-        "(paired randomization test, Holm-corrected).",
+        f"Every pipeline ran the same {_known(report.cases)} cases at top_k {_known(report.top_k)}; "
+        f"\\* = significantly different from {md(baseline)} (paired randomization test, Holm-corrected).",
         "",
     ]
+
+
+def _known(value: int | None) -> str:
+    return "?" if value is None else str(value)
 
 
 def _significance(report: Mapping[str, Any], what: str) -> str:

@@ -48,6 +48,8 @@ class ReportView:
     baseline_label: str | None = None
     confidence: float = 0.95
     alpha: float = 0.05
+    typed: Any = None
+    """The report's typed view (:meth:`ragaudit.report.kinds.ReportKind.from_json`; None for an unregistered kind)."""
 
     @property
     def kind(self) -> str:
@@ -207,8 +209,7 @@ def build_view(
 ) -> ReportView:
     """Everything the renderers need. A baseline needs an eval report on the same dataset and policy."""
     kind = report_kind(str(report.get("kind", "")))
-    if kind is not None:
-        kind.from_json(report, report_path)
+    typed = kind.from_json(report, report_path) if kind is not None else None
     title = report_title(report)
     if report.get("kind") != "eval":
         if baseline is not None:
@@ -218,7 +219,7 @@ def build_view(
                 f"--baseline works with eval reports; this is a {report.get('kind')} report",
                 "render it without --baseline, or pass two eval reports",
             )
-        return ReportView(report, title, confidence=confidence, alpha=alpha)
+        return ReportView(report, title, confidence=confidence, alpha=alpha, typed=typed)
     label = system_label(report)
     loaded = LoadedReport(label, report_path, report)
     comparison = None
@@ -240,4 +241,5 @@ def build_view(
         base_label,
         confidence,
         alpha,
+        typed,
     )

@@ -1,9 +1,11 @@
-"""What a report kind is: its name, schema fragment, required fields and its sections.
+"""What a report kind is: its name, schema fragment, required fields, typed view and its sections.
 
 A :class:`ReportKind` owns one ``kind`` of report: ``from_json`` checks the fields its sections
 cannot do without and fails loudly (:class:`ReportFieldError`, naming the kind and the field path)
-instead of rendering ``–``; ``title``, ``markdown`` and ``html`` give its part of each renderer.
-Optional fields stay optional: the sections read them through ``sections.part`` / ``records``.
+instead of rendering ``–``, and returns the kind's typed view (a dataclass; :class:`KindReport` for a
+kind without one); ``title``, ``terminal``, ``markdown`` and ``html`` give its part of each renderer.
+Optional fields stay optional: the typed views hold None, the other sections read them through
+``sections.part`` / ``records``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragaudit.errors import ReportFieldError
+from ragaudit.report.kinds.fields import Fields, missing_field
 
 if TYPE_CHECKING:
     from ragaudit.report.html_parts import Section
@@ -27,15 +30,6 @@ class KindReport:
     data: Mapping[str, Any]
 
 
-def _missing(kind: str, source: str, path: str, what: str) -> ReportFieldError:
-    return ReportFieldError(
-        source,
-        None,
-        f"{kind} report: required field '{path}' {what}",
-        "restore the field, or re-run the command that wrote the report with this ragaudit version",
-    )
-
-
 def require(data: Mapping[str, Any], path: str, kind: str, source: str) -> None:
     """Check the required field at ``path`` (``a.b`` nests; ``a[].b`` checks ``b`` in every item of
     the list ``a``), raising :class:`ReportFieldError` naming the kind and the path."""
@@ -43,19 +37,19 @@ def require(data: Mapping[str, Any], path: str, kind: str, source: str) -> None:
     each = head.endswith("[]")
     key = head.removesuffix("[]")
     if key not in data:
-        raise _missing(kind, source, path, "is missing")
+        raise missing_field(kind, source, path, "is missing")
     value = data[key]
     if each:
         if not isinstance(value, list):
-            raise _missing(kind, source, key, "is not a list")
+            raise missing_field(kind, source, key, "is not a list")
         for i, item in enumerate(value):
             if not isinstance(item, Mapping):
-                raise _missing(kind, source, f"{key}[{i}]", "is not an object")
+                raise missing_field(kind, source, f"{key}[{i}]", "is not an object")
             if rest:
                 _nested(item, rest, kind, source, f"{key}[{i}]")
     elif rest:
         if not isinstance(value, Mapping):
-            raise _missing(kind, source, key, "is not an object")
+            raise missing_field(kind, source, key, "is not an object")
         _nested(value, rest, kind, source, key)
 
 
@@ -64,7 +58,7 @@ def _nested(data: Mapping[str, Any], rest: str, kind: str, source: str, prefix: 
         require(data, rest, kind, source)
     except ReportFieldError as exc:
         inner = exc.problem.message.split("'", 2)
-        raise _missing(kind, source, f"{prefix}.{inner[1]}", inner[2].strip()) from None
+        raise missing_field(kind, source, f"{prefix}.{inner[1]}", inner[2].strip()) from None
 
 
 class ReportKind:
@@ -76,11 +70,24 @@ class ReportKind:
     schema: ClassVar[Mapping[str, Any]] = {"type": "object"}
     """The JSON Schema fragment of this kind's own keys (open kinds: any object)."""
 
-    def from_json(self, data: Mapping[str, Any], source: str = "report") -> KindReport:
-        """The report, checked: every ``required`` field present, else a loud :class:`ReportFieldError`."""
+    def from_json(self, data: Mapping[str, Any], source: str = "report") -> Any:
+        """The report, checked (every ``required`` field present, else a loud :class:`ReportFieldError`)
+        and read into this kind's typed view (:meth:`typed`)."""
         for path in self.required:
             require(data, path, self.name, source)
-        return KindReport(self.name, data)
+        return self.typed(Fields(data, self.name, source))
+
+    def typed(self, report: Fields) -> Any:
+        """This kind's typed view of a report (a kind with one overrides this; ``report.need`` fails loudly)."""
+        return KindReport(self.name, report.data)
+
+    def read(self, view: ReportView) -> Any:
+        """The typed view of the report ``view`` renders (read once by ``build_view``)."""
+        return view.typed if view.typed is not None else self.from_json(view.report)
+
+    def terminal(self, report: Any) -> list[str]:
+        """What the command that wrote a report of this kind prints, from its typed view."""
+        return []
 
     def title(self, report: Mapping[str, Any]) -> str | None:
         """What the report is about (None: the system label)."""

@@ -1,0 +1,144 @@
+"""Reading a report into typed views: a required field that is missing fails loudly, an optional one is None.
+
+:class:`Fields` wraps one JSON object of a report; ``need`` raises :class:`ReportFieldError` naming the
+kind and the full field path (``pipelines[1].name``), ``opt`` returns None for a missing field. The
+views every kind shares (a paired comparison, a latency summary) are here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ragaudit.errors import ReportFieldError
+
+
+def missing_field(kind: str, source: str, path: str, what: str) -> ReportFieldError:
+    """The error for a required field at ``path`` of a ``kind`` report that ``what`` (``is missing``)."""
+    return ReportFieldError(
+        source,
+        None,
+        f"{kind} report: required field '{path}' {what}",
+        "restore the field, or re-run the command that wrote the report with this ragaudit version",
+    )
+
+
+@dataclass(frozen=True)
+class Fields:
+    """One JSON object of a ``kind`` report read from ``source``, at ``path`` inside the report."""
+
+    data: Mapping[str, Any]
+    kind: str
+    source: str = "report"
+    path: str = ""
+
+    def _at(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def need(self, key: str) -> Any:
+        """The value of a required field."""
+        if key not in self.data:
+            raise missing_field(self.kind, self.source, self._at(key), "is missing")
+        return self.data[key]
+
+    def opt(self, key: str) -> Any:
+        """The value of an optional field (None when it is missing)."""
+        return self.data.get(key)
+
+    def obj(self, key: str, *, required: bool = True) -> Fields:
+        """The object at ``key`` (an optional missing or null one reads as an empty object)."""
+        value = self.need(key) if required else self.opt(key)
+        if value is None and not required:
+            value = {}
+        if not isinstance(value, Mapping):
+            raise missing_field(self.kind, self.source, self._at(key), "is not an object")
+        return Fields(value, self.kind, self.source, self._at(key))
+
+    def each(self, key: str, *, required: bool = True) -> list[Fields]:
+        """The objects of the list at ``key`` (an optional missing one reads as an empty list)."""
+        value = self.need(key) if required else (self.opt(key) or [])
+        if not isinstance(value, list):
+            raise missing_field(self.kind, self.source, self._at(key), "is not a list")
+        out = []
+        for i, item in enumerate(value):
+            if not isinstance(item, Mapping):
+                raise missing_field(self.kind, self.source, f"{self._at(key)}[{i}]", "is not an object")
+            out.append(Fields(item, self.kind, self.source, f"{self._at(key)}[{i}]"))
+        return out
+
+    def texts(self, key: str) -> list[str]:
+        """The optional list of text at ``key`` (empty when missing)."""
+        value = self.opt(key)
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    def numbers(self, key: str) -> dict[str, Any]:
+        """The optional ``{name: number}`` object at ``key`` (empty when missing)."""
+        return dict(self.obj(key, required=False).data)
+
+
+def number(value: Any) -> float | None:
+    """A JSON number as a float (None for null, text, a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Latency:
+    """A latency summary in milliseconds (``p50``, ``p95``, ``p99``, ``mean``; None where absent)."""
+
+    p50: float | None
+    p95: float | None
+    p99: float | None
+    mean: float | None
+
+    @classmethod
+    def read(cls, value: Any) -> Latency | None:
+        """The summary at a report's ``latency_ms`` (None when the report has none)."""
+        if not isinstance(value, Mapping):
+            return None
+        return cls(*(number(value[k]) if k in value else None for k in ("p50", "p95", "p99", "mean")))
+
+
+@dataclass(frozen=True)
+class Paired:
+    """One paired comparison (:func:`ragaudit.evaluation.compare.compare_reports` rows): ``metric`` and
+    ``system`` are required; the figures read as None where a report leaves them out."""
+
+    metric: str
+    system: str
+    baseline_mean: float | None
+    system_mean: float | None
+    delta: float | None
+    ci: tuple[float, float] | None
+    p_value_corrected: float | None
+    significant: bool
+    wins: int | None
+    ties: int | None
+    losses: int | None
+    ci_level: float | None
+    data: Mapping[str, Any]
+    """The row as written (for the sections that show what this view leaves out)."""
+
+    @classmethod
+    def read(cls, row: Fields) -> Paired:
+        ci = row.opt("ci")
+        wins, ties, losses = (
+            c if isinstance(c := row.opt(k), int) else None for k in ("wins", "ties", "losses")
+        )
+        return cls(
+            str(row.need("metric")),
+            str(row.need("system")),
+            number(row.opt("baseline_mean")),
+            number(row.opt("system_mean")),
+            number(row.opt("delta")),
+            (float(ci[0]), float(ci[1])) if isinstance(ci, list) and len(ci) == 2 else None,
+            number(row.opt("p_value_corrected")),
+            row.opt("significant") is True,
+            wins,
+            ties,
+            losses,
+            number(row.opt("ci_level")),
+            row.data,
+        )
