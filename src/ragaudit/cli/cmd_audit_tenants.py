@@ -18,7 +18,6 @@ HELP = (
     "audit tenant isolation: ask each tenant's probes as its owner, then as every other tenant and as "
     "hostile tenant ids, at several top_k values and concurrency levels; exit 1 on any leak"
 )
-_SHOWN = 10
 
 
 def endpoint_or_plugin(args: argparse.Namespace) -> Any:
@@ -108,87 +107,12 @@ def int_list(option: str, text: str | None) -> tuple[int, ...] | None:
     return values
 
 
-def _looked(report: dict[str, Any]) -> list[str]:
-    asking = report["asking"]
-    parts = asking["requests"]["by_part"]
-    max_k = asking["max_top_k"]
-    capped = (
-        f" (the service rejected top_k {', '.join(map(str, max_k['rejected']))})" if max_k["rejected"] else ""
-    )
-    return [
-        f"requests: {asking['requests']['total']} sent in {asking['rounds']} rounds "
-        f"({', '.join(f'{n} {part}' for part, n in parts.items())}); "
-        f"top_k {', '.join(map(str, asking['top_k_values']))}{capped}; "
-        f"concurrency {', '.join(map(str, asking['concurrency_levels']))}; owner asks first",
-        f"hostile tenant ids: {report['hostile_tenants']['requests']} requests ({report['hostile_tenants']['refused']} refused, "
-        f"{report['hostile_tenants']['empty']} empty, {report['hostile_tenants']['served']} served data)",
-        f"detection power: {asking['detection_power']['statement']}",
-    ]
-
-
-def _summary(audit: Any, max_error_rate: float) -> str:
-    report = audit.to_dict(max_error_rate)
-    lines = [
-        f"tenants {len(audit.tenants)}, probes {report['probes']['total']} "
-        f"({', '.join(f'{n} {k}' for k, n in report['probes']['by_kind'].items())}), top_k {audit.options.top_k}",
-        *_looked(report),
-        f"errors: {audit.errors.failed} of {audit.errors.total} requests failed"
-        + (
-            f" ({', '.join(f'{n} {k}' for k, n in audit.errors.by_kind.items())})"
-            if audit.errors.failed
-            else ""
-        ),
-        f"chunks checked {audit.checked_chunks}, unattributed {audit.unattributed_count}, "
-        f"label mismatches {audit.label_mismatches}",
-    ]
-    if audit.unverified:
-        lines.append(
-            f"UNVERIFIED: {len(audit.unverified)} probe requests failed even in plain form (not checked):"
-        )
-        lines += [
-            f"  probe {u['probe_id']} as {u['caller']!r} at top_k {u['top_k']}: {u['reason']}"
-            for u in audit.unverified[:_SHOWN]
-        ]
-    if audit.leaks:
-        hostile = [leak for leak in audit.leaks if leak.hostile]
-        lines.append(
-            f"LEAKS: {len(audit.leaks)} foreign chunks served "
-            f"({len(audit.leaks) - len(hostile)} to other tenants, {len(hostile)} to hostile tenant ids)"
-        )
-        lines += [f"  {pair}: {n}" for pair, n in report["leaks"]["by_pair"].items() if "'" not in pair][:20]
-        callers = list(dict.fromkeys(repr(leak.caller) for leak in hostile))
-        if callers:
-            more = f" and {len(callers) - 12} more" if len(callers) > 12 else ""
-            lines.append(f"  hostile ids that were served data: {', '.join(callers[:12])}{more}")
-        for leak in audit.leaks[:_SHOWN]:
-            asked = leak.asked or {}
-            how = (
-                f" at top_k {asked['top_k']}, round {asked['round']}, request #{asked['sequence']}"
-                if asked
-                else ""
-            )
-            lines.append(
-                f"  probe {leak.probe.id} asked as {leak.caller!r}{how}: {leak.chunk_id} at rank {leak.rank} "
-                f"belongs to {', '.join(leak.owners)} (by {leak.attributed_by}; labelled {leak.claimed_tenant!r})"
-            )
-        if len(audit.leaks) > _SHOWN:
-            lines.append(f"  ... {len(audit.leaks) - _SHOWN} more in the report")
-    verdict = report["verdict"]
-    lines.append(
-        {
-            "clean": "verdict: clean (no foreign chunk served)",
-            "leak": "verdict: LEAK (release blocker)",
-            "incomplete": "verdict: incomplete (too many failed or unverified requests to prove isolation)",
-        }[verdict]
-    )
-    return "\n".join(lines)
-
-
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.pipelines.sources import SourceSpec, open_source
+    from ragaudit.report.terminal import render_terminal
     from ragaudit.security.canaries import load_canaries
     from ragaudit.security.ownership import OwnershipIndex
     from ragaudit.security.probes import generate_probes
@@ -233,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     if canaries:
         context["canaries"] = {"path": args.canaries, "count": len(canaries)}
     audit = asyncio.run(audit_tenants(source.retriever, ownership, probes, options, context=context))
-    print(_summary(audit, args.max_error_rate))
+    print(render_terminal(audit.to_dict(args.max_error_rate)))
     if args.out:
         audit.write_json(args.out, args.max_error_rate)
         print(f"report written to {args.out}")

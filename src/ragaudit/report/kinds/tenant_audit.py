@@ -1,13 +1,189 @@
-"""The ``tenant-audit`` (ragaudit audit-tenants) report kind."""
+"""The ``tenant-audit`` report kind (ragaudit audit-tenants): probes asked as other tenants, and what leaked."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
 from ragaudit.report.kinds.base import ReportKind
+from ragaudit.report.kinds.fields import Fields
+
+LISTED = 10
+"""The terminal lists at most this many unverified requests and leaks."""
+VERDICTS = {
+    "clean": "verdict: clean (no foreign chunk served)",
+    "leak": "verdict: LEAK (release blocker)",
+    "incomplete": "verdict: incomplete (too many failed or unverified requests to prove isolation)",
+}
+
+
+@dataclass(frozen=True)
+class AuditLeak:
+    """One foreign chunk served: which probe, asked as whom (how), and whose chunk it was."""
+
+    probe_id: str
+    caller: str
+    hostile: bool
+    asked: Mapping[str, Any] | None
+    chunk_id: str
+    rank: int
+    owners: list[str]
+    attributed_by: str
+    claimed_tenant: str | None
+
+    @classmethod
+    def read(cls, leak: Fields) -> AuditLeak:
+        asked = leak.opt("asked")
+        return cls(
+            str(leak.obj("probe").need("id")),
+            str(leak.need("caller")),
+            leak.opt("hostile_caller") is True,
+            asked if isinstance(asked, Mapping) else None,
+            str(leak.need("chunk_id")),
+            int(leak.need("rank")),
+            leak.texts("owner"),
+            str(leak.need("attributed_by")),
+            leak.opt("claimed_tenant"),
+        )
+
+
+@dataclass(frozen=True)
+class AuditAsking:
+    """How hard the audit looked: requests by part, rounds, the top_k values and concurrency levels."""
+
+    requests: int
+    by_part: dict[str, int]
+    rounds: int
+    top_k_values: list[int]
+    rejected_top_k: list[int]
+    concurrency_levels: list[int]
+    detection_power: str
+
+
+@dataclass(frozen=True)
+class TenantAuditReport:
+    """A tenant-audit report, typed (every field the terminal shows is required)."""
+
+    verdict: str
+    tenants: list[str]
+    top_k: int
+    probes: int
+    probes_by_kind: dict[str, int]
+    asking: AuditAsking
+    hostile: dict[str, int]
+    """``requests``, ``refused``, ``empty`` and ``served`` of the hostile tenant ids."""
+    requests: int
+    failed: int
+    failed_by_kind: dict[str, int]
+    checked_chunks: int
+    unattributed: int
+    label_mismatches: int
+    unverified: int
+    unverified_records: list[Mapping[str, Any]]
+    leaks: list[AuditLeak]
+    leaks_by_pair: dict[str, int]
 
 
 class TenantAuditKind(ReportKind):
     name = "tenant-audit"
-    required = ()
+    required = ("verdict", "tenants", "probes", "asking", "errors", "leaks", "hostile_tenants")
+
+    def typed(self, report: Fields) -> TenantAuditReport:
+        asking, errors, leaks = report.obj("asking"), report.obj("errors"), report.obj("leaks")
+        requests, hostile = asking.obj("requests"), report.obj("hostile_tenants")
+        unverified = report.obj("unverified")
+        return TenantAuditReport(
+            verdict=str(report.need("verdict")),
+            tenants=report.texts("tenants"),
+            top_k=int(report.need("top_k")),
+            probes=int(report.obj("probes").need("total")),
+            probes_by_kind=dict(report.obj("probes").obj("by_kind").data),
+            asking=AuditAsking(
+                int(requests.need("total")),
+                dict(requests.obj("by_part").data),
+                int(asking.need("rounds")),
+                list(asking.need("top_k_values")),
+                list(asking.obj("max_top_k").need("rejected")),
+                list(asking.need("concurrency_levels")),
+                str(asking.obj("detection_power").need("statement")),
+            ),
+            hostile={k: int(hostile.need(k)) for k in ("requests", "refused", "empty", "served")},
+            requests=int(errors.need("total")),
+            failed=int(errors.need("failed")),
+            failed_by_kind=dict(errors.obj("by_kind").data),
+            checked_chunks=int(report.need("checked_chunks")),
+            unattributed=int(report.obj("unattributed").need("count")),
+            label_mismatches=int(report.need("label_mismatches")),
+            unverified=int(unverified.need("count")),
+            unverified_records=[u.data for u in unverified.each("records")],
+            leaks=[AuditLeak.read(leak) for leak in leaks.each("records")],
+            leaks_by_pair=dict(leaks.obj("by_pair").data),
+        )
+
+    def terminal(self, report: TenantAuditReport) -> list[str]:
+        """Probes, how hard the audit looked, errors, what was checked, unverified requests, leaks, the verdict."""
+        asking, hostile = report.asking, report.hostile
+        rejected = asking.rejected_top_k
+        capped = f" (the service rejected top_k {', '.join(map(str, rejected))})" if rejected else ""
+        lines = [
+            f"tenants {len(report.tenants)}, probes {report.probes} "
+            f"({', '.join(f'{n} {k}' for k, n in report.probes_by_kind.items())}), top_k {report.top_k}",
+            f"requests: {asking.requests} sent in {asking.rounds} rounds "
+            f"({', '.join(f'{n} {part}' for part, n in asking.by_part.items())}); "
+            f"top_k {', '.join(map(str, asking.top_k_values))}{capped}; "
+            f"concurrency {', '.join(map(str, asking.concurrency_levels))}; owner asks first",
+            f"hostile tenant ids: {hostile['requests']} requests ({hostile['refused']} refused, "
+            f"{hostile['empty']} empty, {hostile['served']} served data)",
+            f"detection power: {asking.detection_power}",
+            f"errors: {report.failed} of {report.requests} requests failed"
+            + (
+                f" ({', '.join(f'{n} {k}' for k, n in report.failed_by_kind.items())})"
+                if report.failed
+                else ""
+            ),
+            f"chunks checked {report.checked_chunks}, unattributed {report.unattributed}, "
+            f"label mismatches {report.label_mismatches}",
+        ]
+        if report.unverified:
+            lines.append(
+                f"UNVERIFIED: {report.unverified} probe requests failed even in plain form (not checked):"
+            )
+            lines += [
+                f"  probe {u['probe_id']} as {u['caller']!r} at top_k {u['top_k']}: {u['reason']}"
+                for u in report.unverified_records[:LISTED]
+            ]
+        if report.leaks:
+            lines += _leak_lines(report)
+        return [*lines, VERDICTS[report.verdict]]
+
+
+def _leak_lines(report: TenantAuditReport) -> list[str]:
+    leaks = report.leaks
+    hostile = [leak for leak in leaks if leak.hostile]
+    lines = [
+        f"LEAKS: {len(leaks)} foreign chunks served "
+        f"({len(leaks) - len(hostile)} to other tenants, {len(hostile)} to hostile tenant ids)"
+    ]
+    lines += [f"  {pair}: {n}" for pair, n in report.leaks_by_pair.items() if "'" not in pair][:20]
+    callers = list(dict.fromkeys(repr(leak.caller) for leak in hostile))
+    if callers:
+        more = f" and {len(callers) - 12} more" if len(callers) > 12 else ""
+        lines.append(f"  hostile ids that were served data: {', '.join(callers[:12])}{more}")
+    for leak in leaks[:LISTED]:
+        asked = leak.asked
+        how = (
+            f" at top_k {asked['top_k']}, round {asked['round']}, request #{asked['sequence']}"
+            if asked
+            else ""
+        )
+        lines.append(
+            f"  probe {leak.probe_id} asked as {leak.caller!r}{how}: {leak.chunk_id} at rank {leak.rank} "
+            f"belongs to {', '.join(leak.owners)} (by {leak.attributed_by}; labelled {leak.claimed_tenant!r})"
+        )
+    if len(leaks) > LISTED:
+        lines.append(f"  ... {len(leaks) - LISTED} more in the report")
+    return lines
 
 
 KIND = TenantAuditKind()
