@@ -75,14 +75,9 @@ def run(args: argparse.Namespace) -> int:
             max_k=args.max_k,
             families=families,
         )
-    print(result.table())
-    c = result.cases
-    print(
-        f"means over {c['answerable']} answerable cases (missing/errors score 0); tokens: mean over "
-        f"{c['answered']} answered cases of the top-k contents"
-    )
-    for note in result.notes:
-        print(f"note: {note}")
+    from ragaudit.report.terminal import render_terminal
+
+    print(render_terminal(result.to_dict()))
     if args.out:
         result.write_json(args.out)
         print(f"written to {args.out}")

@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 
 from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
-from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.corpus.chunkers import chunk_corpus, count_tokens, make_chunker
 from ragaudit.corpus.loading import Corpus, load_corpus
 from ragaudit.corpus.projection import project_cases
@@ -71,14 +70,6 @@ class KSweep:
     @property
     def max_k(self) -> int:
         return len(self.rows)
-
-    def table(self) -> str:
-        headers = ["k", *(f"{f}@k" for f in self.families), "tokens"]
-        rows = [
-            [str(r["k"]), *(fmt_number(r[f]) for f in self.families), fmt_number(r["context_tokens"], 1)]
-            for r in self.rows
-        ]
-        return render_table(headers, rows)
 
     def to_dict(self) -> dict[str, Any]:
         pipeline = self.source.get("pipeline")

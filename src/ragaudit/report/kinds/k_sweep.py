@@ -3,12 +3,57 @@ sections every report shares)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
+from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.report.kinds.base import ReportKind
+from ragaudit.report.kinds.fields import Fields
+
+
+@dataclass(frozen=True)
+class KSweepReport:
+    """A k-sweep report, typed: ``families`` and every row's ``k``, family values and ``context_tokens``."""
+
+    families: list[str]
+    rows: list[dict[str, Any]]
+    answerable: int
+    answered: int
+    notes: list[str]
 
 
 class KSweepKind(ReportKind):
     name = "k-sweep"
     required = ("families", "rows[].k")
+
+    def typed(self, report: Fields) -> KSweepReport:
+        families = report.texts("families")
+        rows = [
+            {
+                "k": int(r.need("k")),
+                "context_tokens": r.need("context_tokens"),
+                **{f: r.need(f) for f in families},
+            }
+            for r in report.each("rows")
+        ]
+        cases = report.obj("cases")
+        return KSweepReport(
+            families, rows, int(cases.need("answerable")), int(cases.need("answered")), report.texts("notes")
+        )
+
+    def terminal(self, report: KSweepReport) -> list[str]:
+        """Each family's mean at every k and the mean context tokens, then what the means are over."""
+        headers = ["k", *(f"{f}@k" for f in report.families), "tokens"]
+        rows = [
+            [str(r["k"]), *(fmt_number(r[f]) for f in report.families), fmt_number(r["context_tokens"], 1)]
+            for r in report.rows
+        ]
+        return [
+            render_table(headers, rows),
+            f"means over {report.answerable} answerable cases (missing/errors score 0); tokens: mean over "
+            f"{report.answered} answered cases of the top-k contents",
+            *(f"note: {note}" for note in report.notes),
+        ]
 
 
 KIND = KSweepKind()
