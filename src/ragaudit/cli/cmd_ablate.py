@@ -74,20 +74,9 @@ def run(args: argparse.Namespace) -> int:
             where=args.config,
         )
     )
-    print(result.variants_table())
-    print()
-    print(result.gains_table())
-    inv = result.invariants
-    print(
-        f"gain = metric with the component - metric without; remove-one: full vs full-minus-t, add-one: "
-        f"bare-plus-t vs bare; * = significant at alpha {args.alpha} (paired randomization test, "
-        f"Holm-corrected across all {len(result.gains)} gains)"
-    )
-    print(
-        f"invariants checked: every variant scored the same {inv['cases']} cases ({inv['answerable']} "
-        f"answerable), each under the same tenant ({', '.join(inv['tenants'])}), top_k {inv['top_k']}, "
-        "same dataset and policy"
-    )
+    from ragaudit.report.terminal import render_terminal
+
+    print(render_terminal(result.to_dict()))
     print(f"written to {args.out_dir}/ablation.json (and one eval report per variant)")
     from ragaudit.cli.outcome import exit_code, result_outcome
 

@@ -43,7 +43,6 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
-from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.schema import Dataset
 from ragaudit.errors import InputError
@@ -253,41 +252,6 @@ class AblationResult:
     seed: int
     context_k: int
     created_at: str = field(default_factory=utc_timestamp)
-
-    def variants_table(self) -> str:
-        headers = ["variant", "on", *self.metrics, "p50 ms", "p95 ms", f"tokens@{self.context_k}"]
-        rows = []
-        for v in self.variants:
-            o = self.outcomes[v.name]
-            latency = o.result.latency() or {}
-            rows.append(
-                [
-                    v.name + (f" (= {v.same_as})" if v.same_as else ""),
-                    ",".join(v.on) or "-",
-                    *(fmt_number(o.result.metrics[m]) for m in self.metrics),
-                    fmt_number(latency.get("p50"), 1),
-                    fmt_number(latency.get("p95"), 1),
-                    fmt_number(o.context_tokens, 0),
-                ]
-            )
-        return render_table(headers, rows)
-
-    def gains_table(self) -> str:
-        rows = []
-        for toggle in self.toggles:
-            for analysis in ("remove-one", "add-one"):
-                cells = [toggle, analysis]
-                for m in self.metrics:
-                    found = [
-                        g.comparison
-                        for g in self.gains
-                        if g.toggle == toggle and g.analysis == analysis and g.comparison.metric == m
-                    ]
-                    cells.append(
-                        f"{found[0].delta:+.4f}{'*' if found[0].significant else ''}" if found else "-"
-                    )
-                rows.append(cells)
-        return render_table(["toggle", "analysis", *self.metrics], rows)
 
     def to_dict(self) -> dict[str, Any]:
         first = self.outcomes[self.variants[0].name].result

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.report.kinds.base import ReportKind
+from ragaudit.report.kinds.fields import Fields, Latency, Paired
 from ragaudit.report.sections import part
 
 if TYPE_CHECKING:
@@ -13,9 +16,83 @@ if TYPE_CHECKING:
     from ragaudit.report.view import ReportView
 
 
+@dataclass(frozen=True)
+class AblationVariant:
+    name: str
+    on: list[str]
+    same_as: str | None
+    metrics: dict[str, Any]
+    latency: Latency | None
+    context_tokens: int | float | None
+
+
+@dataclass(frozen=True)
+class AblationGain:
+    toggle: str
+    analysis: str
+    """``remove-one`` or ``add-one``."""
+    comparison: Paired
+
+
+@dataclass(frozen=True)
+class AblationReport:
+    """An ablation report, typed: the variants, the gains, the metrics and the invariants are required."""
+
+    toggles: list[str]
+    metrics: list[str]
+    variants: list[AblationVariant]
+    gains: list[AblationGain]
+    alpha: Any
+    context_k: Any
+    invariants: Mapping[str, Any]
+    """``cases``, ``answerable``, ``tenants`` and ``top_k`` every variant shared."""
+
+
+def _variant(v: Fields) -> AblationVariant:
+    same_as, tokens = v.opt("same_as"), v.opt("context_tokens")
+    return AblationVariant(
+        str(v.need("name")),
+        v.texts("on"),
+        None if same_as is None else str(same_as),
+        dict(v.obj("metrics").data),
+        Latency.read(v.opt("latency_ms")),
+        tokens if isinstance(tokens, (int, float)) and not isinstance(tokens, bool) else None,
+    )
+
+
 class AblationKind(ReportKind):
     name = "ablation"
     required = ("variants", "gains")
+
+    def typed(self, report: Fields) -> AblationReport:
+        invariants = report.obj("invariants", required=False)
+        return AblationReport(
+            report.texts("toggles"),
+            report.texts("metrics"),
+            [_variant(v) for v in report.each("variants")],
+            [
+                AblationGain(str(g.need("toggle")), str(g.need("analysis")), Paired.read(g))
+                for g in report.each("gains")
+            ],
+            report.opt("alpha"),
+            report.opt("context_k"),
+            {k: invariants.opt(k) for k in ("cases", "answerable", "tenants", "top_k")},
+        )
+
+    def terminal(self, report: AblationReport) -> list[str]:
+        """The variants table, the gains table (``*``: significant), what a gain is and the invariants."""
+        inv = report.invariants
+        return [
+            _variants_table(report),
+            "",
+            _gains_table(report),
+            f"gain = metric with the component - metric without; remove-one: full vs full-minus-t, add-one: "
+            f"bare-plus-t vs bare; * = significant at alpha {report.alpha} (paired randomization test, "
+            f"Holm-corrected across all {len(report.gains)} gains)",
+            f"invariants checked: every variant scored the same {inv['cases']} cases ({inv['answerable']} "
+            f"answerable), each under the same tenant ({', '.join(map(str, inv['tenants'] or []))}), top_k "
+            f"{inv['top_k']}, same dataset and policy",
+        ]
 
     def title(self, report: Mapping[str, Any]) -> str:
         return f"components of {part(report, 'base').get('name', 'the pipeline')}"
@@ -29,6 +106,43 @@ class AblationKind(ReportKind):
         from ragaudit.report.html_experiments import ablation_section
 
         return [ablation_section(view)]
+
+
+def _variants_table(report: AblationReport) -> str:
+    headers = ["variant", "on", *report.metrics, "p50 ms", "p95 ms", f"tokens@{report.context_k}"]
+    rows = []
+    for v in report.variants:
+        latency = v.latency or Latency(None, None, None, None)
+        rows.append(
+            [
+                v.name + (f" (= {v.same_as})" if v.same_as else ""),
+                ",".join(v.on) or "-",
+                *(fmt_number(v.metrics[m]) for m in report.metrics),
+                fmt_number(latency.p50, 1),
+                fmt_number(latency.p95, 1),
+                fmt_number(v.context_tokens, 0),
+            ]
+        )
+    return render_table(headers, rows)
+
+
+def _gains_table(report: AblationReport) -> str:
+    rows = []
+    for toggle in report.toggles:
+        for analysis in ("remove-one", "add-one"):
+            cells = [toggle, analysis]
+            for m in report.metrics:
+                found = [
+                    g.comparison
+                    for g in report.gains
+                    if g.toggle == toggle and g.analysis == analysis and g.comparison.metric == m
+                ]
+                delta = found[0].delta if found else None
+                cells.append(
+                    f"{delta:+.4f}{'*' if found[0].significant else ''}" if delta is not None else "-"
+                )
+            rows.append(cells)
+    return render_table(["toggle", "analysis", *report.metrics], rows)
 
 
 KIND = AblationKind()
