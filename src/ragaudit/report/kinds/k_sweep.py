@@ -13,12 +13,13 @@ from ragaudit.report.kinds.fields import Fields
 
 @dataclass(frozen=True)
 class KSweepReport:
-    """A k-sweep report, typed: ``families`` and every row's ``k``, family values and ``context_tokens``."""
+    """A k-sweep report, typed: ``families`` and every row's ``k`` are required; a family's value or the
+    row's ``context_tokens`` reads as None (``-``) where a row leaves it out."""
 
     families: list[str]
     rows: list[dict[str, Any]]
-    answerable: int
-    answered: int
+    answerable: int | None
+    answered: int | None
     notes: list[str]
 
 
@@ -31,14 +32,14 @@ class KSweepKind(ReportKind):
         rows = [
             {
                 "k": int(r.need("k")),
-                "context_tokens": r.need("context_tokens"),
-                **{f: r.need(f) for f in families},
+                "context_tokens": r.opt("context_tokens"),
+                **{f: r.opt(f) for f in families},
             }
             for r in report.each("rows")
         ]
-        cases = report.obj("cases")
+        cases = report.obj("cases", required=False)
         return KSweepReport(
-            families, rows, int(cases.need("answerable")), int(cases.need("answered")), report.texts("notes")
+            families, rows, cases.opt("answerable"), cases.opt("answered"), report.texts("notes")
         )
 
     def terminal(self, report: KSweepReport) -> list[str]:
