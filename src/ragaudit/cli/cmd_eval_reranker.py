@@ -44,7 +44,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ragaudit.artifacts.tables import fmt_number
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.data.loading import load_dataset
     from ragaudit.experiments.reranker_eval import evaluate_reranker
@@ -73,23 +72,9 @@ def run(args: argparse.Namespace) -> int:
             qdrant_url=args.qdrant_url,
         )
     )
-    print(result.table())
-    print(
-        f"reranker {result.reranker} over the first stage's top {result.top_n}: first-stage "
-        f"{result.recall_metric} = {fmt_number(result.first_stage_recall)} (the share of relevant items "
-        "it can reorder at all); oracle = the candidates in ideal order by grade; captured = "
-        "(after - before) / (oracle - before)"
-    )
-    print(f"* = significant at alpha {args.alpha} (paired randomization test, Holm-corrected)")
-    latency = result.latency()
-    first, added = latency["first_stage"], latency["rerank_added"]
-    if first and added:
-        print(
-            f"latency ms: first stage p50 {first['p50']:.1f} p95 {first['p95']:.1f}; the reranker adds "
-            f"p50 {added['p50']:.1f} p95 {added['p95']:.1f} ({latency['cases']} cases)"
-        )
-    for note in result.notes:
-        print(f"note: {note}")
+    from ragaudit.report.terminal import render_terminal
+
+    print(render_terminal(result.to_dict()))
     if args.out:
         result.write_json(args.out)
         print(f"written to {args.out}")

@@ -35,7 +35,6 @@ from types import MappingProxyType
 from typing import Any
 
 from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
-from ragaudit.artifacts.tables import delta_cells, delta_ci_label, fmt_number, render_table
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import CaseRun, RankedItem, Run
 from ragaudit.data.schema import Dataset, GoldenCase
@@ -190,22 +189,6 @@ class RerankerEvaluation:
                 }
             )
         return rows
-
-    def table(self) -> str:
-        rows = [
-            [
-                r["metric"],
-                fmt_number(r["before"]),
-                fmt_number(r["after"]),
-                *delta_cells(r),
-                fmt_number(r["ceiling"]),
-                "-" if r["headroom_captured"] is None else f"{100 * r['headroom_captured']:.0f}%",
-            ]
-            for r in self.summary()
-        ]
-        ci = delta_ci_label(self.comparison["comparisons"], short=True)
-        headers = ["metric", "before", "after", "delta", ci, "p (Holm)", "W/T/L", "oracle", "captured"]
-        return render_table(headers, rows)
 
     def per_case(self) -> list[dict[str, Any]]:
         added = self.added_ms()
