@@ -24,6 +24,7 @@ from ragaudit.experiments.rewrite_eval import RewriteEvaluation, evaluate_rewrit
 from ragaudit.metrics.names import parse_metrics
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.config import preset
+from ragaudit.report.terminal import render_terminal
 
 SPECS = parse_metrics("R@5,nDCG@10")
 LLM_ANSWERS = {
@@ -111,7 +112,7 @@ def test_llm_rewrite_flags_lost_entities_even_when_recall_improves(
     assert row["flagged"] and row["flagged_with_gain"] and row["rewritten_query"] == pro.sent
     assert row["constraints"]["lost"] == [{"kind": "entity", "text": "pro", "key": "pro", "slot": "plan"}]
     assert row["latency_ms"]["rewriter"] > 0 and row["latency_ms"]["added"] is not None
-    assert "FLAG acme-pricing-002" in result.table()
+    assert "FLAG acme-pricing-002" in render_terminal(result.to_dict())
 
 
 def test_vocabulary_aliases_clear_a_rewrite_that_spells_the_plan_out() -> None:

@@ -121,7 +121,9 @@ def run(args: argparse.Namespace) -> int:
             report_dir=args.reports_dir,
         )
     )
-    print(result.table(args.show))
+    from ragaudit.report.terminal import render_terminal
+
+    print(render_terminal(result.to_dict(), limit=args.show))
     result.write_json(args.out)
     print(f"rewrite evaluation written to {args.out}")
     from ragaudit.cli.outcome import exit_code, result_outcome

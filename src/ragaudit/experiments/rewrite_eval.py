@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
-from ragaudit.artifacts.tables import delta_cells, delta_ci_label, fmt_number, render_table
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import Run
 from ragaudit.data.schema import Dataset
@@ -297,59 +296,6 @@ class RewriteEvaluation:
     def write_json(self, path: str | Path) -> None:
         """The artifact as strict JSON (an undefined value, NaN, is written as ``null``)."""
         write_artifact(self.to_dict(), path)
-
-    def table(self, show: int = 10) -> str:
-        """Metrics with significance, latency, the constraint summary and the first ``show`` flagged cases."""
-        rows = []
-        for c in self.comparison.get("comparisons", []):
-            rows.append(
-                [c["metric"], fmt_number(c["baseline_mean"]), fmt_number(c["system_mean"]), *delta_cells(c)]
-            )
-        lines = [
-            render_table(
-                [
-                    "metric",
-                    "baseline",
-                    "rewrite",
-                    "delta",
-                    delta_ci_label(self.comparison.get("comparisons", [])),
-                    "p (Holm)",
-                    "W/T/L",
-                ],
-                rows,
-            ),
-            f"* = significant at alpha {self.comparison.get('alpha', 0.05)} (paired randomization test, "
-            f"Holm-corrected across {len(rows)} metrics); rewriter: {self.rewriter}",
-        ]
-        lat = self.latency()
-        if lat["added"] is not None:
-            lines.append(
-                f"latency ms: baseline p50 {lat['baseline']['p50']:.2f}, with rewrite p50 "
-                f"{lat['rewrite']['p50']:.2f}; added per query mean {lat['added']['mean']:+.2f} "
-                f"(p50 {lat['added']['p50']:+.2f}, p95 {lat['added']['p95']:+.2f})"
-                + (f"; in the rewriter mean {lat['rewriter']['mean']:.2f}" if lat["rewriter"] else "")
-            )
-        s = self.constraint_summary()
-        lost = ", ".join(f"{k} {v}" for k, v in s["lost_by_kind"].items()) or "none"
-        lines.append(
-            f"constraints: {s['rewritten']} of {s['cases']} queries changed; {s['flagged']} flagged "
-            f"(lost something; {s['flagged_with_gain']} of them although {self.primary_metric} improved); "
-            f"lost by kind: {lost}; swaps {s['swapped']}"
-        )
-        for case in self.flagged()[:show]:
-            check = case.check
-            lost_items = ", ".join(f"{c.kind} {c.text!r}" for c in check.lost) if check else ""
-            swaps = "; ".join(f"{a.text!r} -> {b.text!r}" for a, b in check.swapped) if check else ""
-            gain = case.delta(self.primary_metric)
-            lines.append(
-                f"  FLAG {case.id}: {case.query!r} -> {case.sent!r}: lost {lost_items}"
-                + (f"; swapped {swaps}" if swaps else "")
-                + (f" ({self.primary_metric} {gain:+.2f})" if not math.isnan(gain) else "")
-            )
-        if len(self.flagged()) > show:
-            lines.append(f"  ... and {len(self.flagged()) - show} more flagged cases in the JSON report")
-        lines += [f"note: {n}" for n in self.notes[:10]]
-        return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------------ running

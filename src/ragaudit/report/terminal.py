@@ -14,12 +14,13 @@ from ragaudit.errors import InputError
 from ragaudit.report.kinds import report_kind
 
 
-def render_terminal(report: Mapping[str, Any], source: str = "report") -> str:
-    """The terminal text of ``report`` (a ``to_dict()`` or a parsed JSON report)."""
+def render_terminal(report: Mapping[str, Any], source: str = "report", limit: int = 10) -> str:
+    """The terminal text of ``report`` (a ``to_dict()`` or a parsed JSON report); lists show at most
+    ``limit`` items."""
     name = str(report.get("kind", ""))
     kind = report_kind(name)
     if kind is None:
         raise InputError(
             source, None, f"no report kind {name!r} is registered", "install the package that adds it"
         )
-    return "\n".join(kind.terminal(kind.from_json(report, source)))
+    return "\n".join(kind.terminal(kind.from_json(report, source), limit))

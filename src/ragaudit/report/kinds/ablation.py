@@ -79,7 +79,7 @@ class AblationKind(ReportKind):
             {k: invariants.opt(k) for k in ("cases", "answerable", "tenants", "top_k")},
         )
 
-    def terminal(self, report: AblationReport) -> list[str]:
+    def terminal(self, report: AblationReport, limit: int = 10) -> list[str]:
         """The variants table, the gains table (``*``: significant), what a gain is and the invariants."""
         inv = report.invariants
         return [

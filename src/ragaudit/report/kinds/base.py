@@ -85,8 +85,9 @@ class ReportKind:
         """The typed view of the report ``view`` renders (read once by ``build_view``)."""
         return view.typed if view.typed is not None else self.from_json(view.report)
 
-    def terminal(self, report: Any) -> list[str]:
-        """What the command that wrote a report of this kind prints, from its typed view."""
+    def terminal(self, report: Any, limit: int = 10) -> list[str]:
+        """What the command that wrote a report of this kind prints, from its typed view; lists (missing
+        cases, errors, leaks, flagged rewrites) show at most ``limit`` items."""
         return []
 
     def title(self, report: Mapping[str, Any]) -> str | None:

@@ -86,7 +86,7 @@ class BenchmarkKind(ReportKind):
     def title(self, report: Mapping[str, Any]) -> str:
         return ", ".join(p.name for p in self.from_json(report).pipelines)
 
-    def terminal(self, report: BenchmarkReport) -> list[str]:
+    def terminal(self, report: BenchmarkReport, limit: int = 10) -> list[str]:
         """The pipelines table (``*``: significantly different from the baseline) and the invariants."""
         metrics = report.metric_names
         rows = []

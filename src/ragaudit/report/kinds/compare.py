@@ -47,7 +47,7 @@ class CompareKind(ReportKind):
         typed = self.from_json(report)
         return f"{', '.join(typed.systems)} vs {typed.baseline}"
 
-    def terminal(self, report: CompareReport) -> list[str]:
+    def terminal(self, report: CompareReport, limit: int = 10) -> list[str]:
         """The table of paired comparisons and what the star means."""
         rows = [
             [c.metric, c.system, fmt_number(c.baseline_mean), fmt_number(c.system_mean), *delta_cells(c.data)]

@@ -14,9 +14,6 @@ from ragaudit.verdict import CheckVerdict
 if TYPE_CHECKING:
     from ragaudit.report.view import ReportView
 
-LISTED = 10
-"""The terminal lists at most this many missing cases, errors, leaks and notes."""
-
 
 @dataclass(frozen=True)
 class EvalCounts:
@@ -70,7 +67,7 @@ class EvalKind(ReportKind):
             leaks=[r.data for r in security.each("records", required=False)],
         )
 
-    def terminal(self, report: EvalReport) -> list[str]:
+    def terminal(self, report: EvalReport, limit: int = 10) -> list[str]:
         """The metrics table, the counts, the policy, latency, missing cases, errors, tenant isolation and leaks."""
         c, policy = report.counts, report.policy
         lines = [
@@ -88,9 +85,9 @@ class EvalKind(ReportKind):
                 f"latency ms: p50 {latency.p50 or 0:.1f}  p95 {latency.p95 or 0:.1f}  p99 {latency.p99 or 0:.1f}"
             )
         if report.missing:
-            shown = ", ".join(report.missing[:LISTED]) + (" ..." if len(report.missing) > LISTED else "")
+            shown = ", ".join(report.missing[:limit]) + (" ..." if len(report.missing) > limit else "")
             lines.append(f"missing from the run: {shown}")
-        lines += [f"error in {cid}: {error}" for cid, error in report.errors[:LISTED]]
+        lines += [f"error in {cid}: {error}" for cid, error in report.errors[:limit]]
         if report.isolation is not None:
             lines.append(report.isolation.line())
         if report.leaks:
@@ -101,9 +98,9 @@ class EvalKind(ReportKind):
             lines += [
                 f"  leak in {leak['case_id']}: {leak['chunk_id']} (rank {leak['rank']}) owned by "
                 f"{leak['claimed_tenant']!r}, asked as {leak['caller_tenant']!r}"
-                for leak in report.leaks[:LISTED]
+                for leak in report.leaks[:limit]
             ]
-        return lines + [f"note: {n}" for n in report.notes[:LISTED]]
+        return lines + [f"note: {n}" for n in report.notes[:limit]]
 
     def markdown(self, view: ReportView) -> list[str]:
         from ragaudit.report import markdown as md

@@ -42,7 +42,7 @@ class KSweepKind(ReportKind):
             families, rows, cases.opt("answerable"), cases.opt("answered"), report.texts("notes")
         )
 
-    def terminal(self, report: KSweepReport) -> list[str]:
+    def terminal(self, report: KSweepReport, limit: int = 10) -> list[str]:
         """Each family's mean at every k and the mean context tokens, then what the means are over."""
         headers = ["k", *(f"{f}@k" for f in report.families), "tokens"]
         rows = [

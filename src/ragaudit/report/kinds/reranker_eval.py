@@ -53,7 +53,7 @@ class RerankerEvalKind(ReportKind):
             report.texts("notes"),
         )
 
-    def terminal(self, report: RerankerEvalReport) -> list[str]:
+    def terminal(self, report: RerankerEvalReport, limit: int = 10) -> list[str]:
         """Before / after / oracle per metric, the first stage's recall, the reranker's added latency, notes."""
         rows = [
             [

@@ -9,8 +9,6 @@ from typing import Any
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.fields import Fields
 
-LISTED = 10
-"""The terminal lists at most this many unverified requests and leaks."""
 VERDICTS = {
     "clean": "verdict: clean (no foreign chunk served)",
     "leak": "verdict: LEAK (release blocker)",
@@ -121,7 +119,7 @@ class TenantAuditKind(ReportKind):
             leaks_by_pair=dict(leaks.obj("by_pair").data),
         )
 
-    def terminal(self, report: TenantAuditReport) -> list[str]:
+    def terminal(self, report: TenantAuditReport, limit: int = 10) -> list[str]:
         """Probes, how hard the audit looked, errors, what was checked, unverified requests, leaks, the verdict."""
         asking, hostile = report.asking, report.hostile
         rejected = asking.rejected_top_k
@@ -151,14 +149,14 @@ class TenantAuditKind(ReportKind):
             )
             lines += [
                 f"  probe {u['probe_id']} as {u['caller']!r} at top_k {u['top_k']}: {u['reason']}"
-                for u in report.unverified_records[:LISTED]
+                for u in report.unverified_records[:limit]
             ]
         if report.leaks:
-            lines += _leak_lines(report)
+            lines += _leak_lines(report, limit)
         return [*lines, VERDICTS[report.verdict]]
 
 
-def _leak_lines(report: TenantAuditReport) -> list[str]:
+def _leak_lines(report: TenantAuditReport, limit: int) -> list[str]:
     leaks = report.leaks
     hostile = [leak for leak in leaks if leak.hostile]
     lines = [
@@ -170,7 +168,7 @@ def _leak_lines(report: TenantAuditReport) -> list[str]:
     if callers:
         more = f" and {len(callers) - 12} more" if len(callers) > 12 else ""
         lines.append(f"  hostile ids that were served data: {', '.join(callers[:12])}{more}")
-    for leak in leaks[:LISTED]:
+    for leak in leaks[:limit]:
         asked = leak.asked
         how = (
             f" at top_k {asked['top_k']}, round {asked['round']}, request #{asked['sequence']}"
@@ -181,8 +179,8 @@ def _leak_lines(report: TenantAuditReport) -> list[str]:
             f"  probe {leak.probe_id} asked as {leak.caller!r}{how}: {leak.chunk_id} at rank {leak.rank} "
             f"belongs to {', '.join(leak.owners)} (by {leak.attributed_by}; labelled {leak.claimed_tenant!r})"
         )
-    if len(leaks) > LISTED:
-        lines.append(f"  ... {len(leaks) - LISTED} more in the report")
+    if len(leaks) > limit:
+        lines.append(f"  ... {len(leaks) - limit} more in the report")
     return lines
 
 
