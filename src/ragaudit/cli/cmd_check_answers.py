@@ -159,7 +159,6 @@ def run(args: argparse.Namespace) -> int:
         add_answer_checks,
         add_context_quality,
         build_contexts,
-        summary_text,
     )
     from ragaudit.context.claims import harvest_plan_names
     from ragaudit.context.groundedness import GroundednessChecker
@@ -193,7 +192,9 @@ def run(args: argparse.Namespace) -> int:
     )
     if notes:
         source.report["notes"] = [*source.report.get("notes", []), *notes]
-    print(summary_text(source.report))
+    from ragaudit.report.terminal import render_terminal
+
+    print(render_terminal(source.report))
     if args.out:
         write_artifact(source.report, args.out)
         print(f"report written to {args.out}")

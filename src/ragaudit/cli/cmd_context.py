@@ -108,15 +108,16 @@ def retrieval_outcome(args: argparse.Namespace, source: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from ragaudit.artifacts.envelope import write_artifact
-    from ragaudit.context.audit import add_context_quality, build_contexts, summary_text
+    from ragaudit.context.audit import add_context_quality, build_contexts
     from ragaudit.context.tokens import token_counter
+    from ragaudit.report.terminal import render_terminal
 
     counter = token_counter(args.tokenizer)
     options = context_options(args)
     source = load_source(args)
     contexts = build_contexts(source, counter, options)
     add_context_quality(source, contexts, counter, options)
-    print(summary_text(source.report))
+    print(render_terminal(source.report))
     if args.out:
         write_artifact(source.report, args.out)
         print(f"report written to {args.out}")

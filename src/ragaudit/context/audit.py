@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.context.abstention import generated_abstention, retrieval_abstention
 from ragaudit.context.answers import Answer
 from ragaudit.context.assemble import AssembledContext, ChunkLookup, assemble_context
@@ -244,41 +243,3 @@ def judge_jobs(
         if answer is not None and answer.text is not None and not is_decline(answer.text):
             out.append((case.id, case.query, contexts[case.id].prompt_text(), answer.text))
     return out
-
-
-def summary_text(report: Mapping[str, Any]) -> str:
-    """The figures a terminal user wants first: context quality, abstention, groundedness, attribution."""
-    rows: list[list[str]] = []
-    quality = report.get("context_quality", {})
-    settings, summary = quality.get("settings", {}), quality.get("summary", {})
-    for key in (
-        "precision_chunks",
-        "precision_tokens",
-        "evidence_coverage",
-        "evidence_present_rate",
-        "redundancy",
-        "staleness",
-        "tokens_mean",
-    ):
-        rows.append([f"context {key}", fmt_number(summary.get(key))])
-    retrieval = report.get("abstention", {}).get("retrieval", {})
-    rows.append(["abstention AUROC (top score)", fmt_number(retrieval.get("auroc"))])
-    best = retrieval.get("best_threshold") or {}
-    if best:
-        rows.append(["  best threshold", fmt_number(best.get("threshold"))])
-        rows.append(["  abstention accuracy", fmt_number(best.get("accuracy"))])
-        rows.append(["  answerable coverage", fmt_number(best.get("answerable_coverage"))])
-    grounded = report.get("groundedness")
-    if grounded:
-        for key in ("checked", "grounded", "ungrounded", "declined", "correct", "incorrect", "no_answer"):
-            rows.append([f"answers {key}", fmt_number(grounded.get(key))])
-        generated = report.get("abstention", {}).get("generated", {})
-        rows.append(["  declined unanswerable (rate)", fmt_number(generated.get("abstention_rate"))])
-        rows.append(["  declined answerable (rate)", fmt_number(generated.get("false_abstention_rate"))])
-        for label, count in report.get("attribution", {}).get("counts", {}).items():
-            rows.append([f"attribution {label}", fmt_number(count)])
-    head = (
-        f"k={settings.get('k')}, token budget={settings.get('token_budget')}, "
-        f"tokenizer={settings.get('tokenizer')}, chunking={settings.get('chunking')}"
-    )
-    return head + "\n" + render_table(["figure", "value"], rows)
