@@ -31,6 +31,7 @@ from ragaudit.experiments.chunking_sweep import (
 from ragaudit.metrics.names import parse_metrics
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.config import ChunkingConfig, preset
+from ragaudit.report.terminal import render_terminal
 
 SPECS = parse_metrics("R@5,nDCG@10")
 
@@ -146,7 +147,7 @@ def test_artifact_and_significance_against_the_best_point(demo_sweep: SweepResul
         assert (row["versus_best"] is None) == (row["name"] == best.name)
     # fixed 32-token windows lose a lot of chunk-level recall: significant after Holm correction
     assert next(p for p in report["points"] if p["name"] == "fixed-32-0")["versus_best"]["significant"]
-    assert "(best)" in demo_sweep.table()
+    assert "(best)" in render_terminal(demo_sweep.to_dict())
 
 
 # ------------------------------------------------------------------------------------------ labels

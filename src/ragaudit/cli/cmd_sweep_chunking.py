@@ -92,7 +92,9 @@ def run(args: argparse.Namespace) -> int:
             report_dir=args.reports_dir,
         )
     )
-    print(result.table())
+    from ragaudit.report.terminal import render_terminal
+
+    print(render_terminal(result.to_dict()))
     result.write_json(args.out)
     print(f"chunking sweep written to {args.out}")
     from ragaudit.cli.outcome import exit_code, result_outcome

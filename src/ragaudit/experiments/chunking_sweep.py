@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
-from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.corpus.chunkers import count_tokens
 from ragaudit.corpus.loading import Corpus
 from ragaudit.corpus.model import Chunk
@@ -365,42 +364,6 @@ class SweepResult:
     def write_json(self, path: str | Path) -> None:
         """The artifact as strict JSON (an undefined value, NaN, is written as ``null``)."""
         write_artifact(self.to_dict(), path)
-
-    def table(self) -> str:
-        metrics = list(self.points[0].result.metrics) if self.points else []
-        k = self.context_k
-        headers = [
-            "chunking", *metrics, f"tokP@{k}", f"tokR@{k}", f"IoU@{k}", "split", "chunks", "tok/chunk",
-            "build s", "embed s", "p50 ms",
-        ]  # fmt: skip
-        rows = []
-        for p in self.points:
-            versus = self.versus_best(p.name)
-            cells = [p.name + (" (best)" if p.name == self.best else "")]
-            for m in metrics:
-                worse = versus is not None and m == self.primary_metric and versus["significant"]
-                cells.append(fmt_number(p.result.metrics[m]) + ("*" if worse else ""))
-            latency = p.result.latency() or {}
-            cells += [
-                fmt_number(p.tokens.precision, 3),
-                fmt_number(p.tokens.recall, 3),
-                fmt_number(p.tokens.iou, 3),
-                f"{p.spans['split']}/{p.spans['spans']}",
-                fmt_number(p.index["chunks"]),
-                fmt_number(p.index["mean_chunk_tokens"], 0),
-                fmt_number(p.index["build_seconds"], 2),
-                fmt_number(p.index["embed_seconds"], 2),
-                fmt_number(latency.get("p50"), 1),
-            ]
-            rows.append(cells)
-        lines = [
-            render_table(headers, rows),
-            f"labels: evidence spans projected onto each chunking; * = {self.primary_metric} significantly "
-            f"below the best point {self.best} (paired randomization test, Holm-corrected); "
-            f"split = evidence spans no single chunk contains",
-        ]
-        lines += [f"skipped {s}" for s in self.skipped]
-        return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------------ running

@@ -4,18 +4,103 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.report.kinds.base import ReportKind
+from ragaudit.report.kinds.fields import Fields, Latency
 from ragaudit.report.sections import part
+
+
+@dataclass(frozen=True)
+class ChunkingPoint:
+    """One chunking configuration: ``name`` and ``metrics`` are required, the rest reads as None."""
+
+    name: str
+    metrics: dict[str, Any]
+    token_level: Mapping[str, Any]
+    """``precision``, ``recall`` and ``iou`` of the top-k chunks' tokens against the evidence."""
+    spans: Mapping[str, Any]
+    index: Mapping[str, Any]
+    latency: Latency | None
+    worse_than_best: bool
+    """The primary metric is significantly below the best point's."""
+
+
+@dataclass(frozen=True)
+class ChunkingSweepReport:
+    points: list[ChunkingPoint]
+    best: Any
+    primary_metric: Any
+    context_k: Any
+    skipped: list[str]
+
+
+def _point(p: Fields) -> ChunkingPoint:
+    versus = p.obj("versus_best", required=False)
+    return ChunkingPoint(
+        str(p.need("name")),
+        dict(p.obj("metrics").data),
+        p.obj("token_level", required=False).data,
+        p.obj("spans", required=False).data,
+        p.obj("index", required=False).data,
+        Latency.read(p.opt("latency_ms")),
+        versus.opt("significant") is True,
+    )
 
 
 class ChunkingSweepKind(ReportKind):
     name = "chunking-sweep"
     required = ("points[].name", "points[].metrics")
 
+    def typed(self, report: Fields) -> ChunkingSweepReport:
+        return ChunkingSweepReport(
+            [_point(p) for p in report.each("points")],
+            report.opt("best"),
+            report.opt("primary_metric"),
+            report.opt("context_k"),
+            report.texts("skipped"),
+        )
+
     def title(self, report: Mapping[str, Any]) -> str:
         return f"chunking of {part(report, 'pipeline').get('name', 'the pipeline')}"
+
+    def terminal(self, report: ChunkingSweepReport, limit: int = 10) -> list[str]:
+        """One row per chunking: metrics (``*``: significantly below the best), token-level overlap,
+        split evidence spans, index size and timings; then the skipped configurations."""
+        metrics = list(report.points[0].metrics) if report.points else []
+        k = report.context_k
+        headers = [
+            "chunking", *metrics, f"tokP@{k}", f"tokR@{k}", f"IoU@{k}", "split", "chunks", "tok/chunk",
+            "build s", "embed s", "p50 ms",
+        ]  # fmt: skip
+        rows = []
+        for p in report.points:
+            cells = [p.name + (" (best)" if p.name == report.best else "")]
+            for m in metrics:
+                worse = p.worse_than_best and m == report.primary_metric
+                cells.append(fmt_number(p.metrics[m]) + ("*" if worse else ""))
+            tokens, index = p.token_level, p.index
+            cells += [
+                fmt_number(tokens.get("precision"), 3),
+                fmt_number(tokens.get("recall"), 3),
+                fmt_number(tokens.get("iou"), 3),
+                f"{p.spans.get('split')}/{p.spans.get('spans')}",
+                fmt_number(index.get("chunks")),
+                fmt_number(index.get("mean_chunk_tokens"), 0),
+                fmt_number(index.get("build_seconds"), 2),
+                fmt_number(index.get("embed_seconds"), 2),
+                fmt_number(p.latency.p50 if p.latency else None, 1),
+            ]
+            rows.append(cells)
+        return [
+            render_table(headers, rows),
+            f"labels: evidence spans projected onto each chunking; * = {report.primary_metric} significantly "
+            f"below the best point {report.best} (paired randomization test, Holm-corrected); "
+            f"split = evidence spans no single chunk contains",
+            *(f"skipped {s}" for s in report.skipped),
+        ]
 
 
 KIND = ChunkingSweepKind()
