@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from ragaudit.cli.argtypes import input_file, output_file, positive_int, share
 from ragaudit.cli.common import add_dataset_options, add_source_options
 from ragaudit.cli.outcome import add_outcome_options
 
 HELP = "audit stale versions: share of superseded documents retrieved in the top k, per pipeline"
-_SHOWN = 5
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -31,39 +29,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_outcome_options(parser)
 
 
-def _table(audits: list[Any]) -> str:
-    from ragaudit.artifacts.tables import fmt_number, render_table
-
-    rows = []
-    for audit, errors in audits:
-        m = audit.metrics()
-        rows.append(
-            [audit.name, *(fmt_number(v) for v in m.values()), str(len(audit.offending)), str(errors.failed)]
-        )
-    k = audits[0][0].k
-    headers = [
-        "source",
-        f"stale_share@{k}",
-        f"stale_rate@{k}",
-        f"stale_above_active@{k}",
-        "offending",
-        "failed",
-    ]
-    return render_table(headers, rows)
-
-
-def _offending(audit: Any) -> list[str]:
-    lines = [f"{audit.name}: {len(audit.offending)} offending cases, e.g."]
-    for case in audit.offending[:_SHOWN]:
-        items = ", ".join(
-            f"#{s.rank} {s.doc_id} (active {s.active_doc_id or '-'}: "
-            f"{'#' + str(s.active_rank) if s.active_rank else 'not retrieved'})"
-            for s in case.stale
-        )
-        lines.append(f"  {case.case_id}: {items}")
-    return lines
-
-
 def run(args: argparse.Namespace) -> int:
     import asyncio
     import json
@@ -76,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.errors import InputError
     from ragaudit.pipelines.build import ComponentCache
     from ragaudit.pipelines.sources import OpenedSource, SourceSpec, open_source
+    from ragaudit.report.terminal import render_terminal
     from ragaudit.runner.execute import run_cases
     from ragaudit.security.error_rate import run_error_rate
     from ragaudit.security.ownership import OwnershipIndex
@@ -127,21 +93,18 @@ def run(args: argparse.Namespace) -> int:
         loaded = load_run(path)
         audits.append((audit_stale(loaded, dataset.cases, plain, args.k), run_error_rate(loaded, expected)))
         checks.append(run_outcome(loaded, expected, f"--run {path}", "run"))
-    print(_table(audits))
-    for audit, _ in audits:
-        if audit.offending:
-            print("\n".join(_offending(audit)))
+    report = {
+        "schema_version": 1,
+        "kind": "stale-audit",
+        "ragaudit_version": __version__,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "dataset": dataset.info(),
+        "corpus": corpus.info(),
+        "k": args.k,
+        "sources": [{**audit.to_dict(), "errors": errors.to_dict()} for audit, errors in audits],
+    }
+    print(render_terminal(report, limit=5))
     if args.out:
-        report = {
-            "schema_version": 1,
-            "kind": "stale-audit",
-            "ragaudit_version": __version__,
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "dataset": dataset.info(),
-            "corpus": corpus.info(),
-            "k": args.k,
-            "sources": [{**audit.to_dict(), "errors": errors.to_dict()} for audit, errors in audits],
-        }
         target = Path(args.out)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
