@@ -60,6 +60,8 @@ def report_and_gate(out_dir: str, pipelines: list[str]) -> int:
     html = out / "report.html"
     html.write_text(render_html(view), encoding="utf-8")
     print()
-    print(verdict.render())
+    from ragaudit.report.terminal import render_terminal
+
+    print(render_terminal(verdict.to_dict()))
     print(f"HTML report: {html.resolve()}")
     return 0

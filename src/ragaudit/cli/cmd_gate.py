@@ -58,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
         resamples=args.resamples,
         seed=args.seed,
     )
-    print(verdict.render())
+    from ragaudit.report.terminal import render_terminal
+
+    print(render_terminal(verdict.to_dict()))
     if args.out:
         verdict.write_json(args.out)
         print(f"verdict written to {args.out}")

@@ -70,28 +70,6 @@ class Verdict:
         """The verdict as strict JSON (:func:`ragaudit.artifacts.envelope.write_artifact`)."""
         write_artifact(self.to_dict(), path)
 
-    def render(self) -> str:
-        failed = [g for g in self.gates if not g.passed]
-        unverified = [g for g in self.gates if g.status == "not_verified"]
-        skipped = sum(1 for g in self.gates if g.status == "skip")
-        extra = f", {skipped} with nothing to check" if skipped else ""
-        if self.state == "fail":
-            head = f"ragaudit gate: FAIL ({len(failed)} of {len(self.gates)} gates failed)"
-        elif unverified:
-            names = ", ".join(g.gate for g in unverified)
-            blocked = "blocks the release" if not self.passed else "allowed by the policy"
-            head = f"ragaudit gate: NOT VERIFIED ({names}: not verified, {blocked}{extra})"
-        else:
-            head = f"ragaudit gate: PASS ({len(self.gates)} gates{extra})"
-        lines = [head, f"report {self.report}, policy {self.policy.source}"]
-        width = max(len(g.gate) for g in self.gates)
-        for g in self.gates:
-            mark = {"pass": "pass", "fail": "FAIL", "skip": "skip", "not_verified": "NOT VERIFIED"}[g.status]
-            lines.append(f"  [{mark}] {g.gate.ljust(width)}  {g.summary}")
-            lines += [f"         - {f}" for f in g.findings if f != g.summary]
-            lines += [f"         note: {n}" for n in g.notes]
-        return "\n".join(lines)
-
 
 def run_gates(
     report_path: str | Path,

@@ -2,12 +2,95 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ragaudit.report.kinds.base import ReportKind
+from ragaudit.report.kinds.fields import Fields
+
+MARKS = {"pass": "pass", "fail": "FAIL", "skip": "skip", "not_verified": "NOT VERIFIED"}
+
+
+@dataclass(frozen=True)
+class GateLine:
+    """One gate of a verdict: ``name`` and ``passed`` are required; ``status`` is derived from
+    ``passed`` where a hand-written verdict leaves it out."""
+
+    name: str
+    passed: bool
+    status: str
+    summary: str
+    findings: list[str]
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class GateReport:
+    """A gate verdict, typed: ``passed`` and every gate's ``name`` and ``passed`` are required."""
+
+    passed: bool
+    state: str
+    report: object
+    policy_source: object
+    gates: list[GateLine]
+
+
+def _gate(g: Fields) -> GateLine:
+    passed = g.need("passed") is True
+    messages = g.texts("messages")
+    summary = g.opt("summary")
+    return GateLine(
+        str(g.need("name")),
+        passed,
+        str(g.opt("status") or ("pass" if passed else "fail")),
+        str(summary) if summary is not None else (messages[0] if messages else ""),
+        g.texts("findings"),
+        g.texts("notes"),
+    )
 
 
 class GateKind(ReportKind):
     name = "gate"
     required = ("passed", "gates")
+
+    def typed(self, report: Fields) -> GateReport:
+        gates = [_gate(g) for g in report.each("gates")]
+        stated = report.opt("verdict")
+        if stated not in ("pass", "fail", "not_verified"):
+            failed = any(g.status == "fail" for g in gates)
+            stated = (
+                "fail"
+                if failed
+                else "not_verified"
+                if any(g.status == "not_verified" for g in gates)
+                else "pass"
+            )
+        policy = report.obj("policy", required=False)
+        return GateReport(
+            report.need("passed") is True, str(stated), report.opt("report"), policy.opt("source"), gates
+        )
+
+    def terminal(self, report: GateReport, limit: int = 10) -> list[str]:
+        """The verdict (pass / FAIL / NOT VERIFIED and why), then every gate with its findings and notes."""
+        gates = report.gates
+        failed = [g for g in gates if not g.passed]
+        unverified = [g for g in gates if g.status == "not_verified"]
+        skipped = sum(1 for g in gates if g.status == "skip")
+        extra = f", {skipped} with nothing to check" if skipped else ""
+        if report.state == "fail":
+            head = f"ragaudit gate: FAIL ({len(failed)} of {len(gates)} gates failed)"
+        elif unverified:
+            names = ", ".join(g.name for g in unverified)
+            blocked = "blocks the release" if not report.passed else "allowed by the policy"
+            head = f"ragaudit gate: NOT VERIFIED ({names}: not verified, {blocked}{extra})"
+        else:
+            head = f"ragaudit gate: PASS ({len(gates)} gates{extra})"
+        lines = [head, f"report {report.report}, policy {report.policy_source}"]
+        width = max((len(g.name) for g in gates), default=0)
+        for g in gates:
+            lines.append(f"  [{MARKS.get(g.status, g.status)}] {g.name.ljust(width)}  {g.summary}")
+            lines += [f"         - {f}" for f in g.findings if f != g.summary]
+            lines += [f"         note: {n}" for n in g.notes]
+        return lines
 
 
 KIND = GateKind()
