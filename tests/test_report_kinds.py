@@ -14,9 +14,15 @@ import pytest
 
 from ragaudit.artifacts.envelope import REPORT_KINDS
 from ragaudit.cli.main import main
+from ragaudit.errors import InputError
 from ragaudit.report.html import render_html
 from ragaudit.report.kinds import ReportFieldError, load_kind, registered_kinds, registry, report_kind
+from ragaudit.report.kinds.base import ReportKind
+from ragaudit.report.kinds.benchmark import BenchmarkReport
+from ragaudit.report.kinds.compare import CompareReport
+from ragaudit.report.kinds.eval import EvalReport
 from ragaudit.report.markdown import render_markdown
+from ragaudit.report.terminal import render_terminal
 from ragaudit.report.view import build_view
 from report_fixtures import build_reports, load
 
@@ -37,6 +43,9 @@ class TinyKind(ReportKind):
 
     def html(self, view):
         return [("tiny", "Tiny", f"<p>answer {{view.report['answer']}}</p>")]
+
+    def terminal(self, report, limit=10):
+        return [f"answer: {{report.data['answer']}}"]
 
 
 KIND = TinyKind()
@@ -108,6 +117,7 @@ def test_a_kind_registered_at_runtime_renders_through_the_registry(clean_registr
     assert text.startswith("### ragaudit tiny: tiny 42") and "**Answer:** 42" in text
     html = render_html(build_view(report))
     assert '<section id="tiny"><h2>Tiny</h2><p>answer 42</p></section>' in html
+    assert render_terminal(report) == "answer: 42"
     with pytest.raises(ReportFieldError, match="tiny report: required field 'answer' is missing"):
         build_view({**ENVELOPE, "kind": "tiny", "reply": 42})
 
@@ -124,6 +134,8 @@ def test_a_kind_registered_through_a_real_entry_point(clean_registry: Path) -> N
     assert list(kinds)[: len(REPORT_KINDS)] == list(REPORT_KINDS) and "tiny-ep" in kinds
     text = render_markdown(build_view({**ENVELOPE, "kind": "tiny-ep", "answer": "yes"}))
     assert "**Answer:** yes" in text
+    assert render_terminal({**ENVELOPE, "kind": "tiny-ep", "answer": "yes"}) == "answer: yes"
+    assert "<p>answer yes</p>" in render_html(build_view({**ENVELOPE, "kind": "tiny-ep", "answer": "yes"}))
     path, out = clean_registry / "tiny.json", clean_registry / "tiny.html"
     path.write_text(json.dumps({**ENVELOPE, "kind": "tiny-ep", "answer": "cli"}), encoding="utf-8")
     assert main(["report", str(path), "--format", "html", "--out", str(out)]) == 0
@@ -162,3 +174,45 @@ def test_each_kind_s_schema_fragment_is_the_one_the_shipped_schema_applies_to_it
         ref = kind.schema.get("$ref")
         if ref:
             assert ref.removeprefix("#/$defs/") in schema["$defs"]
+
+
+def test_every_built_in_kind_owns_its_terminal_section() -> None:
+    """What a command prints is its kind's terminal section: no built-in kind leaves it to the command."""
+    for name in REPORT_KINDS:
+        kind = registered_kinds()[name]
+        assert type(kind).terminal is not ReportKind.terminal, name
+    with pytest.raises(InputError, match="no report kind 'nope' is registered"):
+        render_terminal({"kind": "nope"})
+
+
+def test_from_json_returns_typed_views_that_fail_loudly(reports: dict[str, Path]) -> None:
+    report = load(reports["base"])
+    typed = report_kind("eval").from_json(report)  # type: ignore[union-attr]
+    assert isinstance(typed, EvalReport) and typed.counts.cases == report["counts"]["cases"]
+    assert typed.case_ids == [c["id"] for c in report["per_case"]]
+    del report["counts"]["answerable"]
+    with pytest.raises(
+        ReportFieldError, match=r"eval report: required field 'counts\.answerable' is missing"
+    ):
+        render_terminal(report)
+    row = {"metric": "R@5", "system": "b", "delta": 0.1, "ci": [0.0, 0.2], "significant": True}
+    compare = report_kind("compare").from_json({"kind": "compare", "baseline": "a", "comparisons": [row]})  # type: ignore[union-attr]
+    assert isinstance(compare, CompareReport) and compare.comparisons[0].ci == (0.0, 0.2)
+    with pytest.raises(ReportFieldError, match=r"compare report: required field 'comparisons\[0\]\.system'"):
+        build_view({"kind": "compare", "comparisons": [{"metric": "R@5"}]})
+    bench = {"kind": "benchmark", "pipelines": [{"name": "a", "metrics": {"R@5": 0.5}}], "comparisons": []}
+    assert isinstance(report_kind("benchmark").from_json(bench), BenchmarkReport)  # type: ignore[union-attr]
+    with pytest.raises(ReportFieldError, match=r"benchmark report: required field 'pipelines\[1\]\.name'"):
+        build_view({**bench, "pipelines": [*bench["pipelines"], {"metrics": {}}]})
+    with pytest.raises(ReportFieldError, match=r"tenant-audit report: required field 'asking' is missing"):
+        render_terminal(
+            {
+                "kind": "tenant-audit",
+                "verdict": "clean",
+                "tenants": [],
+                "probes": {},
+                "errors": {},
+                "leaks": {},
+                "hostile_tenants": {},
+            }
+        )
