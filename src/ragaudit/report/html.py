@@ -125,9 +125,8 @@ def _columns(view: ReportView) -> list[dict[str, str]]:
     return cols
 
 
-def _queries(view: ReportView) -> Section | None:
-    if view.kind != "eval":
-        return None
+def queries_section(view: ReportView) -> Section:
+    """The eval report's per-query table (sortable, filterable, each row opens the retrieved chunks)."""
     columns = _columns(view)
     numeric = {"metric", "delta"}
     head = "".join(
@@ -260,7 +259,7 @@ def _provenance(view: ReportView) -> Section:
     return "provenance", "Provenance", f'<table class="kv">{rows}</table>'
 
 
-HEAD_SECTIONS: tuple[Callable[[ReportView], Section | None], ...] = (_summary, _metrics, _changes, _queries)
+HEAD_SECTIONS: tuple[Callable[[ReportView], Section | None], ...] = (_summary, _metrics, _changes)
 """The first sections, before those of the report's kind (:meth:`ragaudit.report.kinds.ReportKind.html`)."""
 SECTIONS: tuple[Callable[[ReportView], Section | None], ...] = (
     _latency,

@@ -12,6 +12,7 @@ from ragaudit.report.kinds.fields import Fields, Latency
 from ragaudit.verdict import CheckVerdict
 
 if TYPE_CHECKING:
+    from ragaudit.report.html_parts import Section
     from ragaudit.report.view import ReportView
 
 
@@ -108,6 +109,11 @@ class EvalKind(ReportKind):
         report: EvalReport = self.read(view)
         lines = [*md._metrics(view), "", *md._counts(report), "", *md._changes(view), *md._security(view)]
         return lines + md._problems(view.report)
+
+    def html(self, view: ReportView) -> list[Section]:
+        from ragaudit.report.html import queries_section
+
+        return [queries_section(view)]
 
 
 KIND = EvalKind()
