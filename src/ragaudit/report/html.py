@@ -11,7 +11,7 @@ missing and errors, provenance.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.artifacts.escape import script_json
@@ -31,6 +31,9 @@ from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
 from ragaudit.report.svg import Bar, grouped_bars, histogram, line_chart, metric_bars
 from ragaudit.report.view import ReportView
+
+if TYPE_CHECKING:
+    from ragaudit.report.kinds.fields import Paired
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
@@ -68,10 +71,11 @@ def _metrics(view: ReportView) -> Section | None:
             note = f"CI [{_num(m.ci[0], 3)}, {_num(m.ci[1], 3)}]  n={m.n}" if m.ci else f"n={m.n}"
             bars.append(Bar(m.name, m.value, m.ci, note=note))
             continue
-        tone = ("up" if c["delta"] > 0 else "down") if c.get("significant") else ""
-        mark = (" ▲" if c["delta"] > 0 else " ▼") if c.get("significant") else ""
-        note = f"Δ {_signed(c.get('delta'), 3)}  (p {_num(c.get('p_value_corrected'), 3)}){mark}"
-        bars.append(Bar(m.name, m.value, m.ci, c.get("baseline_mean"), note, tone))
+        up = c.delta is not None and c.delta > 0
+        tone = ("up" if up else "down") if c.significant else ""
+        mark = (" ▲" if up else " ▼") if c.significant else ""
+        note = f"Δ {_signed(c.delta, 3)}  (p {_num(c.p_value_corrected, 3)}){mark}"
+        bars.append(Bar(m.name, m.value, m.ci, c.baseline_mean, note, tone))
     pct = f"{view.confidence:.0%}"
     legend = (
         f'<p class="hint">Bar: mean over answerable queries. Whisker: {pct} percentile-bootstrap CI of the mean '
@@ -80,18 +84,17 @@ def _metrics(view: ReportView) -> Section | None:
     return "metrics", "Metrics", legend + metric_bars(bars, "metric means with confidence intervals")
 
 
-def _moved(rows: Sequence[Mapping[str, Any]], primary: str | None) -> str:
-    chosen = next((c for c in rows if c["metric"] == primary), rows[0] if rows else None)
+def _moved(rows: Sequence[Paired], primary: str | None) -> str:
+    chosen = next((c for c in rows if c.metric == primary), rows[0] if rows else None)
     if chosen is None:
         return ""
     parts = []
-    for key, title in (("most_regressed", "Most regressed"), ("most_improved", "Most improved")):
-        moved = chosen.get(key) or []
+    for moved, title in ((chosen.most_regressed, "Most regressed"), (chosen.most_improved, "Most improved")):
         items = "".join(
             f"<li>{esc(m['id'])} <span class='hint'>{_signed(m['delta'], 3)}</span></li>" for m in moved
         )
         parts.append(
-            f"<div><h3>{title} on {esc(chosen['metric'])}</h3><ul class='ids'>{items or '<li>none</li>'}</ul></div>"
+            f"<div><h3>{title} on {esc(chosen.metric)}</h3><ul class='ids'>{items or '<li>none</li>'}</ul></div>"
         )
     return f'<div class="cards">{"".join(parts)}</div>'
 
@@ -99,12 +102,12 @@ def _moved(rows: Sequence[Mapping[str, Any]], primary: str | None) -> str:
 def _changes(view: ReportView) -> Section | None:
     if view.comparison is None:
         return None
-    rows = view.comparison["comparisons"]
+    rows = view.comparisons
     hint = (
         f'<p class="hint">This run against <b>{esc(view.baseline_label or "")}</b> on the same '
-        f"{rows[0]['n'] if rows else 0} answerable queries: paired randomization test, Holm-corrected across "
+        f"{rows[0].n if rows else 0} answerable queries: paired randomization test, Holm-corrected across "
         f"{len(rows)} metrics, α = {view.alpha:g}; blue points are significant. Intervals: "
-        f"{esc(delta_ci_label(rows))}, simultaneous over the {len(rows)} comparisons.</p>"
+        f"{esc(delta_ci_label([c.data for c in rows]))}, simultaneous over the {len(rows)} comparisons.</p>"
     )
     body = hint + forest(rows, False) + comparison_table(rows, False) + _moved(rows, view.primary_metric)
     return "changes", "Changes", body

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ragaudit.artifacts.escape import escape_html as esc
@@ -18,27 +17,24 @@ from ragaudit.report.html_parts import (
 )
 from ragaudit.report.sections import (
     ANALYSES,
-    ablation_gains,
     captured_text,
     ci_text,
     constraint_verdict,
     leaks_text,
     ms_pair,
-    part,
-    records,
-    rewrite_flagged,
-    rewrite_metric_rows,
-    significance,
     wtl_text,
 )
 from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
 from ragaudit.report.svg import forest_plot, grouped_bars
-from ragaudit.report.view import ReportView
 
 if TYPE_CHECKING:
+    from ragaudit.report.kinds.ablation import AblationReport
     from ragaudit.report.kinds.benchmark import BenchmarkReport
     from ragaudit.report.kinds.compare import CompareReport
+    from ragaudit.report.kinds.fields import Paired
+    from ragaudit.report.kinds.reranker_eval import RerankerEvalReport
+    from ragaudit.report.kinds.rewrite_eval import RewriteEvalReport
 
 
 def benchmark_section(report: BenchmarkReport) -> Section:
@@ -55,16 +51,15 @@ def benchmark_section(report: BenchmarkReport) -> Section:
         for p in report.pipelines
     ]
     table = html_table(["pipeline", *map(esc, metrics), "p95 ms", "build s", "leaks"], rows)
-    comparisons = [c.data for c in report.comparisons]
     body = grouped_bars(metrics, series, "pipelines side by side") + table
-    if comparisons:
-        body += f"<h3>Against {esc(report.baseline or '')}</h3>" + forest(comparisons, True)
-        body += comparison_table(comparisons, True)
+    if report.comparisons:
+        body += f"<h3>Against {esc(report.baseline or '')}</h3>" + forest(report.comparisons, True)
+        body += comparison_table(report.comparisons, True)
     return "benchmark", "Benchmark", body
 
 
 def compare_section(report: CompareReport) -> Section:
-    rows = [c.data for c in report.comparisons]
+    rows = report.comparisons
     hint = (
         f'<p class="hint">Baseline <b>{esc(report.baseline or "")}</b>; significant at α = '
         f"{esc(report.alpha)} after {esc(report.correction or '')} correction.</p>"
@@ -72,60 +67,59 @@ def compare_section(report: CompareReport) -> Section:
     return "compare", "Comparison", hint + forest(rows, True) + comparison_table(rows, True)
 
 
-def significance_hint(report: Mapping[str, Any], what: str) -> str:
-    alpha, correction = significance(report)
+def significance_hint(settings: tuple[Any, str], what: str) -> str:
+    alpha, correction = settings
     return (
         f"paired randomization test, {esc(correction)} correction across {what}, α = {esc(alpha)}; "
         "blue points and bold deltas are significant"
     )
 
 
-def gain_cells(c: Mapping[str, Any] | None) -> list[str]:
+def gain_cells(c: Paired | None) -> list[str]:
     if c is None:
         return ["–", "–", "–"]
-    return [delta_html(c), ci_text(c), _num(c.get("p_value_corrected"), 3)]
+    return [delta_html(c), ci_text(c), _num(c.p_value_corrected, 3)]
 
 
-def ablation_section(view: ReportView) -> Section:
-    report = view.report
-    metrics = [str(m) for m in report.get("metrics", []) or []]
-    gains = ablation_gains(report)
+def ablation_section(report: AblationReport) -> Section:
+    metrics = report.metrics
+    gains = report.gain_rows()
     intervals = [
-        interval(f"{g['toggle']} · {analysis.removesuffix('-one')} · {g['metric']}", g[analysis])
+        interval(f"{g.toggle} · {analysis.removesuffix('-one')} · {g.metric}", c)
         for g in gains
         for analysis in ANALYSES
-        if g[analysis] is not None
+        if (c := g.of(analysis)) is not None
     ]
     gain_rows = [
-        [esc(g["toggle"]), esc(g["metric"]), *(cell for a in ANALYSES for cell in gain_cells(g[a]))]
+        [esc(g.toggle), esc(g.metric), *(cell for a in ANALYSES for cell in gain_cells(g.of(a)))]
         for g in gains
     ]
-    ci = esc(delta_ci_label([g[a] for g in gains for a in ANALYSES if isinstance(g.get(a), Mapping)], True))
+    ci = esc(delta_ci_label([c.data for g in gains for a in ANALYSES if (c := g.of(a)) is not None], True))
     variant_rows = [
         [
-            esc(v.get("name", ""))
-            + (f" <span class='hint'>= {esc(v['same_as'])}</span>" if v.get("same_as") else ""),
-            esc(", ".join(map(str, v.get("on", []) or [])) or "–"),
-            *(_num(part(v, "metrics").get(m)) for m in metrics),
-            _num(part(v, "latency_ms").get("p95"), 1),
-            _num(v.get("context_tokens"), 0),
+            esc(v.name) + (f" <span class='hint'>= {esc(v.same_as)}</span>" if v.same_as else ""),
+            esc(", ".join(v.on) or "–"),
+            *(_num(v.metrics.get(m)) for m in metrics),
+            _num(v.latency.p95 if v.latency else None, 1),
+            _num(v.context_tokens, 0),
         ]
-        for v in records(report, "variants")
+        for v in report.variants
     ]
     hint = (
         '<p class="hint">Gain = metric with the toggle − without it. <b>remove-one</b>: the full pipeline '
         "against the full pipeline without the toggle (what it adds on top of everything else); "
         "<b>add-one</b>: the bare pipeline plus the toggle against the bare pipeline (what it adds on its "
-        f"own); the plot labels them remove and add. {significance_hint(report, f'all {len(intervals)} gains')}.</p>"
+        f"own); the plot labels them remove and add. {significance_hint(report.significance, f'all {len(intervals)} gains')}.</p>"
     )
-    inv = part(report, "invariants")
+    inv = report.invariants
     invariants = (
-        f'<p class="ok-line">✓ Every variant scored the same {esc(inv.get("cases", "?"))} cases '
-        f"({esc(inv.get('answerable', '?'))} answerable) under the same tenants at top_k "
-        f"{esc(inv.get('top_k', '?'))}, same dataset and policy.</p>"
-        if inv.get("same_for_every_variant")
+        f'<p class="ok-line">✓ Every variant scored the same {esc(_known(inv["cases"]))} cases '
+        f"({esc(_known(inv['answerable']))} answerable) under the same tenants at top_k "
+        f"{esc(_known(inv['top_k']))}, same dataset and policy.</p>"
+        if inv["same_for_every_variant"]
         else ""
     )
+    k = "k" if report.context_k is None else report.context_k
     body = (
         hint
         + forest_plot(intervals, "gain of each toggle with confidence intervals")
@@ -136,7 +130,7 @@ def ablation_section(view: ReportView) -> Section:
         )
         + "<h3>Variants</h3>"
         + html_table(
-            ["variant", "on", *map(esc, metrics), "p95 ms", f"tokens@{esc(report.get('context_k', 'k'))}"],
+            ["variant", "on", *map(esc, metrics), "p95 ms", f"tokens@{esc(k)}"],
             variant_rows,
             2,
         )
@@ -145,49 +139,51 @@ def ablation_section(view: ReportView) -> Section:
     return "ablation", "Ablation", body
 
 
-def reranker_section(view: ReportView) -> Section:
-    report = view.report
-    summary = records(report, "summary")
-    names = [str(r.get("metric", "")) for r in summary]
+def _known(value: object) -> object:
+    return "?" if value is None else value
+
+
+def reranker_section(report: RerankerEvalReport) -> Section:
+    names = [r.comparison.metric for r in report.rows]
     series = [
-        (label, [r.get(key) for r in summary])
-        for key, label in (("before", "before"), ("after", "after"), ("ceiling", "oracle"))
+        ("before", [r.before for r in report.rows]),
+        ("after", [r.after for r in report.rows]),
+        ("oracle", [r.ceiling for r in report.rows]),
     ]
     rows = [
         [
-            esc(r.get("metric", "")),
-            _num(r.get("before")),
-            _num(r.get("after")),
-            delta_html(r),
-            ci_text(r),
-            _num(r.get("p_value_corrected"), 3),
-            esc(wtl_text(r)),
-            _num(r.get("ceiling")),
-            captured_text(r),
+            esc(r.comparison.metric),
+            _num(r.before),
+            _num(r.after),
+            delta_html(r.comparison),
+            ci_text(r.comparison),
+            _num(r.comparison.p_value_corrected, 3),
+            esc(wtl_text(r.comparison)),
+            _num(r.ceiling),
+            captured_text(r.captured),
         ]
-        for r in summary
+        for r in report.rows
     ]
-    recall, latency = part(report, "first_stage_recall"), part(report, "latency_ms")
-    cache = part(latency, "reranker_cache")
+    latency = report.latency
+    recall = "recall" if report.recall_metric is None else report.recall_metric
     cards = [
-        card(f"first-stage {recall.get('metric', 'recall')}", _num(recall.get("value"))),
-        card("candidates reranked", str(report.get("top_n", "–"))),
+        card(f"first-stage {recall}", _num(report.first_stage_recall)),
+        card("candidates reranked", str("–" if report.top_n is None else report.top_n)),
     ]
-    if latency:
+    if latency is not None:
         cards += [
-            card("first stage, p50 / p95", ms_pair(latency.get("first_stage"))),
-            card("the reranker adds, p50 / p95", ms_pair(latency.get("rerank_added"))),
+            card("first stage, p50 / p95", ms_pair(latency.first_stage)),
+            card("the reranker adds, p50 / p95", ms_pair(latency.rerank_added)),
         ]
-    if cache:
-        cards.append(
-            card("reranker cache hits / misses", f"{cache.get('hits', 0)} / {cache.get('misses', 0)}")
-        )
+        if latency.cache:
+            hits, misses = (latency.cache.get(k, 0) for k in ("hits", "misses"))
+            cards.append(card("reranker cache hits / misses", f"{hits} / {misses}"))
     hint = (
-        f'<p class="hint">Reranker <b>{esc(report["reranker"])}</b> reorders the first stage\'s top '
-        f"{esc(report.get('top_n', '?'))}: <b>before</b> is the first-stage order, <b>after</b> the reranked "
+        f'<p class="hint">Reranker <b>{esc(report.reranker)}</b> reorders the first stage\'s top '
+        f"{esc(_known(report.top_n))}: <b>before</b> is the first-stage order, <b>after</b> the reranked "
         "order, <b>oracle</b> the same candidates in the ideal order by grade (the best any reranker can "
         "do); captured = (after − before) / (oracle − before). "
-        f"{significance_hint(report, 'the metrics')}.</p>"
+        f"{significance_hint(report.significance, 'the metrics')}.</p>"
     )
     body = (
         hint
@@ -199,7 +195,7 @@ def reranker_section(view: ReportView) -> Section:
                 "before",
                 "after",
                 "Δ",
-                esc(delta_ci_label(summary, True)),
+                esc(delta_ci_label([r.comparison.data for r in report.rows], True)),
                 "p (Holm)",
                 "W/T/L",
                 "oracle",
@@ -208,63 +204,61 @@ def reranker_section(view: ReportView) -> Section:
             rows,
         )
         + forest_plot(
-            [interval(n, r) for n, r in zip(names, summary, strict=True)], "reranker gain per metric"
+            [interval(r.comparison.metric, r.comparison) for r in report.rows], "reranker gain per metric"
         )
     )
     return "reranker", "Reranker", body
 
 
-def rewrite_section(view: ReportView) -> Section:
-    report = view.report
-    primary = str(report.get("primary_metric", ""))
-    metric_rows = rewrite_metric_rows(report)
+def rewrite_section(report: RewriteEvalReport) -> Section:
+    primary = report.primary_metric
     rows = [
         [
-            esc(r["metric"]),
-            _num(r["baseline"]),
-            _num(r["rewrite"]),
-            delta_html(r["comparison"]) if r["comparison"] else _signed(r["delta"]),
-            ci_text(r["comparison"]),
-            _num((r["comparison"] or {}).get("p_value_corrected"), 3),
-            esc(wtl_text(r["comparison"])),
+            esc(r.metric),
+            _num(r.baseline),
+            _num(r.rewrite),
+            delta_html(r.comparison) if r.comparison else _signed(r.delta),
+            ci_text(r.comparison),
+            _num(r.comparison.p_value_corrected if r.comparison else None, 3),
+            esc(wtl_text(r.comparison)),
         ]
-        for r in metric_rows
+        for r in report.metrics
     ]
-    compared = [(r["metric"], r["comparison"]) for r in metric_rows if r["comparison"]]
-    cons, latency = report["constraints"], part(report, "latency_ms")
-    flagged_count = cons.get("flagged", 0)
+    compared = [(r.metric, r.comparison) for r in report.metrics if r.comparison]
+    cons, latency = report.constraints, report.latency
+    verdict = constraint_verdict(cons.data)
     cards = [
-        card("queries rewritten", f"{cons.get('rewritten', '–')} of {cons.get('cases', '–')}"),
+        card("queries rewritten", f"{_or(cons.rewritten, '–')} of {_or(cons.cases, '–')}"),
         card(
             "flagged (lost a constraint)",
-            str(flagged_count),
-            {"pass": "good", "fail": "bad", "not_verified": "warn"}[constraint_verdict(cons).state],
+            str(_or(cons.flagged, 0)),
+            {"pass": "good", "fail": "bad", "not_verified": "warn"}[verdict.state],
         ),
-        card(f"flagged although {primary} improved", str(cons.get("flagged_with_gain", 0))),
-        card("swaps", str(cons.get("swapped", 0)), "bad" if cons.get("swapped") else ""),
+        card(f"flagged although {primary} improved", str(_or(cons.flagged_with_gain, 0))),
+        card("swaps", str(_or(cons.swapped, 0)), "bad" if cons.swapped else ""),
     ]
-    if latency:
+    if latency is not None:
         cards += [
-            card("added per query, p50 / p95", ms_pair(latency.get("added"))),
-            card("in the rewriter, p50 / p95", ms_pair(latency.get("rewriter"))),
+            card("added per query, p50 / p95", ms_pair(latency.added)),
+            card("in the rewriter, p50 / p95", ms_pair(latency.rewriter)),
         ]
-    lost = ", ".join(f"{kind} {n}" for kind, n in part(cons, "lost_by_kind").items())
-    flagged = rewrite_flagged(report)
+    lost = ", ".join(f"{kind} {n}" for kind, n in cons.lost_by_kind.items())
+    flagged = report.flagged
     flagged_rows = [
         [
-            esc(f["id"]),
-            esc(f["tenant_id"] or ""),
-            esc(f["query"]),
-            esc(f["rewritten"] if f["rewritten"] is not None else "(no rewrite)"),
-            "<br>".join(esc(x) for x in f["lost"]) or "–",
-            "<br>".join(esc(x) for x in f["swapped"]) or "–",
-            _signed(f["delta"], 3),
+            esc(f.id),
+            esc(f.tenant_id or ""),
+            esc(f.query),
+            esc(f.rewritten if f.rewritten is not None else "(no rewrite)"),
+            "<br>".join(esc(x) for x in f.lost_text()) or "–",
+            "<br>".join(esc(x) for x in f.swapped_text()) or "–",
+            _signed(f.delta, 3),
         ]
         for f in flagged
     ]
     hint = (
-        f'<p class="hint">Rewriter <b>{esc(report["rewriter"])}</b> against the same pipeline without '
-        f"it, case by case; primary metric {esc(primary)}. {significance_hint(report, 'the metrics')}.</p>"
+        f'<p class="hint">Rewriter <b>{esc(report.rewriter)}</b> against the same pipeline without '
+        f"it, case by case; primary metric {esc(primary)}. {significance_hint(report.significance, 'the metrics')}.</p>"
     )
     body = (
         hint
@@ -275,7 +269,7 @@ def rewrite_section(view: ReportView) -> Section:
                 "baseline",
                 "rewrite",
                 "Δ",
-                esc(delta_ci_label([c for _, c in compared], True)),
+                esc(delta_ci_label([c.data for _, c in compared], True)),
                 "p (Holm)",
                 "W/T/L",
             ],
@@ -296,7 +290,6 @@ def rewrite_section(view: ReportView) -> Section:
             )
         )
     else:
-        verdict = constraint_verdict(cons)
         body += (
             '<p class="ok-line">✓ No rewrite lost an entity or constraint of its question '
             f"({esc(verdict.reason)}).</p>"
@@ -304,3 +297,7 @@ def rewrite_section(view: ReportView) -> Section:
             else f'<p class="warn-line">{verdict.mark} Constraint preservation NOT VERIFIED: {esc(verdict.reason)}.</p>'
         )
     return "rewrite", "Rewrite", body
+
+
+def _or(value: object, default: object) -> object:
+    return default if value is None else value

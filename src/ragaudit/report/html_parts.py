@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.artifacts.tables import delta_ci_label
-from ragaudit.report.sections import ci_bounds, ci_text, wtl_text
+from ragaudit.report.sections import ci_text, wtl_text
 from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
 from ragaudit.report.svg import Interval, forest_plot
+
+if TYPE_CHECKING:
+    from ragaudit.report.kinds.fields import Paired
 
 Section = tuple[str, str, str]
 """``(anchor id, nav title, inner HTML)``."""
@@ -33,35 +36,34 @@ def card(label: str, value: str, tone: str = "") -> str:
     )
 
 
-def delta_html(c: Mapping[str, Any] | None) -> str:
+def delta_html(c: Paired | None) -> str:
     """A paired delta, coloured and bold when significant."""
     if c is None:
         return "–"
-    if not c.get("significant"):
-        return _signed(c.get("delta"))
-    delta = c.get("delta")
-    tone = "up" if isinstance(delta, (int, float)) and delta > 0 else "down"
-    return f'<span class="{tone} sig">{_signed(c.get("delta"))}</span>'
+    if not c.significant:
+        return _signed(c.delta)
+    tone = "up" if c.delta is not None and c.delta > 0 else "down"
+    return f'<span class="{tone} sig">{_signed(c.delta)}</span>'
 
 
-def interval(label: str, c: Mapping[str, Any]) -> Interval:
-    lo, hi = ci_bounds(c)
-    return Interval(label, c.get("delta"), lo, hi, bool(c.get("significant")))
+def interval(label: str, c: Paired) -> Interval:
+    lo, hi = c.ci if c.ci is not None else (None, None)
+    return Interval(label, c.delta, lo, hi, c.significant)
 
 
-def comparison_table(rows: Sequence[Mapping[str, Any]], with_system: bool) -> str:
+def comparison_table(rows: Sequence[Paired], with_system: bool) -> str:
     out = []
     for c in rows:
-        cells = [esc(c["metric"])]
+        cells = [esc(c.metric)]
         if with_system:
-            cells.append(esc(c["system"]))
+            cells.append(esc(c.system))
         cells += [
-            _num(c.get("baseline_mean")),
-            _num(c.get("system_mean")),
+            _num(c.baseline_mean),
+            _num(c.system_mean),
             delta_html(c),
             ci_text(c),
-            _num(c.get("p_value_corrected"), 3),
-            "yes" if c.get("significant") else "no",
+            _num(c.p_value_corrected, 3),
+            "yes" if c.significant else "no",
             esc(wtl_text(c)),
         ]
         out.append(cells)
@@ -71,13 +73,11 @@ def comparison_table(rows: Sequence[Mapping[str, Any]], with_system: bool) -> st
         "baseline",
         "system",
         "Δ",
-        esc(delta_ci_label(rows)),
+        esc(delta_ci_label([c.data for c in rows])),
     ]
     return html_table([*headers, "p (Holm)", "significant", "W/T/L"], out, 2 if with_system else 1)
 
 
-def forest(rows: Sequence[Mapping[str, Any]], with_system: bool) -> str:
-    intervals = [
-        interval(f"{c['system']} · {c['metric']}" if with_system else str(c["metric"]), c) for c in rows
-    ]
+def forest(rows: Sequence[Paired], with_system: bool) -> str:
+    intervals = [interval(f"{c.system} · {c.metric}" if with_system else c.metric, c) for c in rows]
     return forest_plot(intervals, "paired deltas against the baseline with confidence intervals")

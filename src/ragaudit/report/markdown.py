@@ -19,7 +19,6 @@ from ragaudit.artifacts.tables import delta_ci_label
 from ragaudit.report.sections import (
     ANALYSES,
     GATE_MARKS,
-    ablation_gains,
     captured_text,
     chunking_data,
     ci_text,
@@ -29,12 +28,8 @@ from ragaudit.report.sections import (
     k_sweep_data,
     leaks_text,
     ms_text,
-    part,
     provenance_rows,
     records,
-    rewrite_flagged,
-    rewrite_metric_rows,
-    significance,
     wtl_text,
 )
 from ragaudit.report.sections import num as _num
@@ -42,9 +37,12 @@ from ragaudit.report.sections import signed as _signed
 from ragaudit.report.view import ReportView
 
 if TYPE_CHECKING:
+    from ragaudit.report.kinds.ablation import AblationReport
     from ragaudit.report.kinds.benchmark import BenchmarkReport
     from ragaudit.report.kinds.eval import EvalReport
     from ragaudit.report.kinds.fields import Paired
+    from ragaudit.report.kinds.reranker_eval import RerankerEvalReport
+    from ragaudit.report.kinds.rewrite_eval import Constraints, RewriteEvalReport
 
 MAX_K_COLUMNS = 10
 SHOWN_KS = frozenset({1, 3, 5, 10, 20, 50, 100})
@@ -91,19 +89,19 @@ def _metrics(view: ReportView) -> list[str]:
         return _table(["metric", "mean", pct], rows)
     rows = []
     for m in view.metrics:
-        c = m.comparison or {}
-        delta = _signed(c.get("delta"))
-        if c.get("significant"):
-            delta = f"**{delta}** {'▲' if c['delta'] > 0 else '▼'}"
+        c = m.comparison
+        delta = _signed(c.delta if c else None)
+        if c is not None and c.significant:
+            delta = f"**{delta}** {'▲' if c.delta is not None and c.delta > 0 else '▼'}"
         rows.append(
             [
                 md(m.name),
-                _num(c.get("baseline_mean")),
+                _num(c.baseline_mean if c else None),
                 _num(m.value),
                 f"[{_num(m.ci[0], 3)}, {_num(m.ci[1], 3)}]" if m.ci else "–",
                 delta,
-                _num(c.get("p_value_corrected"), 3),
-                f"{c.get('wins', '–')}/{c.get('ties', '–')}/{c.get('losses', '–')}",
+                _num(c.p_value_corrected if c else None, 3),
+                wtl_text(c),
             ]
         )
     return _table(
@@ -135,26 +133,26 @@ def _changes(view: ReportView) -> list[str]:
     if view.comparison is None:
         return []
     base = md(view.baseline_label or "baseline")
-    rows = view.comparison["comparisons"]
+    rows = view.comparisons
     head = (
         f"paired randomization test, Holm-corrected across {len(rows)} metrics, α = {view.alpha:g}; "
-        f"intervals: {delta_ci_label(rows)}"
+        f"intervals: {delta_ci_label([c.data for c in rows])}"
     )
     significant = view.significant()
     if not significant:
         return [f"**No significant change against {base}** ({head}).", ""]
     lines = [f"**Significant changes against {base}** ({head}):", ""]
     for c in significant:
+        lo, hi = c.ci if c.ci is not None else (None, None)
         lines.append(
-            f"- {md(c['metric'])}: {_signed(c['delta'])} [{_signed(c['ci'][0], 3)}, {_signed(c['ci'][1], 3)}], "
-            f"p = {_num(c['p_value_corrected'], 3)}, {c['wins']} queries better, {c['losses']} worse"
+            f"- {md(c.metric)}: {_signed(c.delta)} [{_signed(lo, 3)}, {_signed(hi, 3)}], "
+            f"p = {_num(c.p_value_corrected, 3)}, {c.wins} queries better, {c.losses} worse"
         )
-    primary = next((c for c in significant if c["metric"] == view.primary_metric), significant[0])
-    for key, word in (("most_regressed", "most regressed"), ("most_improved", "most improved")):
-        moved = primary.get(key) or []
+    primary = next((c for c in significant if c.metric == view.primary_metric), significant[0])
+    for moved, word in ((primary.most_regressed, "most regressed"), (primary.most_improved, "most improved")):
         if moved:
             shown = ", ".join(f"{md(m['id'])} ({_signed(m['delta'], 3)})" for m in moved)
-            lines.append(f"- {word} on {md(primary['metric'])}: {shown}")
+            lines.append(f"- {word} on {md(primary.metric)}: {shown}")
     return [*lines, ""]
 
 
@@ -225,11 +223,11 @@ def _provenance(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _delta(c: Mapping[str, Any] | None) -> str:
+def _delta(c: Paired | None) -> str:
     """A paired delta, bold when significant."""
     if c is None:
         return "–"
-    return f"**{_signed(c.get('delta'))}**" if c.get("significant") else _signed(c.get("delta"))
+    return f"**{_signed(c.delta)}**" if c.significant else _signed(c.delta)
 
 
 def _comparisons(rows: Sequence[Paired]) -> list[str]:
@@ -239,10 +237,10 @@ def _comparisons(rows: Sequence[Paired]) -> list[str]:
             md(c.system),
             _num(c.baseline_mean),
             _num(c.system_mean),
-            _delta(c.data),
-            ci_text(c.data),
+            _delta(c),
+            ci_text(c),
             _num(c.p_value_corrected, 3),
-            md(wtl_text(c.data)),
+            md(wtl_text(c)),
         ]
         for c in rows
     ]
@@ -269,46 +267,45 @@ def _benchmark(report: BenchmarkReport) -> list[str]:
     ]
 
 
-def _known(value: int | None) -> str:
+def _known(value: object) -> str:
     return "?" if value is None else str(value)
 
 
-def _significance(report: Mapping[str, Any], what: str) -> str:
-    alpha, correction = significance(report)
+def _significance(settings: tuple[Any, str], what: str) -> str:
+    alpha, correction = settings
     return (
         f"bold Δ = significant at α = {md(alpha)} after {md(correction)} correction across {what} "
         "(paired randomization test)"
     )
 
 
-def _ablation(report: Mapping[str, Any]) -> list[str]:
-    variants = records(report, "variants")
-    metrics = [str(m) for m in report.get("metrics", []) or []]
-    k = md(report.get("context_k", "k"))
+def _ablation(report: AblationReport) -> list[str]:
+    metrics = report.metrics
+    k = md("k" if report.context_k is None else report.context_k)
     rows = [
         [
-            md(v.get("name", "")) + (f" (= {md(v['same_as'])})" if v.get("same_as") else ""),
-            md(", ".join(map(str, v.get("on", []) or [])) or "–"),
-            *(_num(part(v, "metrics").get(m)) for m in metrics),
-            _num(part(v, "latency_ms").get("p95"), 1),
-            _num(v.get("context_tokens"), 0),
+            md(v.name) + (f" (= {md(v.same_as)})" if v.same_as else ""),
+            md(", ".join(v.on) or "–"),
+            *(_num(v.metrics.get(m)) for m in metrics),
+            _num(v.latency.p95 if v.latency else None, 1),
+            _num(v.context_tokens, 0),
         ]
-        for v in variants
+        for v in report.variants
     ]
-    gains = ablation_gains(report)
+    gains = report.gain_rows()
     gain_rows = [
-        [md(g["toggle"]), md(g["metric"]), *(cell for a in ANALYSES for cell in _gain_cells(g[a]))]
+        [md(g.toggle), md(g.metric), *(cell for a in ANALYSES for cell in _gain_cells(g.of(a)))]
         for g in gains
     ]
-    inv = part(report, "invariants")
-    ci = delta_ci_label([g[a] for g in gains for a in ANALYSES if isinstance(g.get(a), Mapping)], short=True)
+    inv = report.invariants
+    ci = delta_ci_label([c.data for g in gains for a in ANALYSES if (c := g.of(a)) is not None], short=True)
     lines = [
         "**Variants**",
         "",
         *_table(["variant", "on", *map(md, metrics), "p95 ms", f"tokens@{k}"], rows, 2),
         "",
         "**Gains** of each toggle: remove-one = full − full without it, add-one = bare plus it − bare; "
-        + _significance(report, f"all {len(records(report, 'gains'))} gains")
+        + _significance(report.significance, f"all {len(report.gains)} gains")
         + ".",
         "",
         *_table(
@@ -318,42 +315,41 @@ def _ablation(report: Mapping[str, Any]) -> list[str]:
         ),
         "",
     ]
-    if inv.get("same_for_every_variant"):
+    if inv["same_for_every_variant"]:
         lines += [
-            f"Every variant scored the same {md(inv.get('cases', '?'))} cases ({md(inv.get('answerable', '?'))} "
-            f"answerable) under the same tenants at top_k {md(inv.get('top_k', '?'))}, same dataset and policy.",
+            f"Every variant scored the same {md(_known(inv['cases']))} cases ({md(_known(inv['answerable']))} "
+            f"answerable) under the same tenants at top_k {md(_known(inv['top_k']))}, same dataset and policy.",
             "",
         ]
     return lines
 
 
-def _gain_cells(c: Mapping[str, Any] | None) -> list[str]:
+def _gain_cells(c: Paired | None) -> list[str]:
     if c is None:
         return ["–", "–", "–"]
-    return [_delta(c), ci_text(c), _num(c.get("p_value_corrected"), 3)]
+    return [_delta(c), ci_text(c), _num(c.p_value_corrected, 3)]
 
 
-def _reranker(report: Mapping[str, Any]) -> list[str]:
-    recall = part(report, "first_stage_recall")
+def _reranker(report: RerankerEvalReport) -> list[str]:
     rows = [
         [
-            md(r.get("metric", "")),
-            _num(r.get("before")),
-            _num(r.get("after")),
-            _delta(r),
-            ci_text(r),
-            _num(r.get("p_value_corrected"), 3),
-            wtl_text(r),
-            _num(r.get("ceiling")),
-            captured_text(r),
+            md(r.comparison.metric),
+            _num(r.before),
+            _num(r.after),
+            _delta(r.comparison),
+            ci_text(r.comparison),
+            _num(r.comparison.p_value_corrected, 3),
+            wtl_text(r.comparison),
+            _num(r.ceiling),
+            captured_text(r.captured),
         ]
-        for r in records(report, "summary")
+        for r in report.rows
     ]
-    latency = part(report, "latency_ms")
-    cache = part(latency, "reranker_cache")
+    latency = report.latency
+    recall = "recall" if report.recall_metric is None else report.recall_metric
     lines = [
-        f"Reranker **{md(report['reranker'])}** over the first stage's top {md(report.get('top_n', '?'))}; "
-        f"first-stage {md(recall.get('metric', 'recall'))} = {_num(recall.get('value'))} (the share of the "
+        f"Reranker **{md(report.reranker)}** over the first stage's top {md(_known(report.top_n))}; "
+        f"first-stage {md(recall)} = {_num(report.first_stage_recall)} (the share of the "
         "relevant chunks the reranker gets to reorder at all).",
         "",
         *_table(
@@ -362,7 +358,7 @@ def _reranker(report: Mapping[str, Any]) -> list[str]:
                 "before",
                 "after",
                 "Δ",
-                delta_ci_label(records(report, "summary"), short=True),
+                delta_ci_label([r.comparison.data for r in report.rows], short=True),
                 "p (Holm)",
                 "W/T/L",
                 "oracle",
@@ -372,54 +368,54 @@ def _reranker(report: Mapping[str, Any]) -> list[str]:
         ),
         "",
         "oracle = the same candidates in the ideal order by grade; captured = (after − before) / (oracle − "
-        f"before); {_significance(report, 'the metrics')}.",
+        f"before); {_significance(report.significance, 'the metrics')}.",
         "",
     ]
-    if latency:
+    if latency is not None:
         text = (
-            f"Latency ({md(latency.get('cases', '?'))} cases): first stage {ms_text(latency.get('first_stage'))}; "
-            f"the reranker adds {ms_text(latency.get('rerank_added'))}"
+            f"Latency ({md(_known(latency.cases))} cases): first stage {ms_text(latency.first_stage)}; "
+            f"the reranker adds {ms_text(latency.rerank_added)}"
         )
+        cache = latency.cache
         if cache:
             text += f"; reranker cache {md(cache.get('hits', 0))} hits, {md(cache.get('misses', 0))} misses"
         lines += [text + ".", ""]
     return lines
 
 
-def _constraints_line(cons: Mapping[str, Any], primary: str) -> str:
-    head = f"**Constraints:** {md(cons.get('rewritten', '?'))} of {md(cons.get('cases', '?'))} queries rewritten; "
-    verdict = constraint_verdict(cons)
+def _constraints_line(cons: Constraints, primary: str) -> str:
+    head = f"**Constraints:** {md(_known(cons.rewritten))} of {md(_known(cons.cases))} queries rewritten; "
+    verdict = constraint_verdict(cons.data)
     if verdict.state == "pass":
         return head + f"✅ no rewrite lost an entity or constraint ({md(verdict.reason)})."
     if verdict.state == "not_verified":
         return head + f"⚠️ constraint preservation NOT VERIFIED: {md(verdict.reason)}."
-    lost = ", ".join(f"{md(kind)} {md(n)}" for kind, n in part(cons, "lost_by_kind").items()) or "none"
+    lost = ", ".join(f"{md(kind)} {md(n)}" for kind, n in cons.lost_by_kind.items()) or "none"
     return (
-        head + f"❌ {md(cons['flagged'])} flagged (lost an entity or constraint), "
-        f"{md(cons.get('flagged_with_gain', 0))} of them although {md(primary)} improved; lost by kind: {lost}; "
-        f"swaps {md(cons.get('swapped', 0))}."
+        head + f"❌ {md(cons.flagged)} flagged (lost an entity or constraint), "
+        f"{md(cons.flagged_with_gain or 0)} of them although {md(primary)} improved; lost by kind: {lost}; "
+        f"swaps {md(cons.swapped or 0)}."
     )
 
 
-def _rewrite(report: Mapping[str, Any]) -> list[str]:
-    primary = str(report.get("primary_metric", ""))
+def _rewrite(report: RewriteEvalReport) -> list[str]:
+    primary = report.primary_metric
     rows = [
         [
-            md(r["metric"]),
-            _num(r["baseline"]),
-            _num(r["rewrite"]),
-            _delta(r["comparison"]) if r["comparison"] else _signed(r["delta"]),
-            ci_text(r["comparison"]),
-            _num((r["comparison"] or {}).get("p_value_corrected"), 3),
-            wtl_text(r["comparison"]),
+            md(r.metric),
+            _num(r.baseline),
+            _num(r.rewrite),
+            _delta(r.comparison) if r.comparison else _signed(r.delta),
+            ci_text(r.comparison),
+            _num(r.comparison.p_value_corrected if r.comparison else None, 3),
+            wtl_text(r.comparison),
         ]
-        for r in rewrite_metric_rows(report)
+        for r in report.metrics
     ]
-    cons, latency = report["constraints"], part(report, "latency_ms")
-    flagged = rewrite_flagged(report)
+    latency, flagged = report.latency, report.flagged
     lines = [
-        f"Rewriter **{md(report['rewriter'])}**; primary metric {md(primary)}; "
-        + _significance(report, "the metrics")
+        f"Rewriter **{md(report.rewriter)}**; primary metric {md(primary)}; "
+        + _significance(report.significance, "the metrics")
         + ".",
         "",
         *_table(
@@ -428,31 +424,31 @@ def _rewrite(report: Mapping[str, Any]) -> list[str]:
                 "baseline",
                 "rewrite",
                 "Δ",
-                delta_ci_label(records(report, "comparisons"), short=True),
+                delta_ci_label([c.data for c in report.comparisons], short=True),
                 "p (Holm)",
                 "W/T/L",
             ],
             rows,
         ),
         "",
-        _constraints_line(cons, primary),
+        _constraints_line(report.constraints, primary),
         "",
     ]
-    if latency:
+    if latency is not None:
         lines += [
-            f"Latency: baseline {ms_text(latency.get('baseline'))}; with the rewrite "
-            f"{ms_text(latency.get('rewrite'))}; added per query {ms_text(latency.get('added'))}; "
-            f"in the rewriter {ms_text(latency.get('rewriter'))}.",
+            f"Latency: baseline {ms_text(latency.baseline)}; with the rewrite "
+            f"{ms_text(latency.rewrite)}; added per query {ms_text(latency.added)}; "
+            f"in the rewriter {ms_text(latency.rewriter)}.",
             "",
         ]
     if flagged:
         shown = [
             [
-                md(f["id"]),
-                md(f["query"], 80),
-                md(f["rewritten"] if f["rewritten"] is not None else "(no rewrite)", 80),
-                md("; ".join([*f["lost"], *f["swapped"]])),
-                _signed(f["delta"], 3),
+                md(f.id),
+                md(f.query, 80),
+                md(f.rewritten if f.rewritten is not None else "(no rewrite)", 80),
+                md("; ".join([*f.lost_text(), *f.swapped_text()])),
+                _signed(f.delta, 3),
             ]
             for f in flagged[:LIST_LIMIT]
         ]

@@ -10,9 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragaudit.verdict import CheckVerdict, decide
+
+if TYPE_CHECKING:
+    from ragaudit.report.kinds.fields import Latency, Paired
 
 
 @dataclass(frozen=True)
@@ -113,31 +116,22 @@ def signed(value: Any, digits: int = 4) -> str:
     return f"{value:+.{digits}f}"
 
 
-def ci_text(comparison: Mapping[str, Any] | None) -> str:
+def ci_text(comparison: Paired | None) -> str:
     """``[-0.012, +0.085]``: the CI of a paired comparison's delta, or ``–``."""
-    ci = comparison.get("ci") if comparison is not None else None
-    return f"[{signed(ci[0], 3)}, {signed(ci[1], 3)}]" if isinstance(ci, list) and len(ci) == 2 else "–"
+    ci = comparison.ci if comparison is not None else None
+    return f"[{signed(ci[0], 3)}, {signed(ci[1], 3)}]" if ci is not None else "–"
 
 
-def ci_bounds(comparison: Mapping[str, Any]) -> tuple[Any, Any]:
-    """``(lo, hi)`` of a comparison's CI (``(None, None)`` when it has none)."""
-    ci = comparison.get("ci")
-    return (ci[0], ci[1]) if isinstance(ci, list) and len(ci) == 2 else (None, None)
-
-
-def wtl_text(comparison: Mapping[str, Any] | None) -> str:
+def wtl_text(comparison: Paired | None) -> str:
     """``wins/ties/losses`` of a paired comparison."""
-    c = comparison or {}
-    return f"{c.get('wins', '–')}/{c.get('ties', '–')}/{c.get('losses', '–')}"
+    c = comparison
+    counts = (c.wins, c.ties, c.losses) if c is not None else (None, None, None)
+    return "/".join("–" if n is None else str(n) for n in counts)
 
 
-def significance(report: Mapping[str, Any]) -> tuple[Any, str]:
-    """``(alpha, correction)`` of an experiment report's paired tests (top level or ``significance``)."""
-    settings = {
-        **part(report, "significance"),
-        **{k: report[k] for k in ("alpha", "correction") if k in report},
-    }
-    return settings.get("alpha", 0.05), str(settings.get("correction", "holm-bonferroni"))
+def captured_text(value: float | None) -> str:
+    """The headroom a reranker captured, as a percentage (``–`` when undefined)."""
+    return f"{100 * value:.0f}%" if value is not None and math.isfinite(value) else "–"
 
 
 def records(data: Any, *keys: str) -> list[Mapping[str, Any]]:
@@ -154,16 +148,16 @@ def ms_value(value: Any) -> str:
     return f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}"
 
 
-def ms_text(summary: Any) -> str:
-    """``p50 0.42 ms, p95 19.3 ms`` of a latency summary (``{p50, p95, ...}``)."""
-    s = summary if isinstance(summary, Mapping) else {}
-    return f"p50 {ms_value(s.get('p50'))} ms, p95 {ms_value(s.get('p95'))} ms"
+def ms_text(summary: Latency | None) -> str:
+    """``p50 0.42 ms, p95 19.3 ms`` of a latency summary."""
+    p50, p95 = (summary.p50, summary.p95) if summary is not None else (None, None)
+    return f"p50 {ms_value(p50)} ms, p95 {ms_value(p95)} ms"
 
 
-def ms_pair(summary: Any) -> str:
+def ms_pair(summary: Latency | None) -> str:
     """``0.42 / 19.3 ms``: p50 and p95 of a latency summary, for a card labelled p50 / p95."""
-    s = summary if isinstance(summary, Mapping) else {}
-    return f"{ms_value(s.get('p50'))} / {ms_value(s.get('p95'))} ms"
+    p50, p95 = (summary.p50, summary.p95) if summary is not None else (None, None)
+    return f"{ms_value(p50)} / {ms_value(p95)} ms"
 
 
 def _short(sha: Any, n: int = 12) -> str:
@@ -297,85 +291,3 @@ def chunking_data(report: Mapping[str, Any]) -> dict[str, Any] | None:
 
 ANALYSES = ("remove-one", "add-one")
 """An ablation's two analyses of each toggle (see :mod:`ragaudit.experiments.ablation`)."""
-
-
-def ablation_gains(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One row per toggle and metric of an ablation report, in the report's order:
-    ``{toggle, metric, "remove-one": gain, "add-one": gain}``, each gain the paired comparison of the
-    variant without the toggle (baseline) and with it (``delta``, ``ci``, ``p_value_corrected``,
-    ``significant``, ``wins``/``ties``/``losses``) or None where the report has none."""
-    gains = records(report, "gains")
-    toggles = dict.fromkeys(
-        [*map(str, report.get("toggles", []) or []), *(str(g.get("toggle")) for g in gains)]
-    )
-    named = report.get("metrics")
-    metrics = dict.fromkeys(
-        [*(map(str, named) if isinstance(named, list) else []), *(str(g.get("metric")) for g in gains)]
-    )
-    index = {(str(g.get("toggle")), str(g.get("metric")), str(g.get("analysis"))): g for g in gains}
-    rows = []
-    for toggle in toggles:
-        for metric in metrics:
-            found = {a: index.get((toggle, metric, a)) for a in ANALYSES}
-            if any(found.values()):
-                rows.append({"toggle": toggle, "metric": metric, **found})
-    return rows
-
-
-def _constraint(constraint: Any) -> str:
-    c = constraint if isinstance(constraint, Mapping) else {}
-    return f"{c.get('kind', '?')} {c.get('text', '')}".strip()
-
-
-def rewrite_flagged(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The flagged cases of a rewrite-eval report (the rewrite lost an entity or constraint), each as
-    ``{id, tenant_id, query, rewritten, lost, swapped, delta, with_gain}``: ``lost`` and ``swapped``
-    are lists of text (``entity pro``, ``entity Professional → entity Enterprise``), ``delta`` the
-    primary metric's change on that case."""
-    primary = str(report.get("primary_metric", ""))
-    out = []
-    for case in records(report, "per_case"):
-        if not case.get("flagged"):
-            continue
-        swapped = records(case, "constraints", "swapped")
-        moved = {(part(s, "from").get("kind"), part(s, "from").get("text")) for s in swapped}
-        out.append(
-            {
-                "id": str(case.get("id", "")),
-                "tenant_id": case.get("tenant_id"),
-                "query": str(case.get("query", "")),
-                "rewritten": case.get("rewritten_query"),
-                "lost": [
-                    _constraint(c)
-                    for c in records(case, "constraints", "lost")
-                    if (c.get("kind"), c.get("text")) not in moved
-                ],
-                "swapped": [f"{_constraint(s.get('from'))} → {_constraint(s.get('to'))}" for s in swapped],
-                "delta": part(case, "metrics", "delta").get(primary),
-                "with_gain": bool(case.get("flagged_with_gain")),
-            }
-        )
-    return out
-
-
-def captured_text(row: Mapping[str, Any]) -> str:
-    """A reranker summary row's headroom captured, as a percentage (``–`` when undefined)."""
-    value = row.get("headroom_captured")
-    return f"{100 * value:.0f}%" if isinstance(value, (int, float)) and math.isfinite(value) else "–"
-
-
-def rewrite_metric_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One row per metric of a rewrite-eval report: ``{metric, baseline, rewrite, delta, comparison}``
-    (``comparison`` the paired test of rewrite against baseline, or None)."""
-    metrics = part(report, "metrics")
-    compared = {str(c.get("metric")): c for c in records(report, "comparisons")}
-    return [
-        {
-            "metric": str(m),
-            "baseline": value,
-            "rewrite": part(metrics, "rewrite").get(m),
-            "delta": part(metrics, "delta").get(m),
-            "comparison": compared.get(str(m)),
-        }
-        for m, value in part(metrics, "baseline").items()
-    ]

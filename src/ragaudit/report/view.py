@@ -19,6 +19,7 @@ import numpy as np
 from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport, compare_reports
 from ragaudit.report.kinds import ReportKind, report_kind
+from ragaudit.report.kinds.fields import Paired
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.verdict import CheckVerdict, isolation_of
 
@@ -31,7 +32,7 @@ class MetricSummary:
     value: float | None
     ci: tuple[float, float] | None
     n: int
-    comparison: Mapping[str, Any] | None = None
+    comparison: Paired | None = None
 
 
 @dataclass(frozen=True)
@@ -75,9 +76,13 @@ class ReportView:
     def latencies(self) -> list[float]:
         return [float(c["latency_ms"]) for c in self.cases if isinstance(c.get("latency_ms"), (int, float))]
 
-    def significant(self) -> list[Mapping[str, Any]]:
-        rows = self.comparison.get("comparisons", []) if self.comparison else []
-        return [r for r in rows if r.get("significant")]
+    @property
+    def comparisons(self) -> list[Paired]:
+        """The paired comparisons against the baseline (empty without one)."""
+        return Paired.rows(self.comparison) if self.comparison is not None else []
+
+    def significant(self) -> list[Paired]:
+        return [c for c in self.comparisons if c.significant]
 
 
 def system_label(report: Mapping[str, Any]) -> str:
@@ -117,7 +122,7 @@ def dataset_queries(
 def _metric_summaries(
     loaded: LoadedReport, comparison: Mapping[str, Any] | None, confidence: float, resamples: int, seed: int
 ) -> list[MetricSummary]:
-    rows = {c["metric"]: c for c in comparison.get("comparisons", [])} if comparison else {}
+    rows = {c.metric: c for c in Paired.rows(comparison)} if comparison else {}
     out = []
     for name, value in loaded.data.get("metrics", {}).items():
         values = np.array(list(loaded.per_case(name).values()), dtype=np.float64)

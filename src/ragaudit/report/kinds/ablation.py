@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.report.kinds.base import ReportKind
-from ragaudit.report.kinds.fields import Fields, Latency, Paired
-from ragaudit.report.sections import part
+from ragaudit.report.kinds.fields import Fields, Latency, Paired, significance_of
+from ragaudit.report.sections import ANALYSES, part
 
 if TYPE_CHECKING:
     from ragaudit.report.html_parts import Section
@@ -35,17 +35,47 @@ class AblationGain:
 
 
 @dataclass(frozen=True)
+class GainRow:
+    """One toggle and metric: the remove-one and the add-one gain (None where the report has none)."""
+
+    toggle: str
+    metric: str
+    remove_one: Paired | None
+    add_one: Paired | None
+
+    def of(self, analysis: str) -> Paired | None:
+        return self.remove_one if analysis == "remove-one" else self.add_one
+
+
+@dataclass(frozen=True)
 class AblationReport:
-    """An ablation report, typed: the variants, the gains, the metrics and the invariants are required."""
+    """An ablation report, typed: every variant's ``name`` and ``metrics`` and every gain's ``toggle``,
+    ``analysis`` and ``metric`` are required."""
 
     toggles: list[str]
     metrics: list[str]
     variants: list[AblationVariant]
     gains: list[AblationGain]
     alpha: Any
+    """As the command was given it (the terminal line)."""
+    significance: tuple[Any, str]
+    """``(alpha, correction)`` of the paired tests."""
     context_k: Any
     invariants: Mapping[str, Any]
-    """``cases``, ``answerable``, ``tenants`` and ``top_k`` every variant shared."""
+    """``cases``, ``answerable``, ``tenants``, ``top_k`` and ``same_for_every_variant``, as written."""
+
+    def gain_rows(self) -> list[GainRow]:
+        """One row per toggle and metric that has a gain, toggles and metrics in the report's order."""
+        index = {(g.toggle, g.comparison.metric, g.analysis): g.comparison for g in self.gains}
+        toggles = dict.fromkeys([*self.toggles, *(g.toggle for g in self.gains)])
+        metrics = dict.fromkeys([*self.metrics, *(g.comparison.metric for g in self.gains)])
+        rows = []
+        for toggle in toggles:
+            for metric in metrics:
+                remove, add = (index.get((toggle, metric, a)) for a in ANALYSES)
+                if remove is not None or add is not None:
+                    rows.append(GainRow(toggle, metric, remove, add))
+        return rows
 
 
 def _variant(v: Fields) -> AblationVariant:
@@ -71,12 +101,20 @@ class AblationKind(ReportKind):
             report.texts("metrics"),
             [_variant(v) for v in report.each("variants")],
             [
-                AblationGain(str(g.need("toggle")), str(g.need("analysis")), Paired.read(g))
+                AblationGain(
+                    str(g.need("toggle")),
+                    str(g.need("analysis")),
+                    Paired.read(g, system=str(g.opt("system") or "")),
+                )
                 for g in report.each("gains")
             ],
             report.opt("alpha"),
+            significance_of(report),
             report.opt("context_k"),
-            {k: invariants.opt(k) for k in ("cases", "answerable", "tenants", "top_k")},
+            {
+                k: invariants.opt(k)
+                for k in ("cases", "answerable", "tenants", "top_k", "same_for_every_variant")
+            },
         )
 
     def terminal(self, report: AblationReport, limit: int = 10) -> list[str]:
@@ -100,12 +138,12 @@ class AblationKind(ReportKind):
     def markdown(self, view: ReportView) -> list[str]:
         from ragaudit.report.markdown import _ablation
 
-        return _ablation(view.report)
+        return _ablation(self.read(view))
 
     def html(self, view: ReportView) -> list[Section]:
         from ragaudit.report.html_experiments import ablation_section
 
-        return [ablation_section(view)]
+        return [ablation_section(self.read(view))]
 
 
 def _variants_table(report: AblationReport) -> str:

@@ -95,16 +95,17 @@ class Latency:
 
     @classmethod
     def read(cls, value: Any) -> Latency | None:
-        """The summary at a report's ``latency_ms`` (None when the report has none)."""
-        if not isinstance(value, Mapping):
+        """The summary at a report's ``latency_ms`` (None when the report has none or an empty one)."""
+        if not isinstance(value, Mapping) or not value:
             return None
         return cls(*(number(value[k]) if k in value else None for k in ("p50", "p95", "p99", "mean")))
 
 
 @dataclass(frozen=True)
 class Paired:
-    """One paired comparison (:func:`ragaudit.evaluation.compare.compare_reports` rows): ``metric`` and
-    ``system`` are required; the figures read as None where a report leaves them out."""
+    """One paired comparison (:func:`ragaudit.evaluation.compare.compare_reports` rows): ``metric`` (and
+    ``system`` where the rows compare several) are required; the figures read as None where a report
+    leaves them out."""
 
     metric: str
     system: str
@@ -117,19 +118,22 @@ class Paired:
     wins: int | None
     ties: int | None
     losses: int | None
-    ci_level: float | None
+    n: int | None
+    most_improved: list[Mapping[str, Any]]
+    most_regressed: list[Mapping[str, Any]]
     data: Mapping[str, Any]
     """The row as written (for the sections that show what this view leaves out)."""
 
     @classmethod
-    def read(cls, row: Fields) -> Paired:
+    def read(cls, row: Fields, system: str | None = None) -> Paired:
+        """The comparison in ``row``; ``system`` given: rows of one system that do not name it."""
         ci = row.opt("ci")
-        wins, ties, losses = (
-            c if isinstance(c := row.opt(k), int) else None for k in ("wins", "ties", "losses")
+        wins, ties, losses, n = (
+            c if isinstance(c := row.opt(k), int) else None for k in ("wins", "ties", "losses", "n")
         )
         return cls(
             str(row.need("metric")),
-            str(row.need("system")),
+            str(row.need("system")) if system is None else system,
             number(row.opt("baseline_mean")),
             number(row.opt("system_mean")),
             number(row.opt("delta")),
@@ -139,6 +143,22 @@ class Paired:
             wins,
             ties,
             losses,
-            number(row.opt("ci_level")),
+            n,
+            [m.data for m in row.each("most_improved", required=False)],
+            [m.data for m in row.each("most_regressed", required=False)],
             row.data,
         )
+
+    @classmethod
+    def rows(
+        cls, comparison: Mapping[str, Any], kind: str = "eval", source: str = "comparison"
+    ) -> list[Paired]:
+        """The rows of a ``compare_reports`` result (``comparisons``), typed."""
+        return [cls.read(r) for r in Fields(comparison, kind, source).each("comparisons", required=False)]
+
+
+def significance_of(report: Fields) -> tuple[Any, str]:
+    """``(alpha, correction)`` of an experiment report's paired tests (top level, else ``significance``)."""
+    settings = {**report.obj("significance", required=False).data}
+    settings.update({k: report.data[k] for k in ("alpha", "correction") if k in report.data})
+    return settings.get("alpha", 0.05), str(settings.get("correction", "holm-bonferroni"))

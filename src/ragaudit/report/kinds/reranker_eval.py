@@ -8,12 +8,34 @@ from typing import TYPE_CHECKING, Any
 
 from ragaudit.artifacts.tables import delta_cells, delta_ci_label, fmt_number, render_table
 from ragaudit.report.kinds.base import ReportKind
-from ragaudit.report.kinds.fields import Fields
+from ragaudit.report.kinds.fields import Fields, Latency, Paired, number, significance_of
 from ragaudit.report.sections import part
 
 if TYPE_CHECKING:
     from ragaudit.report.html_parts import Section
     from ragaudit.report.view import ReportView
+
+
+@dataclass(frozen=True)
+class RerankerRow:
+    """One metric: before and after the reranker (the paired comparison), the oracle and the share of
+    the headroom the reranker captured."""
+
+    comparison: Paired
+    before: float | None
+    after: float | None
+    ceiling: float | None
+    captured: float | None
+
+
+@dataclass(frozen=True)
+class RerankLatency:
+    """The latency part: cases, the first stage's and the reranker's added latency, the reranker cache."""
+
+    cases: Any
+    first_stage: Latency | None
+    rerank_added: Latency | None
+    cache: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -24,12 +46,33 @@ class RerankerEvalReport:
     top_n: Any
     recall_metric: Any
     first_stage_recall: Any
-    summary: list[Mapping[str, Any]]
-    """Per metric: ``before``, ``after``, the paired comparison, ``ceiling`` and ``headroom_captured``."""
-    comparisons: list[Mapping[str, Any]]
+    rows: list[RerankerRow]
     alpha: Any
-    latency: Mapping[str, Any]
+    """As the command was given it (the terminal line)."""
+    significance: tuple[Any, str]
+    latency: RerankLatency | None
     notes: list[str]
+
+
+def _row(r: Fields) -> RerankerRow:
+    return RerankerRow(
+        Paired.read(r, system=""),
+        number(r.opt("before")),
+        number(r.opt("after")),
+        number(r.opt("ceiling")),
+        number(r.opt("headroom_captured")),
+    )
+
+
+def _latency(latency: Fields) -> RerankLatency | None:
+    if not latency.data:
+        return None
+    return RerankLatency(
+        latency.opt("cases"),
+        Latency.read(latency.opt("first_stage")),
+        Latency.read(latency.opt("rerank_added")),
+        latency.obj("reranker_cache", required=False).data,
+    )
 
 
 class RerankerEvalKind(ReportKind):
@@ -37,19 +80,16 @@ class RerankerEvalKind(ReportKind):
     required = ("reranker", "summary[].metric")
 
     def typed(self, report: Fields) -> RerankerEvalReport:
-        recall, latency = (
-            report.obj("first_stage_recall", required=False),
-            report.obj("latency_ms", required=False),
-        )
+        recall = report.obj("first_stage_recall", required=False)
         return RerankerEvalReport(
             str(report.need("reranker")),
             report.opt("top_n"),
             recall.opt("metric"),
             recall.opt("value"),
-            [r.data for r in report.each("summary")],
-            [c.data for c in report.each("comparisons", required=False)],
+            [_row(r) for r in report.each("summary")],
             report.opt("alpha"),
-            latency.data,
+            significance_of(report),
+            _latency(report.obj("latency_ms", required=False)),
             report.texts("notes"),
         )
 
@@ -57,16 +97,16 @@ class RerankerEvalKind(ReportKind):
         """Before / after / oracle per metric, the first stage's recall, the reranker's added latency, notes."""
         rows = [
             [
-                str(r["metric"]),
-                fmt_number(r["before"]),
-                fmt_number(r["after"]),
-                *delta_cells(r),
-                fmt_number(r["ceiling"]),
-                "-" if r["headroom_captured"] is None else f"{100 * r['headroom_captured']:.0f}%",
+                r.comparison.metric,
+                fmt_number(r.before),
+                fmt_number(r.after),
+                *delta_cells(r.comparison.data),
+                fmt_number(r.ceiling),
+                "-" if r.captured is None else f"{100 * r.captured:.0f}%",
             ]
-            for r in report.summary
+            for r in report.rows
         ]
-        ci = delta_ci_label(report.comparisons, short=True)
+        ci = delta_ci_label([r.comparison.data for r in report.rows], short=True)
         headers = ["metric", "before", "after", "delta", ci, "p (Holm)", "W/T/L", "oracle", "captured"]
         lines = [
             render_table(headers, rows),
@@ -76,11 +116,12 @@ class RerankerEvalKind(ReportKind):
             "(after - before) / (oracle - before)",
             f"* = significant at alpha {report.alpha} (paired randomization test, Holm-corrected)",
         ]
-        first, added = report.latency.get("first_stage"), report.latency.get("rerank_added")
-        if first and added:
+        lat = report.latency
+        first, added = (lat.first_stage, lat.rerank_added) if lat is not None else (None, None)
+        if lat is not None and first is not None and added is not None:
             lines.append(
-                f"latency ms: first stage p50 {first['p50']:.1f} p95 {first['p95']:.1f}; the reranker adds "
-                f"p50 {added['p50']:.1f} p95 {added['p95']:.1f} ({report.latency['cases']} cases)"
+                f"latency ms: first stage p50 {first.p50 or 0:.1f} p95 {first.p95 or 0:.1f}; the reranker adds "
+                f"p50 {added.p50 or 0:.1f} p95 {added.p95 or 0:.1f} ({lat.cases} cases)"
             )
         return lines + [f"note: {note}" for note in report.notes]
 
@@ -90,12 +131,12 @@ class RerankerEvalKind(ReportKind):
     def markdown(self, view: ReportView) -> list[str]:
         from ragaudit.report.markdown import _reranker
 
-        return _reranker(view.report)
+        return _reranker(self.read(view))
 
     def html(self, view: ReportView) -> list[Section]:
         from ragaudit.report.html_experiments import reranker_section
 
-        return [reranker_section(view)]
+        return [reranker_section(self.read(view))]
 
 
 KIND = RerankerEvalKind()

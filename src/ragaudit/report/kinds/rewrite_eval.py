@@ -9,12 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 from ragaudit.artifacts.tables import delta_cells, delta_ci_label, fmt_number, render_table
 from ragaudit.report.kinds.base import ReportKind
-from ragaudit.report.kinds.fields import Fields, number
+from ragaudit.report.kinds.fields import Fields, Latency, Paired, number, significance_of
 from ragaudit.report.sections import part
 
 if TYPE_CHECKING:
     from ragaudit.report.html_parts import Section
     from ragaudit.report.view import ReportView
+
+Constraint = tuple[str, str]
+"""``(kind, text)`` of a query constraint (``("entity", "pro")``)."""
 
 
 @dataclass(frozen=True)
@@ -22,13 +25,60 @@ class FlaggedRewrite:
     """A rewrite that lost an entity or constraint: what was lost or swapped, and the primary metric's change."""
 
     id: str
+    tenant_id: str | None
     query: str
-    rewritten: Any
-    lost: list[tuple[str, str]]
-    """``(kind, text)`` of each lost constraint."""
-    swapped: list[tuple[str, str]]
-    """``(text before, text after)`` of each swap."""
+    rewritten: str | None
+    lost: list[Constraint]
+    """Every lost constraint (a swapped one too)."""
+    swapped: list[tuple[Constraint, Constraint]]
+    """``(before, after)`` of each swap."""
     delta: float | None
+
+    def lost_text(self) -> list[str]:
+        """The lost constraints that were not swapped for another, as text (``entity pro``)."""
+        moved = {before for before, _ in self.swapped}
+        return [_text(c) for c in self.lost if c not in moved]
+
+    def swapped_text(self) -> list[str]:
+        """``entity Professional → entity Enterprise`` of each swap."""
+        return [f"{_text(a)} → {_text(b)}" for a, b in self.swapped]
+
+
+def _text(c: Constraint) -> str:
+    return f"{c[0]} {c[1]}".strip()
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """The constraint-preservation summary (counts as written; None where absent)."""
+
+    cases: int | None
+    rewritten: int | None
+    flagged: int | None
+    flagged_with_gain: int | None
+    swapped: int | None
+    lost_by_kind: dict[str, Any]
+    data: Mapping[str, Any]
+    """As written (:func:`ragaudit.report.sections.constraint_verdict` reads it)."""
+
+
+@dataclass(frozen=True)
+class RewriteMetric:
+    """One metric: baseline, with the rewrite, the delta and the paired comparison (None: not compared)."""
+
+    metric: str
+    baseline: Any
+    rewrite: Any
+    delta: Any
+    comparison: Paired | None
+
+
+@dataclass(frozen=True)
+class RewriteLatency:
+    baseline: Latency | None
+    rewrite: Latency | None
+    added: Latency | None
+    rewriter: Latency | None
 
 
 @dataclass(frozen=True)
@@ -37,26 +87,63 @@ class RewriteEvalReport:
 
     rewriter: str
     primary_metric: str
-    comparisons: list[Mapping[str, Any]]
-    alpha: Any
-    latency: Mapping[str, Any]
-    constraints: Mapping[str, Any]
+    metrics: list[RewriteMetric]
+    comparisons: list[Paired]
+    significance: tuple[Any, str]
+    latency: RewriteLatency | None
+    constraints: Constraints
     flagged: list[FlaggedRewrite]
     notes: list[str]
 
 
+def _constraint(c: Fields) -> Constraint:
+    return str(c.opt("kind") or "?"), str(c.opt("text") or "")
+
+
 def _flagged(case: Fields, primary: str) -> FlaggedRewrite:
     check = case.obj("constraints", required=False)
+    tenant, rewritten = case.opt("tenant_id"), case.opt("rewritten_query")
     return FlaggedRewrite(
         str(case.need("id")),
-        str(case.need("query")),
-        case.opt("rewritten_query"),
-        [(str(c.need("kind")), str(c.need("text"))) for c in check.each("lost", required=False)],
+        None if tenant is None else str(tenant),
+        str(case.opt("query") or ""),
+        None if rewritten is None else str(rewritten),
+        [_constraint(c) for c in check.each("lost", required=False)],
         [
-            (str(w.obj("from").need("text")), str(w.obj("to").need("text")))
+            (_constraint(w.obj("from", required=False)), _constraint(w.obj("to", required=False)))
             for w in check.each("swapped", required=False)
         ],
         number(case.obj("metrics", required=False).obj("delta", required=False).opt(primary)),
+    )
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _constraints(cons: Fields) -> Constraints:
+    cases, rewritten, flagged, with_gain, swapped = (
+        _count(cons.opt(k)) for k in ("cases", "rewritten", "flagged", "flagged_with_gain", "swapped")
+    )
+    lost_by_kind = dict(cons.obj("lost_by_kind", required=False).data)
+    return Constraints(cases, rewritten, flagged, with_gain, swapped, lost_by_kind, cons.data)
+
+
+def _metrics(report: Fields, comparisons: list[Paired]) -> list[RewriteMetric]:
+    metrics = report.obj("metrics")
+    rewrite, delta = metrics.obj("rewrite", required=False), metrics.obj("delta", required=False)
+    compared = {c.metric: c for c in comparisons}
+    return [
+        RewriteMetric(str(m), value, rewrite.opt(m), delta.opt(m), compared.get(str(m)))
+        for m, value in metrics.obj("baseline", required=False).data.items()
+    ]
+
+
+def _latency(latency: Fields) -> RewriteLatency | None:
+    if not latency.data:
+        return None
+    return RewriteLatency(
+        *(Latency.read(latency.opt(k)) for k in ("baseline", "rewrite", "added", "rewriter"))
     )
 
 
@@ -66,14 +153,15 @@ class RewriteEvalKind(ReportKind):
 
     def typed(self, report: Fields) -> RewriteEvalReport:
         primary = str(report.opt("primary_metric") or "")
-        alpha = report.obj("significance", required=False).opt("alpha")
+        comparisons = [Paired.read(c, system="") for c in report.each("comparisons", required=False)]
         return RewriteEvalReport(
             str(report.need("rewriter")),
             primary,
-            [c.data for c in report.each("comparisons", required=False)],
-            0.05 if alpha is None else alpha,
-            report.obj("latency_ms", required=False).data,
-            report.obj("constraints").data,
+            _metrics(report, comparisons),
+            comparisons,
+            significance_of(report),
+            _latency(report.obj("latency_ms", required=False)),
+            _constraints(report.obj("constraints")),
             [_flagged(c, primary) for c in report.each("per_case", required=False) if c.opt("flagged")],
             report.texts("notes"),
         )
@@ -81,50 +169,41 @@ class RewriteEvalKind(ReportKind):
     def terminal(self, report: RewriteEvalReport, limit: int = 10) -> list[str]:
         """Metrics with significance, latency, the constraint summary and the first ``limit`` flagged cases."""
         rows = [
-            [str(c["metric"]), fmt_number(c["baseline_mean"]), fmt_number(c["system_mean"]), *delta_cells(c)]
+            [c.metric, fmt_number(c.baseline_mean), fmt_number(c.system_mean), *delta_cells(c.data)]
             for c in report.comparisons
         ]
-        headers = [
-            "metric",
-            "baseline",
-            "rewrite",
-            "delta",
-            delta_ci_label(report.comparisons),
-            "p (Holm)",
-            "W/T/L",
-        ]
+        ci = delta_ci_label([c.data for c in report.comparisons])
+        headers = ["metric", "baseline", "rewrite", "delta", ci, "p (Holm)", "W/T/L"]
         lines = [
             render_table(headers, rows),
-            f"* = significant at alpha {report.alpha} (paired randomization test, "
+            f"* = significant at alpha {report.significance[0]} (paired randomization test, "
             f"Holm-corrected across {len(rows)} metrics); rewriter: {report.rewriter}",
         ]
         lat = report.latency
-        if lat.get("added") is not None:
+        if lat is not None and lat.added is not None:
+            base, rewrite, added = lat.baseline, lat.rewrite, lat.added
             lines.append(
-                f"latency ms: baseline p50 {lat['baseline']['p50']:.2f}, with rewrite p50 "
-                f"{lat['rewrite']['p50']:.2f}; added per query mean {lat['added']['mean']:+.2f} "
-                f"(p50 {lat['added']['p50']:+.2f}, p95 {lat['added']['p95']:+.2f})"
-                + (f"; in the rewriter mean {lat['rewriter']['mean']:.2f}" if lat.get("rewriter") else "")
+                f"latency ms: baseline p50 {base.p50 if base else math.nan:.2f}, with rewrite p50 "
+                f"{rewrite.p50 if rewrite else math.nan:.2f}; added per query mean {added.mean or 0:+.2f} "
+                f"(p50 {added.p50 or 0:+.2f}, p95 {added.p95 or 0:+.2f})"
+                + (f"; in the rewriter mean {lat.rewriter.mean or 0:.2f}" if lat.rewriter else "")
             )
         s = report.constraints
-        lost = ", ".join(f"{k} {v}" for k, v in s["lost_by_kind"].items()) or "none"
+        lost = ", ".join(f"{k} {v}" for k, v in s.lost_by_kind.items()) or "none"
         lines.append(
-            f"constraints: {s['rewritten']} of {s['cases']} queries changed; {s['flagged']} flagged "
-            f"(lost something; {s['flagged_with_gain']} of them although {report.primary_metric} improved); "
-            f"lost by kind: {lost}; swaps {s['swapped']}"
+            f"constraints: {s.rewritten} of {s.cases} queries changed; {s.flagged} flagged "
+            f"(lost something; {s.flagged_with_gain} of them although {report.primary_metric} improved); "
+            f"lost by kind: {lost}; swaps {s.swapped}"
         )
         for case in report.flagged[:limit]:
             lost_items = ", ".join(f"{kind} {text!r}" for kind, text in case.lost)
-            swaps = "; ".join(f"{a!r} -> {b!r}" for a, b in case.swapped)
+            swaps = "; ".join(f"{a[1]!r} -> {b[1]!r}" for a, b in case.swapped)
             gain = case.delta
+            shown_gain = gain is not None and not math.isnan(gain)
             lines.append(
                 f"  FLAG {case.id}: {case.query!r} -> {case.rewritten!r}: lost {lost_items}"
                 + (f"; swapped {swaps}" if swaps else "")
-                + (
-                    f" ({report.primary_metric} {gain:+.2f})"
-                    if gain is not None and not math.isnan(gain)
-                    else ""
-                )
+                + (f" ({report.primary_metric} {gain:+.2f})" if shown_gain else "")
             )
         if len(report.flagged) > limit:
             lines.append(f"  ... and {len(report.flagged) - limit} more flagged cases in the JSON report")
@@ -136,12 +215,12 @@ class RewriteEvalKind(ReportKind):
     def markdown(self, view: ReportView) -> list[str]:
         from ragaudit.report.markdown import _rewrite
 
-        return _rewrite(view.report)
+        return _rewrite(self.read(view))
 
     def html(self, view: ReportView) -> list[Section]:
         from ragaudit.report.html_experiments import rewrite_section
 
-        return [rewrite_section(view)]
+        return [rewrite_section(self.read(view))]
 
 
 KIND = RewriteEvalKind()
