@@ -25,7 +25,6 @@ from ragaudit.report.sections import (
     k_sweep_data,
     part,
     provenance_rows,
-    records,
 )
 from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
@@ -221,14 +220,14 @@ def _security(view: ReportView) -> Section | None:
             f'<p class="warn-line">{verdict.mark} Tenant isolation NOT VERIFIED: {esc(verdict.reason)}.</p>',
         )
     leaks = view.leaks()
-    cases = len({leak.get("case_id") for leak in leaks})
+    cases = len({leak.case_id for leak in leaks})
     rows = [
         [
-            esc(leak.get("case_id", "")),
-            esc(leak.get("chunk_id", "")),
-            esc(leak.get("rank", "")),
-            esc(leak.get("claimed_tenant") or "(unlabelled)"),
-            esc(leak.get("caller_tenant", "")),
+            esc(leak.case_id),
+            esc(leak.chunk_id),
+            esc(leak.rank),
+            esc(leak.claimed_tenant or "(unlabelled)"),
+            esc(leak.caller_tenant),
         ]
         for leak in leaks
     ]
@@ -241,17 +240,17 @@ def _security(view: ReportView) -> Section | None:
 
 
 def _problems(view: ReportView) -> Section | None:
-    report = view.report
+    problems = view.problems()
     parts = []
-    missing = [str(m) for m in report.get("missing", [])]
+    missing = problems.missing
     if missing:
         items = "".join(f"<li>{esc(m)}</li>" for m in missing)
         parts.append(f"<h3>Missing from the run ({len(missing)}, scored 0)</h3><ul class='ids'>{items}</ul>")
-    errors = records(report, "errors")
+    errors = problems.errors
     if errors:
-        rows = [[esc(e.get("id", "")), esc(e.get("error") or "")] for e in errors]
+        rows = [[esc(cid), esc(error)] for cid, error in errors]
         parts.append(f"<h3>Errors ({len(errors)}, scored 0)</h3>" + html_table(["case", "error"], rows, 2))
-    notes = [str(n) for n in report.get("notes", [])]
+    notes = problems.notes
     if notes:
         parts.append("<h3>Notes</h3><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     return ("problems", "Missing & errors", "".join(parts)) if parts else None

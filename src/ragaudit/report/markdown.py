@@ -29,7 +29,6 @@ from ragaudit.report.sections import (
     leaks_text,
     ms_text,
     provenance_rows,
-    records,
     wtl_text,
 )
 from ragaudit.report.sections import num as _num
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
     from ragaudit.report.kinds.ablation import AblationReport
     from ragaudit.report.kinds.benchmark import BenchmarkReport
     from ragaudit.report.kinds.eval import EvalReport
-    from ragaudit.report.kinds.fields import Paired
+    from ragaudit.report.kinds.fields import Paired, Problems
     from ragaudit.report.kinds.reranker_eval import RerankerEvalReport
     from ragaudit.report.kinds.rewrite_eval import Constraints, RewriteEvalReport
 
@@ -170,7 +169,7 @@ def _security(view: ReportView) -> list[str]:
     if verdict.state == "not_verified":
         return [f"**Security: {mark} tenant isolation NOT VERIFIED:** {md(verdict.reason, 400)}.", ""]
     leaks = view.leaks()
-    cases = len({leak.get("case_id") for leak in leaks})
+    cases = len({leak.case_id for leak in leaks})
     lines = [
         f"**Security: {mark} {len(leaks)} cross-tenant chunk(s) returned in {cases} case(s): a release blocker.**",
         "",
@@ -179,11 +178,11 @@ def _security(view: ReportView) -> list[str]:
     ]
     rows = [
         [
-            md(leak.get("case_id", "")),
-            md(leak.get("chunk_id", "")),
-            str(leak.get("rank", "")),
-            md(leak.get("claimed_tenant") or "(unlabelled)"),
-            md(leak.get("caller_tenant", "")),
+            md(leak.case_id),
+            md(leak.chunk_id),
+            str(leak.rank),
+            md(leak.claimed_tenant or "(unlabelled)"),
+            md(leak.caller_tenant),
         ]
         for leak in leaks[:LIST_LIMIT]
     ]
@@ -192,21 +191,21 @@ def _security(view: ReportView) -> list[str]:
     return [*lines, *_table(["case", "chunk", "rank", "owner", "asked as"], rows, 2), *_more(len(leaks)), ""]
 
 
-def _problems(report: Mapping[str, Any]) -> list[str]:
+def _problems(problems: Problems) -> list[str]:
     lines: list[str] = []
-    missing = [str(m) for m in report.get("missing", [])]
+    missing = problems.missing
     if missing:
         shown = ", ".join(md(m) for m in missing[:LIST_LIMIT])
         extra = f" … and {len(missing) - LIST_LIMIT} more" if len(missing) > LIST_LIMIT else ""
         lines.append(f"**Missing from the run ({len(missing)}, scored 0):** {shown}{extra}")
         lines.append("")
-    errors = records(report, "errors")
+    errors = problems.errors
     if errors:
         lines.append(f"**Errors ({len(errors)}, scored 0):**")
         lines.append("")
-        lines += [f"- {md(e.get('id', ''))}: {md(e.get('error') or '', 200)}" for e in errors[:LIST_LIMIT]]
+        lines += [f"- {md(cid)}: {md(error, 200)}" for cid, error in errors[:LIST_LIMIT]]
         lines += [*_more(len(errors)), ""]
-    notes = [str(n) for n in report.get("notes", [])]
+    notes = problems.notes
     if notes:
         lines += [f"- note: {md(n, 300)}" for n in notes[:LIST_LIMIT]] + _more(len(notes)) + [""]
     return lines
@@ -495,5 +494,5 @@ def render_markdown(view: ReportView) -> str:
     lines += kind.markdown(view) if kind else []
     lines += _sweeps(report)
     if kind is None or not kind.problems_in_body:
-        lines += _problems(report)
+        lines += _problems(view.problems())
     return "\n".join([*lines, *_provenance(report)]) + "\n"

@@ -19,7 +19,7 @@ import numpy as np
 from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport, compare_reports
 from ragaudit.report.kinds import ReportKind, report_kind
-from ragaudit.report.kinds.fields import Paired
+from ragaudit.report.kinds.fields import Fields, Leak, Paired, Problems
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.verdict import CheckVerdict, isolation_of
 
@@ -64,10 +64,13 @@ class ReportView:
     def primary_metric(self) -> str | None:
         return self.metrics[0].name if self.metrics else None
 
-    def leaks(self) -> list[dict[str, Any]]:
-        security = self.report.get("security")
-        records = security.get("records") if isinstance(security, Mapping) else None
-        return [dict(r) for r in records if isinstance(r, Mapping)] if isinstance(records, list) else []
+    def leaks(self) -> list[Leak]:
+        """The cross-tenant leaks the report records."""
+        return Leak.all_in(Fields(self.report, self.kind))
+
+    def problems(self) -> Problems:
+        """Missing cases, errors and notes of the report."""
+        return Problems.read(Fields(self.report, self.kind))
 
     def isolation(self) -> CheckVerdict | None:
         """The report's tenant-isolation verdict, printed as is (:func:`ragaudit.report.sections.isolation_of`)."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.report.kinds.base import ReportKind
-from ragaudit.report.kinds.fields import Fields, Latency
+from ragaudit.report.kinds.fields import Fields, Latency, Leak
 from ragaudit.verdict import CheckVerdict
 
 if TYPE_CHECKING:
@@ -40,8 +40,8 @@ class EvalReport:
     notes: list[str]
     policy: Mapping[str, Any]
     isolation: CheckVerdict | None
-    leaks: list[Mapping[str, Any]]
-    """The cross-tenant leak records (``case_id``, ``chunk_id``, ``rank``, ``claimed_tenant``, ``caller_tenant``)."""
+    leaks: list[Leak]
+    """The cross-tenant leaks."""
 
 
 class EvalKind(ReportKind):
@@ -65,7 +65,7 @@ class EvalKind(ReportKind):
             notes=report.texts("notes"),
             policy=report.obj("policy", required=False).data,
             isolation=CheckVerdict.from_json(security.opt("isolation")),
-            leaks=[r.data for r in security.each("records", required=False)],
+            leaks=Leak.all_in(report),
         )
 
     def terminal(self, report: EvalReport, limit: int = 10) -> list[str]:
@@ -92,13 +92,13 @@ class EvalKind(ReportKind):
         if report.isolation is not None:
             lines.append(report.isolation.line())
         if report.leaks:
-            cases = len({leak["case_id"] for leak in report.leaks})
+            cases = len({leak.case_id for leak in report.leaks})
             lines.append(
                 f"SECURITY: {len(report.leaks)} cross-tenant chunk(s) returned in {cases} case(s) - a release blocker"
             )
             lines += [
-                f"  leak in {leak['case_id']}: {leak['chunk_id']} (rank {leak['rank']}) owned by "
-                f"{leak['claimed_tenant']!r}, asked as {leak['caller_tenant']!r}"
+                f"  leak in {leak.case_id}: {leak.chunk_id} (rank {leak.rank}) owned by "
+                f"{leak.claimed_tenant!r}, asked as {leak.caller_tenant!r}"
                 for leak in report.leaks[:limit]
             ]
         return lines + [f"note: {n}" for n in report.notes[:limit]]
@@ -108,7 +108,7 @@ class EvalKind(ReportKind):
 
         report: EvalReport = self.read(view)
         lines = [*md._metrics(view), "", *md._counts(report), "", *md._changes(view), *md._security(view)]
-        return lines + md._problems(view.report)
+        return lines + md._problems(view.problems())
 
     def html(self, view: ReportView) -> list[Section]:
         from ragaudit.report.html import queries_section

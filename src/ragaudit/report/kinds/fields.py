@@ -162,3 +162,54 @@ def significance_of(report: Fields) -> tuple[Any, str]:
     settings = {**report.obj("significance", required=False).data}
     settings.update({k: report.data[k] for k in ("alpha", "correction") if k in report.data})
     return settings.get("alpha", 0.05), str(settings.get("correction", "holm-bonferroni"))
+
+
+@dataclass(frozen=True)
+class Leak:
+    """One cross-tenant chunk an eval returned (``security.records``)."""
+
+    case_id: str
+    chunk_id: str
+    rank: Any
+    claimed_tenant: str | None
+    """The tenant the chunk was labelled with (None: unlabelled)."""
+    caller_tenant: str
+
+    @classmethod
+    def read(cls, leak: Fields) -> Leak:
+        claimed, rank = leak.opt("claimed_tenant"), leak.opt("rank")
+        return cls(
+            str(leak.opt("case_id") or ""),
+            str(leak.opt("chunk_id") or ""),
+            "" if rank is None else rank,
+            None if claimed is None else str(claimed),
+            str(leak.opt("caller_tenant") or ""),
+        )
+
+    @classmethod
+    def all_in(cls, report: Fields) -> list[Leak]:
+        """The leak records of a report's ``security`` section (none without one)."""
+        security = report.opt("security")
+        if not isinstance(security, Mapping):
+            return []
+        section = Fields(security, report.kind, report.source, "security")
+        return [cls.read(r) for r in section.each("records", required=False)]
+
+
+@dataclass(frozen=True)
+class Problems:
+    """What a report says went wrong: missing case ids, errors ``(id, message)`` and notes."""
+
+    missing: list[str]
+    errors: list[tuple[str, str]]
+    notes: list[str]
+
+    @classmethod
+    def read(cls, report: Fields) -> Problems:
+        errors = report.opt("errors")  # a list of cases in an eval report; other kinds count errors
+        listed = errors if isinstance(errors, list) else []
+        return cls(
+            report.texts("missing"),
+            [(str(e.get("id", "")), str(e.get("error") or "")) for e in listed if isinstance(e, Mapping)],
+            report.texts("notes"),
+        )
