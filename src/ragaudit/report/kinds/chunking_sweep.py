@@ -19,10 +19,12 @@ class ChunkingPoint:
 
     name: str
     metrics: dict[str, Any]
-    token_level: Mapping[str, Any]
+    token_level: dict[str, Any]
     """``precision``, ``recall`` and ``iou`` of the top-k chunks' tokens against the evidence."""
-    spans: Mapping[str, Any]
-    index: Mapping[str, Any]
+    spans: dict[str, Any]
+    """``split`` (evidence spans no single chunk contains) of all ``spans``."""
+    index: dict[str, Any]
+    """``chunks``, ``mean_chunk_tokens``, ``build_seconds`` and ``embed_seconds``."""
     latency: Latency | None
     worse_than_best: bool
     """The primary metric is significantly below the best point's."""
@@ -37,14 +39,20 @@ class ChunkingSweepReport:
     skipped: list[str]
 
 
+def _figures(part: Fields, keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: part.opt(k) for k in keys}
+
+
 def _point(p: Fields) -> ChunkingPoint:
     versus = p.obj("versus_best", required=False)
     return ChunkingPoint(
         str(p.need("name")),
         dict(p.obj("metrics").data),
-        p.obj("token_level", required=False).data,
-        p.obj("spans", required=False).data,
-        p.obj("index", required=False).data,
+        _figures(p.obj("token_level", required=False), ("precision", "recall", "iou")),
+        _figures(p.obj("spans", required=False), ("split", "spans")),
+        _figures(
+            p.obj("index", required=False), ("chunks", "mean_chunk_tokens", "build_seconds", "embed_seconds")
+        ),
         Latency.read(p.opt("latency_ms")),
         versus.opt("significant") is True,
     )
@@ -83,14 +91,14 @@ class ChunkingSweepKind(ReportKind):
                 cells.append(fmt_number(p.metrics[m]) + ("*" if worse else ""))
             tokens, index = p.token_level, p.index
             cells += [
-                fmt_number(tokens.get("precision"), 3),
-                fmt_number(tokens.get("recall"), 3),
-                fmt_number(tokens.get("iou"), 3),
-                f"{p.spans.get('split')}/{p.spans.get('spans')}",
-                fmt_number(index.get("chunks")),
-                fmt_number(index.get("mean_chunk_tokens"), 0),
-                fmt_number(index.get("build_seconds"), 2),
-                fmt_number(index.get("embed_seconds"), 2),
+                fmt_number(tokens["precision"], 3),
+                fmt_number(tokens["recall"], 3),
+                fmt_number(tokens["iou"], 3),
+                f"{p.spans['split']}/{p.spans['spans']}",
+                fmt_number(index["chunks"]),
+                fmt_number(index["mean_chunk_tokens"], 0),
+                fmt_number(index["build_seconds"], 2),
+                fmt_number(index["embed_seconds"], 2),
                 fmt_number(p.latency.p50 if p.latency else None, 1),
             ]
             rows.append(cells)
