@@ -19,12 +19,9 @@ from ragaudit.artifacts.tables import delta_ci_label
 from ragaudit.report.html_assets import CSS, JS
 from ragaudit.report.html_parts import Section, card, comparison_table, forest, html_table
 from ragaudit.report.sections import (
-    chunking_data,
     gate_state,
     gate_verdict,
-    k_sweep_data,
     part,
-    provenance_rows,
 )
 from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
@@ -174,7 +171,7 @@ def _latency(view: ReportView) -> Section | None:
 
 
 def _k_sweep(view: ReportView) -> Section | None:
-    sweep = k_sweep_data(view.report)
+    sweep = view.k_sweep()
     if sweep is None:
         return None
     series = [(str(s.get("name", "")), list(s.get("values", []))) for s in sweep.get("series", [])]
@@ -182,7 +179,7 @@ def _k_sweep(view: ReportView) -> Section | None:
 
 
 def _chunking(view: ReportView) -> Section | None:
-    chunking = chunking_data(view.report)
+    chunking = view.chunking()
     if chunking is None:
         return None
     rows = [r for r in chunking["rows"] if isinstance(r, Mapping)]
@@ -257,7 +254,7 @@ def _problems(view: ReportView) -> Section | None:
 
 
 def _provenance(view: ReportView) -> Section:
-    rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in provenance_rows(view.report))
+    rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in view.provenance())
     return "provenance", "Provenance", f'<table class="kv">{rows}</table>'
 
 

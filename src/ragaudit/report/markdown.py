@@ -20,15 +20,12 @@ from ragaudit.report.sections import (
     ANALYSES,
     GATE_MARKS,
     captured_text,
-    chunking_data,
     ci_text,
     constraint_verdict,
     gate_state,
     gate_verdict,
-    k_sweep_data,
     leaks_text,
     ms_text,
-    provenance_rows,
     wtl_text,
 )
 from ragaudit.report.sections import num as _num
@@ -211,8 +208,8 @@ def _problems(problems: Problems) -> list[str]:
     return lines
 
 
-def _provenance(report: Mapping[str, Any]) -> list[str]:
-    rows = [[f"**{md(label)}**", md(text)] for label, text in provenance_rows(report)]
+def _provenance(view: ReportView) -> list[str]:
+    rows = [[f"**{md(label)}**", md(text)] for label, text in view.provenance()]
     return [
         "<details><summary>Provenance</summary>",
         "",
@@ -461,9 +458,9 @@ def _rewrite(report: RewriteEvalReport) -> list[str]:
     return lines
 
 
-def _sweeps(report: Mapping[str, Any]) -> list[str]:
+def _sweeps(view: ReportView) -> list[str]:
     lines: list[str] = []
-    sweep = k_sweep_data(report)
+    sweep = view.k_sweep()
     if sweep is not None:
         ks = list(sweep["k"])
         keep = [i for i, k in enumerate(ks) if len(ks) <= MAX_K_COLUMNS or k in SHOWN_KS or i == len(ks) - 1]
@@ -473,7 +470,7 @@ def _sweeps(report: Mapping[str, Any]) -> list[str]:
             if isinstance(s, Mapping) and isinstance(s.get("values"), list)
         ]
         lines += ["**Metrics by k**", "", *_table(["series", *[f"k={ks[i]}" for i in keep]], rows), ""]
-    chunking = chunking_data(report)
+    chunking = view.chunking()
     if chunking is not None:
         chunk_rows = [r for r in chunking["rows"] if isinstance(r, Mapping)]
         metrics = list(dict.fromkeys(m for r in chunk_rows for m in r.get("metrics", {})))
@@ -492,7 +489,7 @@ def render_markdown(view: ReportView) -> str:
     kind = view.report_kind()
     lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(report)]
     lines += kind.markdown(view) if kind else []
-    lines += _sweeps(report)
+    lines += _sweeps(view)
     if kind is None or not kind.problems_in_body:
         lines += _problems(view.problems())
-    return "\n".join([*lines, *_provenance(report)]) + "\n"
+    return "\n".join([*lines, *_provenance(view)]) + "\n"

@@ -179,29 +179,9 @@ def _experiment_pipeline(report: Mapping[str, Any]) -> Mapping[str, Any]:
     return part(report, "pipelines", "rewrite")
 
 
-def sweep_grid_text(report: Mapping[str, Any]) -> str | None:
-    """What a chunking sweep swept, as text (``chunking swept over 8 configurations: fixed, sentence ×
-    size 64, 128 × overlap 0, 16; 97–214 chunks; best sentence-64-0``), or None for other reports."""
-    points = records(report, "points")
-    if report.get("kind") != "chunking-sweep" or not points:
-        return None
-    configs = [part(p, "chunking") for p in points]
-    strategies = ", ".join(dict.fromkeys(str(c.get("strategy", "?")) for c in configs))
-    sizes, overlaps = (
-        ", ".join(map(str, sorted({c[key] for c in configs if isinstance(c.get(key), int)})))
-        for key in ("size", "overlap")
-    )
-    text = f"chunking swept over {len(points)} configurations: {strategies} × size {sizes or '–'} × overlap {overlaps or '–'}"
-    chunks = [n for p in points if isinstance(n := part(p, "index").get("chunks"), int)]
-    if chunks:
-        text += (
-            f"; {min(chunks)}–{max(chunks)} chunks" if min(chunks) != max(chunks) else f"; {chunks[0]} chunks"
-        )
-    return text + (f"; best {report['best']}" if report.get("best") else "")
-
-
-def provenance_rows(report: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """``(label, text)`` rows describing where a report comes from (plain text; escape before output)."""
+def provenance_rows(report: Mapping[str, Any], chunking_text: str | None = None) -> list[tuple[str, str]]:
+    """``(label, text)`` rows describing where a report comes from (plain text; escape before output);
+    ``chunking_text`` is what the report's kind says about chunking (a sweep's grid)."""
     rows: list[tuple[str, str]] = []
     dataset, corpus, pipeline = part(report, "dataset"), part(report, "corpus"), part(report, "pipeline")
     if dataset:
@@ -215,7 +195,7 @@ def provenance_rows(report: Mapping[str, Any]) -> list[tuple[str, str]]:
         chunking = part(pipeline, "config", "chunking")
         details = [
             f"config sha256 {_short(pipeline.get('config_sha256'))}",
-            sweep_grid_text(report) or f"chunking {chunking.get('strategy', '?')}",
+            chunking_text or f"chunking {chunking.get('strategy', '?')}",
         ]
         if isinstance(pipeline.get("chunks"), int):
             details.append(f"{pipeline['chunks']} chunks")
@@ -246,47 +226,6 @@ def provenance_rows(report: Mapping[str, Any]) -> list[tuple[str, str]]:
             rows.append(("packages", ", ".join(f"{k} {v}" for k, v in packages.items())))
     rows.append(("written", f"{report.get('created_at')} by ragaudit {report.get('ragaudit_version')}"))
     return rows
-
-
-def k_sweep_data(report: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The report's ``k_sweep`` section (``{k, series}``), or one derived from a k-sweep report's rows
-    (``[{k, <family>: value, ...}]`` with ``families``): one series ``<family>@k`` per family."""
-    sweep = part(report, "k_sweep")
-    if sweep.get("k"):
-        return dict(sweep)
-    rows = [r for r in report.get("rows", []) if isinstance(r, Mapping) and isinstance(r.get("k"), int)]
-    families = [str(f) for f in report.get("families", [])]
-    if not (str(report.get("kind", "")).replace("_", "-") == "k-sweep" and rows and families):
-        return None
-    return {
-        "k": [r["k"] for r in rows],
-        "series": [{"name": f"{f}@k", "values": [r.get(f) for r in rows]} for f in families],
-    }
-
-
-def chunking_data(report: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The report's ``chunking`` section (``{rows}``), or one derived from a chunking-sweep report's
-    ``points`` (``[{name, chunking: {strategy, size, overlap}, metrics, index: {chunks}}]``)."""
-    chunking = part(report, "chunking")
-    if chunking.get("rows"):
-        return dict(chunking)
-    points = [
-        p
-        for p in report.get("points", [])
-        if isinstance(p, Mapping) and isinstance(p.get("metrics"), Mapping)
-    ]
-    if report.get("kind") != "chunking-sweep" or not points:
-        return None
-    rows = [
-        {
-            "label": str(p.get("name", "")),
-            **{k: part(p, "chunking").get(k) for k in ("strategy", "size", "overlap")},
-            "chunks": part(p, "index").get("chunks"),
-            "metrics": dict(p["metrics"]),
-        }
-        for p in points
-    ]
-    return {"rows": rows}
 
 
 ANALYSES = ("remove-one", "add-one")

@@ -20,6 +20,7 @@ from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport, compare_reports
 from ragaudit.report.kinds import ReportKind, report_kind
 from ragaudit.report.kinds.fields import Fields, Leak, Paired, Problems
+from ragaudit.report.sections import provenance_rows
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.verdict import CheckVerdict, isolation_of
 
@@ -63,6 +64,28 @@ class ReportView:
     @property
     def primary_metric(self) -> str | None:
         return self.metrics[0].name if self.metrics else None
+
+    def k_sweep(self) -> dict[str, Any] | None:
+        """The metrics by k to draw: the report's ``k_sweep`` section (``{k, series}``), else its kind's."""
+        sweep = self.report.get("k_sweep")
+        if isinstance(sweep, Mapping) and sweep.get("k"):
+            return dict(sweep)
+        kind = self.report_kind()
+        return kind.k_sweep(self.typed) if kind is not None and self.typed is not None else None
+
+    def chunking(self) -> dict[str, Any] | None:
+        """The metrics by chunking to draw: the report's ``chunking`` section (``{rows}``), else its kind's."""
+        chunking = self.report.get("chunking")
+        if isinstance(chunking, Mapping) and chunking.get("rows"):
+            return dict(chunking)
+        kind = self.report_kind()
+        return kind.chunking(self.typed) if kind is not None and self.typed is not None else None
+
+    def provenance(self) -> list[tuple[str, str]]:
+        """``(label, text)`` rows of where the report comes from."""
+        kind = self.report_kind()
+        note = kind.chunking_text(self.typed) if kind is not None and self.typed is not None else None
+        return provenance_rows(self.report, note)
 
     def leaks(self) -> list[Leak]:
         """The cross-tenant leaks the report records."""

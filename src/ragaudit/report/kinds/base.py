@@ -85,6 +85,20 @@ class ReportKind:
         """The typed view of the report ``view`` renders (read once by ``build_view``)."""
         return view.typed if view.typed is not None else self.from_json(view.report)
 
+    def k_sweep(self, report: Any) -> dict[str, Any] | None:
+        """The metrics-by-k series (``{k, series}``) this kind draws from its typed view (None: only a
+        report's own ``k_sweep`` section is drawn)."""
+        return None
+
+    def chunking(self, report: Any) -> dict[str, Any] | None:
+        """The metrics-by-chunking rows (``{rows}``) this kind draws from its typed view (None: only a
+        report's own ``chunking`` section is drawn)."""
+        return None
+
+    def chunking_text(self, report: Any) -> str | None:
+        """What the provenance says about chunking for this kind (None: the pipeline's strategy)."""
+        return None
+
     def terminal(self, report: Any, limit: int = 10) -> list[str]:
         """What the command that wrote a report of this kind prints, from its typed view; lists (missing
         cases, errors, leaks, flagged rewrites) show at most ``limit`` items."""

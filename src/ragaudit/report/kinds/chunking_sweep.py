@@ -19,6 +19,8 @@ class ChunkingPoint:
 
     name: str
     metrics: dict[str, Any]
+    chunking: dict[str, Any]
+    """``strategy``, ``size`` and ``overlap``."""
     token_level: dict[str, Any]
     """``precision``, ``recall`` and ``iou`` of the top-k chunks' tokens against the evidence."""
     spans: dict[str, Any]
@@ -48,6 +50,7 @@ def _point(p: Fields) -> ChunkingPoint:
     return ChunkingPoint(
         str(p.need("name")),
         dict(p.obj("metrics").data),
+        _figures(p.obj("chunking", required=False), ("strategy", "size", "overlap")),
         _figures(p.obj("token_level", required=False), ("precision", "recall", "iou")),
         _figures(p.obj("spans", required=False), ("split", "spans")),
         _figures(
@@ -73,6 +76,40 @@ class ChunkingSweepKind(ReportKind):
 
     def title(self, report: Mapping[str, Any]) -> str:
         return f"chunking of {part(report, 'pipeline').get('name', 'the pipeline')}"
+
+    def chunking(self, report: ChunkingSweepReport) -> dict[str, Any] | None:
+        """One row per point: its label, chunking, chunk count and metrics."""
+        if not report.points:
+            return None
+        rows = [
+            {"label": p.name, **p.chunking, "chunks": p.index["chunks"], "metrics": dict(p.metrics)}
+            for p in report.points
+        ]
+        return {"rows": rows}
+
+    def chunking_text(self, report: ChunkingSweepReport) -> str | None:
+        """What the sweep swept (``chunking swept over 8 configurations: fixed, sentence × size 64, 128 ×
+        overlap 0, 16; 97–214 chunks; best sentence-64-0``)."""
+        points = report.points
+        if not points:
+            return None
+        configs = [p.chunking for p in points]
+        strategies = ", ".join(
+            dict.fromkeys("?" if c["strategy"] is None else str(c["strategy"]) for c in configs)
+        )
+        sizes, overlaps = (
+            ", ".join(map(str, sorted({c[key] for c in configs if isinstance(c[key], int)})))
+            for key in ("size", "overlap")
+        )
+        text = (
+            f"chunking swept over {len(points)} configurations: {strategies} × size {sizes or '–'} × "
+            f"overlap {overlaps or '–'}"
+        )
+        chunks = [n for p in points if isinstance(n := p.index["chunks"], int)]
+        if chunks:
+            low, high = min(chunks), max(chunks)
+            text += f"; {low}–{high} chunks" if low != high else f"; {low} chunks"
+        return text + (f"; best {report.best}" if report.best else "")
 
     def terminal(self, report: ChunkingSweepReport, limit: int = 10) -> list[str]:
         """One row per chunking: metrics (``*``: significantly below the best), token-level overlap,

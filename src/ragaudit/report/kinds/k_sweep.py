@@ -42,6 +42,15 @@ class KSweepKind(ReportKind):
             families, rows, cases.opt("answerable"), cases.opt("answered"), report.texts("notes")
         )
 
+    def k_sweep(self, report: KSweepReport) -> dict[str, Any] | None:
+        """One series ``<family>@k`` per family."""
+        if not (report.rows and report.families):
+            return None
+        return {
+            "k": [r["k"] for r in report.rows],
+            "series": [{"name": f"{f}@k", "values": [r[f] for r in report.rows]} for f in report.families],
+        }
+
     def terminal(self, report: KSweepReport, limit: int = 10) -> list[str]:
         """Each family's mean at every k and the mean context tokens, then what the means are over."""
         headers = ["k", *(f"{f}@k" for f in report.families), "tokens"]
