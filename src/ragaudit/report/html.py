@@ -282,11 +282,12 @@ def _header(view: ReportView, nav: str) -> str:
         bits.append(f"commit {esc(str(git['commit'])[:10])}")
     if view.baseline_label:
         bits.append(f"baseline {esc(view.baseline_label)}")
-    verdict = gate_verdict(report)
+    section = view.gate()
+    verdict = gate_verdict(section)
     gate = ""
-    if verdict is not None:
+    if section is not None and verdict is not None:
         passed, gates = verdict
-        state = gate_state(report, passed, gates)
+        state = gate_state(section, passed, gates)
         shown = [g for g in gates if g.state in ("fail", "not_verified")]
         detail = "; ".join(f"{g.name}: {' '.join(g.messages)}" for g in shown)
         badge = {"pass": ("pass", "gate passed"), "fail": ("fail", "gate FAILED")}.get(

@@ -60,12 +60,13 @@ def _more(total: int) -> list[str]:
     return [f"- … and {total - LIST_LIMIT} more"] if total > LIST_LIMIT else []
 
 
-def _gate(report: Mapping[str, Any]) -> list[str]:
-    verdict = gate_verdict(report)
-    if verdict is None:
+def _gate(view: ReportView) -> list[str]:
+    gate = view.gate()
+    verdict = gate_verdict(gate)
+    if gate is None or verdict is None:
         return []
     passed, gates = verdict
-    state = gate_state(report, passed, gates)
+    state = gate_state(gate, passed, gates)
     head = {"pass": "✅ PASSED", "fail": "❌ FAILED", "not_verified": "⚠️ NOT VERIFIED"}[state]
     lines = [f"**Gate: {head}**" + ("" if passed or state != "not_verified" else " (blocks the release)"), ""]
     for g in gates:
@@ -485,9 +486,8 @@ def _sweeps(view: ReportView) -> list[str]:
 def render_markdown(view: ReportView) -> str:
     """The Markdown report of any report kind: the gate, the kind's own lines
     (:meth:`ragaudit.report.kinds.ReportKind.markdown`), the sweeps, missing cases and errors, provenance."""
-    report = view.report
     kind = view.report_kind()
-    lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(report)]
+    lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(view)]
     lines += kind.markdown(view) if kind else []
     lines += _sweeps(view)
     if kind is None or not kind.problems_in_body:

@@ -35,10 +35,9 @@ GATE_MARKS = {"pass": "✅", "fail": "❌", "skip": "➖", "not_verified": "⚠�
 """The mark of each gate state (only a checked pass gets a check mark)."""
 
 
-def gate_state(report: Mapping[str, Any], passed: bool, gates: list[GateResult]) -> str:
+def gate_state(gate: Mapping[str, Any], passed: bool, gates: list[GateResult]) -> str:
     """The overall state of a gate verdict: its ``verdict`` key when it has three states, else derived."""
-    gate = report if report.get("kind") == "gate" else report.get("gate")
-    stated = gate.get("verdict") if isinstance(gate, Mapping) else None
+    stated = gate.get("verdict")
     if stated in ("pass", "fail", "not_verified"):
         return str(stated)
     if not passed and (not gates or any(g.state == "fail" for g in gates)):
@@ -46,10 +45,10 @@ def gate_state(report: Mapping[str, Any], passed: bool, gates: list[GateResult])
     return "not_verified" if any(g.state == "not_verified" for g in gates) else "pass"
 
 
-def gate_verdict(report: Mapping[str, Any]) -> tuple[bool, list[GateResult]] | None:
-    """``(passed, gates)`` of a gate report or of a report carrying a ``gate`` section, else None."""
-    gate = report if report.get("kind") == "gate" else report.get("gate")
-    if not isinstance(gate, Mapping) or not isinstance(gate.get("passed"), bool):
+def gate_verdict(gate: Mapping[str, Any] | None) -> tuple[bool, list[GateResult]] | None:
+    """``(passed, gates)`` of a gate verdict (a gate report, or the ``gate`` section a report carries:
+    :meth:`ragaudit.report.view.ReportView.gate`), else None."""
+    if gate is None or not isinstance(gate.get("passed"), bool):
         return None
     results = []
     for item in gate.get("gates", []) or []:
@@ -170,27 +169,21 @@ def _models(models: Mapping[str, Any]) -> str:
     )
 
 
-def _experiment_pipeline(report: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The pipeline an experiment report is about when it has no ``pipeline`` section: an ablation's
-    ``base`` configuration, a rewrite evaluation's pipeline with the rewrite stage."""
-    base = part(report, "base")
-    if report.get("kind") == "ablation" and base:
-        return {"name": base.get("name"), "config": base, "config_sha256": report.get("base_sha256")}
-    return part(report, "pipelines", "rewrite")
-
-
-def provenance_rows(report: Mapping[str, Any], chunking_text: str | None = None) -> list[tuple[str, str]]:
+def provenance_rows(
+    report: Mapping[str, Any], chunking_text: str | None = None, pipeline: Mapping[str, Any] | None = None
+) -> list[tuple[str, str]]:
     """``(label, text)`` rows describing where a report comes from (plain text; escape before output);
-    ``chunking_text`` is what the report's kind says about chunking (a sweep's grid)."""
+    ``chunking_text`` is what the report's kind says about chunking (a sweep's grid), ``pipeline`` the
+    pipeline it is about when the report has no ``pipeline`` section (an ablation's base)."""
     rows: list[tuple[str, str]] = []
-    dataset, corpus, pipeline = part(report, "dataset"), part(report, "corpus"), part(report, "pipeline")
+    dataset, corpus = part(report, "dataset"), part(report, "corpus")
     if dataset:
         sha = _short(dataset.get("sha256"))
         rows.append(("dataset", f"{dataset.get('path')} ({dataset.get('format')}, sha256 {sha})"))
     if corpus:
         sha = _short(corpus.get("sha256"))
         rows.append(("corpus", f"{corpus.get('path')} ({corpus.get('documents')} documents, sha256 {sha})"))
-    pipeline = pipeline or _experiment_pipeline(report)
+    pipeline = part(report, "pipeline") or pipeline
     if pipeline:
         chunking = part(pipeline, "config", "chunking")
         details = [

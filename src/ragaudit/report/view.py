@@ -84,8 +84,17 @@ class ReportView:
     def provenance(self) -> list[tuple[str, str]]:
         """``(label, text)`` rows of where the report comes from."""
         kind = self.report_kind()
-        note = kind.chunking_text(self.typed) if kind is not None and self.typed is not None else None
-        return provenance_rows(self.report, note)
+        if kind is None or self.typed is None:
+            return provenance_rows(self.report)
+        return provenance_rows(self.report, kind.chunking_text(self.typed), kind.pipeline(self.report))
+
+    def gate(self) -> Mapping[str, Any] | None:
+        """The gate verdict the report shows (a gate report's own, else its ``gate`` section)."""
+        kind = self.report_kind()
+        if kind is not None:
+            return kind.gate(self.report)
+        gate = self.report.get("gate")
+        return gate if isinstance(gate, Mapping) else None
 
     def leaks(self) -> list[Leak]:
         """The cross-tenant leaks the report records."""

@@ -132,6 +132,13 @@ class AblationKind(ReportKind):
             f"{inv['top_k']}, same dataset and policy",
         ]
 
+    def pipeline(self, report: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The base configuration the variants switch components of."""
+        base = part(report, "base")
+        if not base:
+            return None
+        return {"name": base.get("name"), "config": base, "config_sha256": report.get("base_sha256")}
+
     def title(self, report: Mapping[str, Any]) -> str:
         return f"components of {part(report, 'base').get('name', 'the pipeline')}"
 

@@ -85,6 +85,15 @@ class ReportKind:
         """The typed view of the report ``view`` renders (read once by ``build_view``)."""
         return view.typed if view.typed is not None else self.from_json(view.report)
 
+    def gate(self, report: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The gate verdict shown in the report's header: its ``gate`` section (None without one)."""
+        gate = report.get("gate")
+        return gate if isinstance(gate, Mapping) else None
+
+    def pipeline(self, report: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The pipeline the provenance names when the report has no ``pipeline`` section."""
+        return None
+
     def k_sweep(self, report: Any) -> dict[str, Any] | None:
         """The metrics-by-k series (``{k, series}``) this kind draws from its typed view (None: only a
         report's own ``k_sweep`` section is drawn)."""

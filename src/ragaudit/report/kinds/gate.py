@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.fields import Fields
@@ -51,6 +53,10 @@ def _gate(g: Fields) -> GateLine:
 class GateKind(ReportKind):
     name = "gate"
     required = ("passed", "gates")
+
+    def gate(self, report: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """A gate report is its own verdict."""
+        return report
 
     def typed(self, report: Fields) -> GateReport:
         gates = [_gate(g) for g in report.each("gates")]

@@ -209,6 +209,10 @@ class RewriteEvalKind(ReportKind):
             lines.append(f"  ... and {len(report.flagged) - limit} more flagged cases in the JSON report")
         return lines + [f"note: {n}" for n in report.notes[:10]]
 
+    def pipeline(self, report: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The pipeline with the rewrite stage."""
+        return part(report, "pipelines", "rewrite") or None
+
     def title(self, report: Mapping[str, Any]) -> str:
         return f"{report['rewriter']} in {part(report, 'pipelines', 'baseline').get('name', 'the pipeline')}"
 
