@@ -10,27 +10,13 @@ from __future__ import annotations
 import importlib
 from importlib.metadata import entry_points
 
+from ragaudit.artifacts.envelope import REPORT_KINDS
 from ragaudit.report.kinds.base import ReportKind
 
 GROUP = "ragaudit.report_kinds"
-BUILTIN_KINDS = tuple(
-    f"ragaudit.report.kinds.{module}:KIND"
-    for module in (
-        "eval",
-        "compare",
-        "benchmark",
-        "ablation",
-        "reranker_eval",
-        "k_sweep",
-        "chunking_sweep",
-        "rewrite_eval",
-        "tenant_audit",
-        "stale_audit",
-        "check_answers",
-        "context",
-        "gate",
-    )
-)
+BUILTIN_KINDS = tuple(f"ragaudit.report.kinds.{name.replace('-', '_')}:KIND" for name in REPORT_KINDS)
+"""Each kind the envelope knows (:data:`ragaudit.artifacts.envelope.REPORT_KINDS`) is the ``KIND`` of the
+module of its name here (``reranker-eval``: ``report/kinds/reranker_eval.py``)."""
 _KINDS: dict[str, ReportKind] = {}
 _loaded = False
 
