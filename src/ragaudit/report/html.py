@@ -18,6 +18,7 @@ from ragaudit.artifacts.escape import script_json
 from ragaudit.artifacts.tables import delta_ci_label
 from ragaudit.report.html_assets import CSS, JS
 from ragaudit.report.html_parts import Section, card, comparison_table, forest, html_table
+from ragaudit.report.kinds.fields import Latency
 from ragaudit.report.sections import (
     gate_state,
     gate_verdict,
@@ -35,26 +36,29 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'
 
 
 def _summary(view: ReportView) -> Section | None:
-    report = view.report
-    counts = report.get("counts")
-    if not isinstance(counts, Mapping) or not isinstance(counts.get("cases"), int):
+    counts = view.counts()
+    if counts is None:
         return None
     cards = [
-        card("cases", str(counts.get("cases", "–"))),
-        card("answerable", str(counts.get("answerable", "–"))),
-        card("unanswerable (excluded)", str(counts.get("unanswerable", "–"))),
-        card("missing (scored 0)", str(counts.get("missing", 0)), "bad" if counts.get("missing") else ""),
-        card("errors (scored 0)", str(counts.get("errors", 0)), "bad" if counts.get("errors") else ""),
+        card("cases", str(counts.cases)),
+        card("answerable", _or_dash(counts.answerable)),
+        card("unanswerable (excluded)", _or_dash(counts.unanswerable)),
+        card("missing (scored 0)", str(counts.missing or 0), "bad" if counts.missing else ""),
+        card("errors (scored 0)", str(counts.errors or 0), "bad" if counts.errors else ""),
     ]
     verdict = view.isolation()
     if verdict is not None:
         tone = {"pass": "good", "fail": "bad", "not_verified": "warn"}[verdict.state]
         shown = str(len(view.leaks())) if verdict.state != "not_verified" else "not verified"
         cards.append(card("cross-tenant leaks", shown, tone))
-    latency = report.get("latency_ms")
-    if isinstance(latency, Mapping) and "p95" in latency:
-        cards.append(card("latency p95", f"{_num(latency.get('p95'), 1)} ms"))
+    latency = Latency.read(view.report.get("latency_ms"))
+    if latency is not None and latency.p95 is not None:
+        cards.append(card("latency p95", f"{_num(latency.p95, 1)} ms"))
     return "summary", "Summary", f'<div class="cards">{"".join(cards)}</div>'
+
+
+def _or_dash(value: object) -> str:
+    return "–" if value is None else str(value)
 
 
 def _metrics(view: ReportView) -> Section | None:

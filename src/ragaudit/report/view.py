@@ -19,7 +19,7 @@ import numpy as np
 from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport, compare_reports
 from ragaudit.report.kinds import ReportKind, report_kind
-from ragaudit.report.kinds.fields import Fields, Leak, Paired, Problems
+from ragaudit.report.kinds.fields import Counts, Fields, Leak, Paired, Problems
 from ragaudit.report.sections import provenance_rows
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.verdict import CheckVerdict, isolation_of
@@ -99,6 +99,10 @@ class ReportView:
     def leaks(self) -> list[Leak]:
         """The cross-tenant leaks the report records."""
         return Leak.all_in(Fields(self.report, self.kind))
+
+    def counts(self) -> Counts | None:
+        """The report's case counts (None without them)."""
+        return Counts.read(Fields(self.report, self.kind))
 
     def problems(self) -> Problems:
         """Missing cases, errors and notes of the report."""

@@ -213,3 +213,31 @@ class Problems:
             [(str(e.get("id", "")), str(e.get("error") or "")) for e in listed if isinstance(e, Mapping)],
             report.texts("notes"),
         )
+
+
+@dataclass(frozen=True)
+class Counts:
+    """A report's case counts (``counts``: eval and reranker-eval reports); None where absent."""
+
+    cases: int
+    answerable: int | None
+    unanswerable: int | None
+    missing: int | None
+    errors: int | None
+
+    @classmethod
+    def read(cls, report: Fields) -> Counts | None:
+        """The counts, or None when the report has no ``counts`` with an integer ``cases``."""
+        counts = report.opt("counts")
+        cases = counts.get("cases") if isinstance(counts, Mapping) else None
+        if not isinstance(counts, Mapping) or not isinstance(cases, int) or isinstance(cases, bool):
+            return None
+        answerable, unanswerable, missing, errors = (
+            v if _is_int(v := counts.get(k)) else None
+            for k in ("answerable", "unanswerable", "missing", "errors")
+        )
+        return cls(cases, answerable, unanswerable, missing, errors)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
