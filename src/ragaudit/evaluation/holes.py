@@ -88,11 +88,11 @@ class HoleSummary:
         worst = ", ".join(f"{cid} ({value:.0%})" for cid, value in self.worst)
         more = " ..." if self.below > len(self.worst) else ""
         return (
-            f"{self.system}: only {self.judged:.1%} of the top {self.k} is judged (Judged@{self.k}, mean over "
-            f"{self.cases} answered cases; --min-judged {self.min_judged:.0%}): its scores are lower bounds "
-            f"(an unjudged item scores as non-relevant) and comparing it with the systems the judgments were "
-            f"pooled from is biased against it; {self.below} case(s) under {self.min_judged:.0%}, worst: "
-            f"{worst}{more}. Label its holes (ragaudit pool --runs ..., ragaudit label) or read nDCG' / bpref"
+            f"{self.system}: only {self.judged:.1%} of the top {self.k} is judged (Judged@{self.k} over "
+            f"{self.cases} answered cases, --min-judged {self.min_judged:.0%}); {self.below} case(s) under "
+            f"{self.min_judged:.0%}, worst: {worst}{more}. Its scores are lower bounds (an unjudged item "
+            "scores as non-relevant), and comparing it with the systems the judgments were pooled from is "
+            "biased against it: label its holes (ragaudit pool, ragaudit label) or read nDCG' / bpref"
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -68,11 +68,12 @@ def holes_line(h: Holes) -> str:
     """One system's judged share in a sentence (the eval report's terminal and Markdown line)."""
     if h.judged is None:
         return f"Judged@{h.k}: not measured"
-    return (
+    line = (
         f"Judged@{h.k}: {h.judged:.1%} of the top {h.k} judged (mean over {h.cases} answered cases; "
         f"{h.below} under {_share(h.min_judged)}) - "
         + ("scores are lower bounds" if h.status == "incomplete" else "judged enough")
     )
+    return line + (f"; worst: {_worst(h)}" if h.worst else "")
 
 
 def holes_terminal(holes: Sequence[Holes], with_warnings: bool = True) -> list[str]:
