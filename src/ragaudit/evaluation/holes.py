@@ -86,7 +86,7 @@ class HoleSummary:
                 f"({self.unmeasured_because}); its scores may be lower bounds"
             )
         worst = ", ".join(f"{cid} ({value:.0%})" for cid, value in self.worst)
-        more = " ..." if self.below > len(self.worst) else ""
+        more = f" and {self.below - len(self.worst)} more" if self.below > len(self.worst) else ""
         return (
             f"{self.system}: only {self.judged:.1%} of the top {self.k} is judged (Judged@{self.k} over "
             f"{self.cases} answered cases, --min-judged {self.min_judged:.0%}); {self.below} case(s) under "

@@ -55,7 +55,8 @@ WORST_IN_TABLE = 5
 
 def _worst(h: Holes) -> str:
     shown = ", ".join(f"{cid} ({_share(v)})" for cid, v in h.worst[:WORST_IN_TABLE])
-    more = " ..." if (h.below or 0) > min(len(h.worst), WORST_IN_TABLE) else ""
+    shown_n = min(len(h.worst), WORST_IN_TABLE)
+    more = f" and {(h.below or 0) - shown_n} more" if (h.below or 0) > shown_n else ""
     return (shown + more) or "-"
 
 
@@ -77,10 +78,10 @@ def holes_line(h: Holes) -> str:
 
 
 def holes_terminal(holes: Sequence[Holes], with_warnings: bool = True) -> list[str]:
-    """The judged-share table of several systems, then each warning."""
+    """The judged-share table of several systems, then each warning (which names the worst cases)."""
     if not holes:
         return []
-    lines = [render_table(_holes_headers(holes), _holes_rows(holes))]
+    lines = [render_table(_holes_headers(holes)[:-1], [row[:-1] for row in _holes_rows(holes)])]
     if with_warnings:
         lines += [f"WARNING incomplete judgments: {h.warning}" for h in holes if h.warning]
     return lines
