@@ -8,6 +8,7 @@ import asyncio
 
 from ragaudit.cli.argtypes import positive_int, probability
 from ragaudit.cli.common import (
+    SEED_HELP,
     add_dataset_options,
     add_experiment_run_options,
     add_policy_options,
@@ -16,6 +17,12 @@ from ragaudit.cli.common import (
 )
 
 HELP = "ablation: what each component (rewrite, rerank, hybrid, bm25, dense) adds, with significance"
+
+
+EXAMPLES = """\
+ragaudit ablate --dataset golden.jsonl --corpus corpus.jsonl --config full.toml --toggle rewrite,rerank,hybrid
+ragaudit ablate --dataset golden.jsonl --corpus corpus.jsonl --config hybrid --toggle bm25,dense
+"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -32,11 +39,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a component to switch off and on: rewrite, rerank, hybrid, bm25, dense (repeatable or "
         "comma-separated; default: every rewrite/rerank/hybrid stage the config has)",
     )
-    parser.add_argument("--metrics", default="nDCG@10,R@5,R@10,MRR@10,P@5")
+    parser.add_argument(
+        "--metrics",
+        default="nDCG@10,R@5,R@10,MRR@10,P@5",
+        help="comma-separated metric names (default %(default)s)",
+    )
     add_experiment_run_options(parser)
     parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
     parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     parser.add_argument(
         "--out-dir", default="reports/ablation", help="where ablation.json and the variant reports go"
     )

@@ -17,6 +17,12 @@ from ragaudit.cli.common import (
 HELP = "benchmark pipelines side by side (quality, latency, build time, context tokens, significance)"
 
 
+EXAMPLES = """\
+ragaudit bench --dataset golden.jsonl --corpus corpus.jsonl --pipelines bm25,dense,hybrid --baseline bm25
+ragaudit bench --dataset golden.jsonl --corpus corpus.jsonl --pipelines bm25,my_pipeline.toml --out-dir reports/b
+"""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     add_dataset_options(parser)
     parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
@@ -26,7 +32,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="comma-separated presets or pipeline TOML files",
     )
     parser.add_argument("--baseline", help="the pipeline to compare against (default: the first)")
-    parser.add_argument("--metrics", default="nDCG@10,R@5,R@10,MRR@10,P@5")
+    parser.add_argument(
+        "--metrics",
+        default="nDCG@10,R@5,R@10,MRR@10,P@5",
+        help="comma-separated metric names (default %(default)s)",
+    )
     add_experiment_run_options(parser)
     parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
     parser.add_argument("--out-dir", default="reports/bench", help="where the per-pipeline reports go")

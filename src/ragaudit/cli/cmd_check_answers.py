@@ -14,8 +14,18 @@ from ragaudit.cli.cmd_context import (
     load_source,
     retrieval_outcome,
 )
+from ragaudit.cli.console import shown
 
 HELP = "groundedness of answers, retrieval-vs-generation attribution and abstention"
+
+
+EXAMPLES = """\
+ragaudit check-answers --dataset golden.jsonl --corpus corpus.jsonl --pipeline hybrid --answers answers.jsonl
+ragaudit check-answers --dataset golden.jsonl --corpus corpus.jsonl --report hybrid.json \\
+    --endpoint http://localhost:8000/v1 --model my-model --api-key-env OPENAI_API_KEY
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     check.add_argument(
         "--embedding-min", type=share, default=0.7, help="embedding support threshold (default 0.7)"
     )
-    parser.add_argument("--out", type=output_file, help="write the JSON report here")
+    parser.add_argument("--out", type=output_file, help="write the JSON report here (- for standard output)")
 
 
 def _chat_client(
@@ -197,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     print(render_terminal(source.report))
     if args.out:
         write_artifact(source.report, args.out)
-        print(f"report written to {args.out}")
+        print(f"report written to {shown(args.out)}")
     return _exit_code(args, source, answers, judge)
 
 

@@ -6,8 +6,18 @@ import argparse
 from pathlib import Path
 
 from ragaudit.cli.argtypes import input_file, output_file, positive_int, probability
+from ragaudit.cli.common import SEED_HELP
+from ragaudit.cli.console import shown
 
 HELP = "compare eval reports: deltas, CIs, corrected p-values and significance"
+
+
+EXAMPLES = """\
+ragaudit compare bm25.json hybrid.json                      # first report is the baseline
+ragaudit compare bm25.json dense.json hybrid.json --metrics nDCG@10 --alpha 0.01 --out compare.json
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -22,8 +32,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resamples", type=positive_int, default=10_000, help="randomization and bootstrap resamples"
     )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=output_file, help="write the comparison JSON here")
+    parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
+    parser.add_argument(
+        "--out", type=output_file, help="write the comparison JSON here (- for standard output)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,5 +54,5 @@ def run(args: argparse.Namespace) -> int:
     print(render_terminal(result))
     if args.out:
         write_artifact(result, args.out)
-        print(f"comparison written to {args.out}")
+        print(f"comparison written to {shown(args.out)}")
     return 0

@@ -7,10 +7,19 @@ import argparse
 from typing import Any
 
 from ragaudit.cli.argtypes import above_zero_share, input_file, output_file, positive_float, positive_int
-from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.common import RUN_FORMAT_HELP, add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.console import shown
 from ragaudit.cli.outcome import add_outcome_options
 
 HELP = "context precision, evidence coverage, redundancy, staleness, token cost and abstention AUROC"
+
+
+EXAMPLES = """\
+ragaudit context --dataset golden.jsonl --corpus corpus.jsonl --pipeline hybrid
+ragaudit context --dataset golden.jsonl --corpus corpus.jsonl --report hybrid.json --k 8 --token-budget 2000
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def add_source_options(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +31,9 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--pipeline", help="a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML")
     source.add_argument("--run", type=input_file, help="TREC run file or JSONL run")
     source.add_argument("--report", type=input_file, help="an eval report (ragaudit eval --out)")
-    parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
+    parser.add_argument(
+        "--run-format", choices=["auto", "trec", "jsonl"], default="auto", help=RUN_FORMAT_HELP
+    )
     parser.add_argument(
         "--chunking",
         help="chunking the run/report ids refer to: whole (default) or STRATEGY[:SIZE[:OVERLAP]]; "
@@ -91,7 +102,7 @@ def context_options(args: argparse.Namespace) -> Any:
 def configure(parser: argparse.ArgumentParser) -> None:
     add_source_options(parser)
     add_context_options(parser)
-    parser.add_argument("--out", type=output_file, help="write the JSON report here")
+    parser.add_argument("--out", type=output_file, help="write the JSON report here (- for standard output)")
 
 
 def retrieval_outcome(args: argparse.Namespace, source: Any) -> Any:
@@ -120,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     print(render_terminal(source.report))
     if args.out:
         write_artifact(source.report, args.out)
-        print(f"report written to {args.out}")
+        print(f"report written to {shown(args.out)}")
     from ragaudit.cli.outcome import exit_code
 
     return exit_code([retrieval_outcome(args, source)], args.max_error_rate)

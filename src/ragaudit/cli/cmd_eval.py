@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from ragaudit.cli.argtypes import output_file, positive_int
 from ragaudit.cli.common import (
+    RUN_FORMAT_HELP,
     add_dataset_options,
     add_policy_options,
     add_source_options,
     policy_from,
     source_spec_from,
 )
+from ragaudit.cli.console import shown
 from ragaudit.cli.outcome import add_outcome_options
 
 if TYPE_CHECKING:
@@ -22,6 +24,18 @@ if TYPE_CHECKING:
 
 FAST_PATH_BYTES = 100 * 2**20
 HELP = "evaluate a run file, a pipeline over a corpus, an HTTP endpoint or a Python retriever"
+
+
+EXAMPLES = """\
+ragaudit eval --dataset golden.jsonl --run run.trec --metrics nDCG@10,R@5,MRR --out report.json
+ragaudit eval --dataset golden.jsonl --corpus corpus.jsonl --pipeline hybrid --out hybrid.json
+ragaudit eval --dataset golden.jsonl --endpoint http://localhost:8000/search --auth-env SEARCH_TOKEN \\
+    --results run.jsonl --resume
+ragaudit eval --dataset golden.jsonl --retriever mypkg.search:make_retriever   # module from this folder
+ragaudit eval --dataset golden.jsonl --run run.trec --out - | jq .metrics      # JSON on stdout
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +46,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="corpus JSONL or BEIR folder (needed with --pipeline/--config); with any source, each "
         "returned chunk's tenant is verified from it by id and content (see docs/security.md)",
     )
-    parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
+    parser.add_argument(
+        "--run-format", choices=["auto", "trec", "jsonl"], default="auto", help=RUN_FORMAT_HELP
+    )
     parser.add_argument(
         "--fast",
         choices=["auto", "on", "off"],
@@ -52,7 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="score only each case's top N results, in the run's order (trec_eval's -M; run files are "
         "ordered as trec_eval orders them: score descending, doc id descending)",
     )
-    parser.add_argument("--out", type=output_file, help="write the JSON report here")
+    parser.add_argument("--out", type=output_file, help="write the JSON report here (- for standard output)")
     parser.add_argument(
         "--no-history",
         action="store_true",
@@ -227,7 +243,7 @@ def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None 
         _warn_unknown_ids(result, args.corpus)
     if args.out:
         result.write_json(args.out)
-        print(f"report written to {args.out}")
+        print(f"report written to {shown(args.out)}")
     if not args.no_history:
         from ragaudit.artifacts.history import record_run
 
@@ -262,9 +278,9 @@ def _warn_unknown_ids(result: Any, corpus: str) -> None:
         cases += bool(found)
         unknown.update(dict.fromkeys(found))
     if unknown:
-        shown = ", ".join(repr(i) for i in list(unknown)[:5]) + (" ..." if len(unknown) > 5 else "")
+        listed = ", ".join(repr(i) for i in list(unknown)[:5]) + (" ..." if len(unknown) > 5 else "")
         print(
             f"warning: {len(unknown)} returned id(s) in {cases} case(s) are not in the corpus {corpus}: "
-            f"{shown} (map the service's id field with --field chunk_id=THEIRS, or pass the corpus it serves)",
+            f"{listed} (map the service's id field with --field chunk_id=THEIRS, or pass the corpus it serves)",
             file=sys.stderr,
         )

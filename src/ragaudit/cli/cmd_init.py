@@ -7,6 +7,12 @@ import argparse
 HELP = "scaffold tests/evals (golden set + pytest file), gates.toml and a CI workflow in a repository"
 
 
+EXAMPLES = """\
+ragaudit init              # in the repository to set up
+ragaudit init path/to/repo
+"""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", nargs="?", default=".", help="the repository folder (default: here)")
 
