@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ragaudit.cli.announce import pipeline_text, plan
 from ragaudit.cli.argtypes import positive_int, probability
 from ragaudit.cli.common import (
     SEED_HELP,
@@ -67,6 +68,14 @@ def run(args: argparse.Namespace) -> int:
     toggles = [t for raw in args.toggle for t in raw.split(",")] or list(applicable_toggles(base))
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     options = run_options_from(args, specs)
+    plan(
+        "ablate",
+        ["base pipeline " + pipeline_text(base), "switching off and on: " + ", ".join(toggles)],
+        dataset,
+        policy.relevance_threshold,
+        top_k=options.top_k,
+        metrics=args.metrics,
+    )
     result = asyncio.run(
         run_ablation(
             dataset,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ragaudit.cli.announce import pipeline_text, plan
 from ragaudit.cli.argtypes import positive_int
 from ragaudit.cli.common import (
     add_dataset_options,
@@ -63,6 +64,15 @@ def run(args: argparse.Namespace) -> int:
     configs = [resolve_pipeline(p) for p in given]
     baseline = _baseline(args.baseline, given, [c.name for c in configs])
     options = run_options_from(args, specs)
+    plan(
+        "bench",
+        ["pipeline " + pipeline_text(c) for c in configs],
+        dataset,
+        policy.relevance_threshold,
+        top_k=options.top_k,
+        baseline=baseline or configs[0].name,
+        metrics=args.metrics,
+    )
     result = asyncio.run(
         run_benchmark(
             dataset,

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragaudit.cli.announce import pipeline_text, plan, source_text
 from ragaudit.cli.argtypes import output_file, positive_int
 from ragaudit.cli.common import (
     RUN_FORMAT_HELP,
@@ -16,7 +18,7 @@ from ragaudit.cli.common import (
     policy_from,
     source_spec_from,
 )
-from ragaudit.cli.console import shown
+from ragaudit.cli.console import note, shown, step
 from ragaudit.cli.outcome import add_outcome_options
 
 if TYPE_CHECKING:
@@ -156,6 +158,14 @@ def run(args: argparse.Namespace) -> int:
 
         _warn(unknown_ids_warning(dataset, args.corpus))
     if args.run:
+        plan(
+            "eval",
+            [f"run file {args.run}"],
+            dataset,
+            policy.relevance_threshold,
+            metrics=",".join(str(s) for s in specs),
+            max_depth=args.max_depth,
+        )
         run_file = load_run(args.run, args.run_format, args.name)
         if args.corpus:  # check each listed chunk's owner from the corpus (by id; by content when given)
             from ragaudit.runner.tenancy import assess_run
@@ -163,9 +173,29 @@ def run(args: argparse.Namespace) -> int:
             assess_run(run_file, {c.id: c.tenant_id for c in dataset.cases}, _ownership(args.corpus))
         result = evaluate(dataset, run_file, specs, policy)
         return _finish(args, result, run_sample=list(run_file.cases)[:3])
-    retriever, scored_on, label, context, ownership = _live_source(args, dataset, policy.relevance_threshold)
+    if args.pipeline or args.config:
+        with step(f"eval: building pipeline {args.pipeline or args.config} over {args.corpus}"):
+            retriever, scored_on, label, context, ownership = _live_source(
+                args, dataset, policy.relevance_threshold
+            )
+    else:
+        retriever, scored_on, label, context, ownership = _live_source(
+            args, dataset, policy.relevance_threshold
+        )
+    depth = retrieval_depth(specs, args.top_k)
+    plan(
+        "eval",
+        [_what_runs(args, context, args.name or label)],
+        scored_on,
+        policy.relevance_threshold,
+        top_k=depth,
+        concurrency=args.concurrency,
+        metrics=",".join(str(s) for s in specs),
+    )
+    if args.resume:
+        _say_reused(args.results, scored_on)
     options = RunOptions(
-        retrieval_depth(specs, args.top_k),
+        depth,
         args.tenant,
         args.concurrency,
         args.timeout,
@@ -188,6 +218,29 @@ def run(args: argparse.Namespace) -> int:
     return _finish(args, result)
 
 
+def _what_runs(args: argparse.Namespace, context: dict[str, Any], name: str) -> str:
+    """The source about to be queried, as the plan line names it (a built pipeline with its models)."""
+    pipeline = context.get("pipeline")
+    if isinstance(pipeline, dict) and isinstance(pipeline.get("config"), dict):
+        return "pipeline " + pipeline_text(pipeline["config"], pipeline.get("models"))
+    text = source_text(args)
+    if args.endpoint:
+        how = "--name" if args.name else "host and path; --name to change"
+        return f"{text} (named {name!r} in reports and the history: {how})"
+    return text
+
+
+def _say_reused(results: str, dataset: Any) -> None:
+    """``--resume``: how many cases the results file already holds (reused, not queried again)."""
+    from ragaudit.runner.checkpoint import read_results
+
+    path = Path(results)
+    finished = read_results(path)[0] if path.is_file() else {}
+    reused = sum(1 for case in dataset.cases if case.id in finished)
+    total = len(dataset.cases)
+    note(f"eval: --resume: {reused} of {total} cases reused from {results}, {total - reused} to run")
+
+
 def _with_max_depth(policy: Any, max_depth: int | None) -> Any:
     from dataclasses import replace
 
@@ -198,8 +251,8 @@ def _warn(notes: Any) -> None:
     """How the dataset was read, on stderr (each note once: count and first examples)."""
     import sys
 
-    for note in notes:
-        print(f"warning: {note}", file=sys.stderr)
+    for line in notes:
+        print(f"warning: {line}", file=sys.stderr)
 
 
 def _fast_path(args: argparse.Namespace) -> bool:
@@ -247,7 +300,8 @@ def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None 
     if not args.no_history:
         from ragaudit.artifacts.history import record_run
 
-        print(record_run(result.to_dict()))
+        key = f"results:{Path(args.results).resolve()}" if getattr(args, "results", None) else None
+        print(record_run(result.to_dict(), key=key, replaces=bool(getattr(args, "resume", False))))
     via = _via(args)
     label = {
         "run": f"--run {args.run}",

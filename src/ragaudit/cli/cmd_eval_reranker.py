@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ragaudit.cli.announce import pipeline_text, plan
 from ragaudit.cli.argtypes import output_file, positive_float, positive_int, probability
 from ragaudit.cli.common import SEED_HELP, add_dataset_options, add_policy_options, policy_from
 from ragaudit.cli.console import shown
@@ -70,6 +71,15 @@ def run(args: argparse.Namespace) -> int:
     specs = parse_metrics(args.metrics)
     config = resolve_pipeline(args.pipeline)
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
+    plan(
+        "eval-reranker",
+        ["pipeline " + pipeline_text(config)],
+        dataset,
+        policy.relevance_threshold,
+        top_n=args.top_n,
+        concurrency=args.concurrency,
+        metrics=args.metrics,
+    )
     result = asyncio.run(
         evaluate_reranker(
             dataset,

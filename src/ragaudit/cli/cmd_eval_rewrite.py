@@ -10,6 +10,7 @@ import argparse
 import asyncio
 from typing import Any
 
+from ragaudit.cli.announce import pipeline_text, plan, stage_text
 from ragaudit.cli.argtypes import non_negative_int, output_file, positive_int, probability, share
 from ragaudit.cli.common import (
     SEED_HELP,
@@ -121,6 +122,14 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     corpus = load_corpus(args.corpus)
     options = run_options_from(args, specs)
+    plan(
+        "eval-rewrite",
+        ["pipeline " + pipeline_text(config), "rewrite " + stage_text(stage)],
+        dataset,
+        policy.relevance_threshold,
+        top_k=options.top_k,
+        metrics=args.metrics,
+    )
     result = asyncio.run(
         evaluate_rewrite(
             dataset,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ragaudit.cli.announce import chunking_text, pipeline_text, plan
 from ragaudit.cli.argtypes import output_file, positive_int
 from ragaudit.cli.common import (
     SEED_HELP,
@@ -89,6 +90,19 @@ def run(args: argparse.Namespace) -> int:
         args.dataset, args.dataset_format, args.split, policy.relevance_threshold, corpus
     )
     options = run_options_from(args, specs)
+    plan(
+        "sweep-chunking",
+        [
+            "pipeline " + pipeline_text(config) + " (its chunking is replaced by each point)",
+            f"{len(grid)} chunkings: "
+            + "; ".join(chunking_text(g).removeprefix("chunking ") for g in grid[:6])
+            + (" ..." if len(grid) > 6 else ""),
+        ],
+        dataset,
+        policy.relevance_threshold,
+        top_k=options.top_k,
+        metrics=args.metrics,
+    )
     result = asyncio.run(
         sweep_chunking(
             dataset,

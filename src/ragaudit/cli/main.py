@@ -17,6 +17,7 @@ import contextlib
 import io
 import os
 import sys
+import time
 from collections.abc import Sequence
 from importlib import import_module
 from types import ModuleType
@@ -126,7 +127,11 @@ def _run(args: argparse.Namespace) -> int:
             args.out = stack.enter_context(console.json_to_stdout(sys.stdout))
         if args.quiet:
             stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+        started = time.perf_counter()
         code: int = args.handler(args)
+        took = time.perf_counter() - started
+        if took > console.SLOW_S:
+            console.note(f"{args.command}: finished in {took:.1f} s (exit {code})")
         return code
 
 
