@@ -111,3 +111,64 @@ def test_endpoints_are_named_by_host_and_path_unless_named(
         assert main([*lesson, "--endpoint", two.url, "--name", "search-v2"]) == 0
     names = sorted({run.pipeline for run in query_runs(history)})
     assert names == sorted([f"127.0.0.1:{one.port}/search", f"127.0.0.1:{two.port}/v2/search", "search-v2"])
+
+
+def _figures(text: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        parts = line.rsplit(None, 1)
+        if len(parts) == 2 and parts[0].startswith(("answers ", "attribution ")):
+            out[parts[0].strip()] = float(parts[1])
+    return out
+
+
+def test_check_answers_counts_add_up_and_it_shows_the_worst_cases_and_a_guide(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        [
+            "check-answers",
+            "--dataset",
+            str(KB / "golden.jsonl"),
+            "--corpus",
+            str(KB / "corpus.jsonl"),
+            "--pipeline",
+            "bm25",
+            "--answers",
+            str(KB / "answers_demo.jsonl"),
+            "--no-embeddings",
+        ]
+    )
+    captured = capsys.readouterr()
+    assert code == 0
+    f = _figures(captured.out)
+    checked = f["answers checked"]
+    assert checked == 84
+    assert (
+        f["answers grounded"] + f["answers ungrounded"] + f["answers declined"] + f["answers no_answer"]
+        == checked
+    )
+    assert f["answers correct"] + f["answers incorrect"] + f["answers not_verifiable"] == checked
+    attributed = sum(v for k, v in f.items() if k.startswith("attribution "))
+    assert attributed == checked
+    wrong = checked - f["attribution success"]
+    assert f"worst cases (5 of {wrong:.0f} answers that went wrong" in captured.out
+    worst = captured.out.split("worst cases", 1)[1].splitlines()[1:6]
+    verdicts = [line.split()[1].rstrip(":") for line in worst]
+    order = ["retrieval_failure", "generation_failure", "faithful_to_bad_context"]
+    assert verdicts == sorted(verdicts, key=order.index)  # worst kind first
+    assert "how to read this:" in captured.out and "generation_failure = it did" in captured.out
+    # every step is announced, so the command is never silent for long
+    for step in ("building bm25", "assembling and scoring 84 contexts", "checking 84 answers"):
+        assert step in captured.err
+
+
+def test_context_shows_the_cases_missing_evidence_first(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["context", "--dataset", str(KB / "golden.jsonl"), "--corpus", str(KB / "corpus.jsonl")]
+    assert main([*args, "--pipeline", "bm25"]) == 0
+    out = capsys.readouterr().out
+    lines = out.split("worst cases", 1)[1].splitlines()
+    shown = [line for line in lines[1:] if "missing evidence:" in line]
+    coverages = [float(line.split("evidence coverage ")[1].split(",")[0]) for line in shown]
+    assert shown and coverages == sorted(coverages) and all(c < 1.0 for c in coverages)
+    assert "how to read this:" in out and "attribution:" not in out  # no answers, no answer guide

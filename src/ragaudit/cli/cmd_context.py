@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ragaudit.cli.announce import plan, source_text
 from ragaudit.cli.argtypes import above_zero_share, input_file, output_file, positive_float, positive_int
 from ragaudit.cli.common import RUN_FORMAT_HELP, add_dataset_options, add_policy_options, policy_from
-from ragaudit.cli.console import shown
+from ragaudit.cli.console import shown, step
 from ragaudit.cli.outcome import add_outcome_options
 
 HELP = "context precision, evidence coverage, redundancy, staleness, token cost and abstention AUROC"
@@ -68,8 +69,9 @@ def add_context_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_source(args: argparse.Namespace) -> Any:
-    """The :class:`ragaudit.context.sources.RetrievalSource` the arguments name."""
+def load_source(args: argparse.Namespace, command: str = "context") -> Any:
+    """The :class:`ragaudit.context.sources.RetrievalSource` the arguments name; ``command`` says what
+    it runs first (:func:`ragaudit.cli.announce.plan`)."""
     import asyncio
 
     from ragaudit.context import sources
@@ -79,6 +81,15 @@ def load_source(args: argparse.Namespace) -> Any:
     policy = policy_from(args)
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     corpus = load_corpus(args.corpus)
+    plan(
+        command,
+        [source_text(args)],
+        dataset,
+        policy.relevance_threshold,
+        top_k=args.top_k if args.pipeline else None,
+        k=args.k,
+        token_budget=args.token_budget,
+    )
     if args.run:
         run = load_run(args.run, args.run_format)
         return sources.from_run(dataset, corpus, run, policy, args.chunking or "whole")
@@ -87,9 +98,10 @@ def load_source(args: argparse.Namespace) -> Any:
     from ragaudit.evaluation.live import RunOptions
 
     options = RunOptions(args.top_k, args.tenant, args.concurrency, args.timeout, progress=False)
-    return asyncio.run(
-        sources.from_pipeline(dataset, corpus, args.pipeline, policy, options, args.qdrant_url)
-    )
+    with step(f"{command}: building {args.pipeline} over {args.corpus} and retrieving {len(dataset)} cases"):
+        return asyncio.run(
+            sources.from_pipeline(dataset, corpus, args.pipeline, policy, options, args.qdrant_url)
+        )
 
 
 def context_options(args: argparse.Namespace) -> Any:
@@ -126,8 +138,9 @@ def run(args: argparse.Namespace) -> int:
     counter = token_counter(args.tokenizer)
     options = context_options(args)
     source = load_source(args)
-    contexts = build_contexts(source, counter, options)
-    add_context_quality(source, contexts, counter, options)
+    with step(f"context: assembling and scoring {len(source.dataset.cases)} contexts"):
+        contexts = build_contexts(source, counter, options)
+        add_context_quality(source, contexts, counter, options)
     print(render_terminal(source.report))
     if args.out:
         write_artifact(source.report, args.out)
