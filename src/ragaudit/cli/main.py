@@ -79,8 +79,17 @@ def _quiet_offline_environment() -> None:
         os.environ.setdefault(key, value)
 
 
+def _importable_cwd() -> None:
+    """Modules in the current directory can be named (``--retriever mypkg.search:make_retriever``, a
+    stage ``type = "my_stages:Factory"``) as with ``python -m``; appended, so installed packages win."""
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _quiet_offline_environment()
+    _importable_cwd()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
