@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ragaudit.cli.announce import pipeline_text, plan
 from ragaudit.cli.argtypes import positive_int
 from ragaudit.cli.common import (
     add_dataset_options,
@@ -18,6 +19,12 @@ from ragaudit.cli.judged_options import add_holes_options, add_power_options
 HELP = "benchmark pipelines side by side (quality, latency, build time, context tokens, significance)"
 
 
+EXAMPLES = """\
+ragaudit bench --dataset golden.jsonl --corpus corpus.jsonl --pipelines bm25,dense,hybrid --baseline bm25
+ragaudit bench --dataset golden.jsonl --corpus corpus.jsonl --pipelines bm25,my_pipeline.toml --out-dir reports/b
+"""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     add_dataset_options(parser)
     parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
@@ -27,7 +34,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="comma-separated presets or pipeline TOML files",
     )
     parser.add_argument("--baseline", help="the pipeline to compare against (default: the first)")
-    parser.add_argument("--metrics", default="nDCG@10,R@5,R@10,MRR@10,P@5")
+    parser.add_argument(
+        "--metrics",
+        default="nDCG@10,R@5,R@10,MRR@10,P@5",
+        help="comma-separated metric names (default %(default)s)",
+    )
     add_experiment_run_options(parser)
     parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
     parser.add_argument("--out-dir", default="reports/bench", help="where the per-pipeline reports go")
@@ -58,6 +69,15 @@ def run(args: argparse.Namespace) -> int:
     configs = [resolve_pipeline(p) for p in given]
     baseline = _baseline(args.baseline, given, [c.name for c in configs])
     options = run_options_from(args, specs)
+    plan(
+        "bench",
+        ["pipeline " + pipeline_text(c) for c in configs],
+        dataset,
+        policy.relevance_threshold,
+        top_k=options.top_k,
+        baseline=baseline or configs[0].name,
+        metrics=args.metrics,
+    )
     result = asyncio.run(
         run_benchmark(
             dataset,

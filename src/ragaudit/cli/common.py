@@ -125,7 +125,10 @@ def add_experiment_run_options(
     )
     parser.add_argument("--tenant", help="tenant for cases that name none")
     parser.add_argument(
-        "--concurrency", type=positive_int, default=concurrency, help=concurrency_help or None
+        "--concurrency",
+        type=positive_int,
+        default=concurrency,
+        help=concurrency_help or f"queries in flight per pipeline (default {concurrency})",
     )
     parser.add_argument("--timeout", type=positive_float, default=30.0, help="per-query timeout in seconds")
     parser.add_argument(
@@ -172,3 +175,8 @@ def source_spec_from(args: argparse.Namespace, **overrides: Any) -> SourceSpec:
     }
     values.update(overrides)
     return SourceSpec(**values)
+
+
+SEED_HELP = "random seed of the randomization test and bootstrap (default 0: the same figures every run)"
+RUN_FORMAT_HELP = "format of --run: trec (6 columns) or jsonl (default: detected from the content)"
+DATASET_FORMAT_HELP = "format of the dataset: jsonl, beir (a folder) or qrels (default: detected)"
