@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "run bm25 / dense / hybrid / hybrid-rerank on the bundled demo knowledge base"
+HELP = "run bm25 / dense / hybrid on the bundled demo knowledge base"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out-dir", default="reports/demo", help="where the reports go (default reports/demo)"
     )
-    parser.add_argument("--pipelines", default="bm25,dense,hybrid,hybrid-rerank")
+    parser.add_argument("--pipelines", default="bm25,dense,hybrid")
     parser.add_argument("--no-progress", action="store_true")
 
 

@@ -256,7 +256,7 @@ def split_rerank(
             where,
             None,
             f"the pipeline {config.name!r} has no rerank stage to evaluate",
-            "use a pipeline with a [rerank] table, e.g. --pipeline hybrid-rerank",
+            "use a pipeline with a [rerank] table, e.g. --pipeline hybrid-rerank:fusion.json (ragaudit fit-fusion)",
         )
     if top_n is not None and (isinstance(top_n, bool) or top_n <= 0):
         raise InputError("--top-n", None, f"must be a positive integer (got {top_n})", "e.g. --top-n 30")
