@@ -237,7 +237,7 @@ def convex_ranking(c: CaseData, weight: float, depth: int) -> list[str]:
     return [chunk_id for chunk_id, _ in fused[:depth]]
 
 
-def _values(
+def score_rankings(
     cases: Sequence[CaseData], rankings: Sequence[list[str]], specs: Sequence[MetricSpec], policy: Policy
 ) -> dict[str, FloatArray]:
     threshold = policy.relevance_threshold
@@ -278,7 +278,7 @@ def cross_validate(
     fold_of = assign_folds(cases, folds, seed)
     weight_table = np.column_stack(
         [
-            _values(cases, [convex_ranking(c, w, depth) for c in cases], [primary], policy)[primary.name]
+            score_rankings(cases, [convex_ranking(c, w, depth) for c in cases], [primary], policy)[primary.name]
             for w in CONVEX_GRID
         ]
     )
@@ -302,7 +302,7 @@ def cross_validate(
             rankings["learned"][i] = learned_ranking(cases[i], model)
         plan.append({"fold": f + 1, "cases": len(test), "convex_dense_weight": weight})
     per_case = {
-        m: {k: v.tolist() for k, v in _values(cases, rankings[m], specs, policy).items()} for m in METHODS
+        m: {k: v.tolist() for k, v in score_rankings(cases, rankings[m], specs, policy).items()} for m in METHODS
     }
     comparisons = compare_methods(per_case, names, resamples, seed)
     final = fit_linear(cases, candidates, c_value, seed)
