@@ -197,6 +197,17 @@ def test_fit_fusion_bad_input_exits_2(
     assert not out.exists()
 
 
+def test_eval_reranker_measures_the_learned_stage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = hand_model(tmp_path / "m.json", superseded=-1.0, dense_log_rank=-1.0)
+    golden = write_lines(tmp_path / "golden.jsonl", (KB / "golden.jsonl").read_text().splitlines()[:6])
+    out = tmp_path / "rr.json"
+    code = main(["eval-reranker", "--dataset", str(golden), "--corpus", CORPUS, "--pipeline",
+                 f"hybrid-rerank:{model}", "--out", str(out), "--no-progress", "--resamples", "500"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    report = json.loads(out.read_text())
+    assert report["reranker"].startswith("learned fusion (m.json") and report["top_n"] == 100
+
+
 def test_fit_fusion_unreadable_dataset_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = write_lines(tmp_path / "golden.jsonl", ['{"id": "x", "query": '])
     code = main(["fit-fusion", "--dataset", str(bad), "--corpus", CORPUS, "--out", str(tmp_path / "f.json")])

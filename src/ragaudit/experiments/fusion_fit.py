@@ -44,6 +44,7 @@ from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.config import PipelineConfig
 from ragaudit.retrieval.fusion import weighted_fuse
+from ragaudit.retrieval.fusion_features import candidate_features
 from ragaudit.retrieval.learned_fusion import FusionModel, hybrid_components
 from ragaudit.retrieval.rerank import candidate
 from ragaudit.stats.correction import holm_bonferroni
@@ -156,8 +157,6 @@ async def collect(
         fused = retriever.fuse_results(kept, want)
         head = fused[:candidates]
         views = [candidate(c, i) for i, c in enumerate(head, start=1)]
-        from ragaudit.retrieval.fusion_features import candidate_features
-
         grades = case.grades()
         lists = tuple([(c["chunk_id"], c.get("score")) for c in kept[p]] for p in components)
         out.append(
@@ -278,7 +277,9 @@ def cross_validate(
     fold_of = assign_folds(cases, folds, seed)
     weight_table = np.column_stack(
         [
-            score_rankings(cases, [convex_ranking(c, w, depth) for c in cases], [primary], policy)[primary.name]
+            score_rankings(cases, [convex_ranking(c, w, depth) for c in cases], [primary], policy)[
+                primary.name
+            ]
             for w in CONVEX_GRID
         ]
     )
@@ -302,7 +303,8 @@ def cross_validate(
             rankings["learned"][i] = learned_ranking(cases[i], model)
         plan.append({"fold": f + 1, "cases": len(test), "convex_dense_weight": weight})
     per_case = {
-        m: {k: v.tolist() for k, v in score_rankings(cases, rankings[m], specs, policy).items()} for m in METHODS
+        m: {k: v.tolist() for k, v in score_rankings(cases, rankings[m], specs, policy).items()}
+        for m in METHODS
     }
     comparisons = compare_methods(per_case, names, resamples, seed)
     final = fit_linear(cases, candidates, c_value, seed)

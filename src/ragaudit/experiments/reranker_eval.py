@@ -54,7 +54,12 @@ DEFAULT_TOP_N = 50
 
 
 class StageTimer:
-    """A retriever that delegates to ``base`` and records each search's milliseconds by (tenant, query)."""
+    """A retriever that delegates to ``base`` and records each search's milliseconds by (tenant, query).
+
+    ``transparent``: it returns its base's results unchanged, so a stage that needs to know the
+    first stage (the learned fusion stage) looks through it."""
+
+    transparent = True
 
     def __init__(self, base: Retriever) -> None:
         self.base = base

@@ -133,12 +133,17 @@ def load_model(path: str | Path) -> FusionModel:
 
 
 def hybrid_components(retriever: Retriever) -> tuple[tuple[int, int], int]:
-    """The positions of BM25 and dense in a hybrid ``retriever``, and its depth; an InputError otherwise."""
+    """The positions of BM25 and dense in a hybrid ``retriever``, and its depth; an InputError otherwise.
+
+    A wrapper with ``transparent = True`` and a ``base`` (one that returns its base's results unchanged,
+    such as ``eval-reranker``'s timer) is looked through."""
     from ragaudit.retrieval.bm25 import BM25Retriever
     from ragaudit.retrieval.dense import DenseRetriever
     from ragaudit.retrieval.fusion import HybridRetriever
 
     fix = '[retriever] type = "hybrid", components = [{ type = "bm25" }, { type = "dense" }], no [rewrite]'
+    while getattr(retriever, "transparent", False):  # a wrapper that returns its base's results unchanged
+        retriever = retriever.base  # type: ignore[attr-defined]
     if not isinstance(retriever, HybridRetriever):
         raise InputError(
             "[rerank]",
