@@ -79,6 +79,14 @@ def test_variants_of_a_reranked_hybrid() -> None:
     assert variants["full"].same_as is None and variants["bare"].same_as is None
 
 
+def test_a_learned_stage_keeps_its_hybrid() -> None:
+    learned = preset("hybrid-rerank:fusion.json")
+    assert applicable_toggles(learned) == ("rerank",)
+    for toggle in ("hybrid", "dense", "bm25"):
+        with pytest.raises(InputError, match="learned rerank stage reads the bm25 \\+ dense hybrid"):
+            check_toggles(learned, ["rerank", toggle])
+
+
 def test_component_toggles_keep_weights_with_their_components() -> None:
     base = parse_pipeline(
         {
