@@ -30,7 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
     parser.add_argument(
         "--pipelines",
-        default="bm25,dense,hybrid,hybrid-rerank",
+        default="bm25,dense,hybrid",
         help="comma-separated presets or pipeline TOML files",
     )
     parser.add_argument("--baseline", help="the pipeline to compare against (default: the first)")
