@@ -16,6 +16,12 @@ from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_
 
 HELP = "fit learned fusion on a golden set; k-fold cross-validated estimates vs RRF; write fusion.json"
 
+EXAMPLES = """\
+ragaudit fit-fusion --dataset golden.jsonl --corpus corpus.jsonl --out fusion.json
+ragaudit fit-fusion --dataset golden.jsonl --corpus corpus.jsonl --out fusion.json --folds 10
+ragaudit eval --dataset golden.jsonl --corpus corpus.jsonl --pipeline hybrid-rerank:fusion.json
+"""
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_dataset_options(parser)
@@ -42,7 +48,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--c", type=positive_float, default=1.0, dest="c_value", help="inverse L2 strength (default 1)"
     )
-    parser.add_argument("--resamples", type=positive_int, default=10_000)
+    parser.add_argument(
+        "--resamples", type=positive_int, default=10_000, help="randomization test resamples (default 10000)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="fold shuffle and test seed (default 0)")
     add_policy_options(parser)
 
