@@ -19,7 +19,6 @@ HELP = "fit learned fusion on a golden set; k-fold cross-validated estimates vs 
 EXAMPLES = """\
 ragaudit fit-fusion --dataset golden.jsonl --corpus corpus.jsonl --out fusion.json
 ragaudit fit-fusion --dataset golden.jsonl --corpus corpus.jsonl --out fusion.json --folds 10
-ragaudit eval --dataset golden.jsonl --corpus corpus.jsonl --pipeline hybrid-rerank:fusion.json
 """
 
 
