@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ def fitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     import contextlib
     import io
 
+    pytest.importorskip("sklearn")  # the fusion extra (also in dev)
     out = tmp_path_factory.mktemp("fit") / "fusion.json"
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
@@ -212,6 +214,15 @@ def test_fit_fusion_unreadable_dataset_exits_2(tmp_path: Path, capsys: pytest.Ca
     bad = write_lines(tmp_path / "golden.jsonl", ['{"id": "x", "query": '])
     code = main(["fit-fusion", "--dataset", str(bad), "--corpus", CORPUS, "--out", str(tmp_path / "f.json")])
     assert code == 2 and "golden.jsonl" in capsys.readouterr().err
+
+
+def test_fitting_without_scikit_learn_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragaudit.errors import MissingDependencyError
+    from ragaudit.experiments.fusion_fit import _sklearn_logistic
+
+    monkeypatch.setitem(sys.modules, "sklearn.linear_model", None)  # as if not installed
+    with pytest.raises(MissingDependencyError, match=r"pip install 'ragaudit\[fusion\]'"):
+        _sklearn_logistic()
 
 
 def test_bare_hybrid_rerank_is_refused_with_the_fit_command(capsys: pytest.CaptureFixture[str]) -> None:
