@@ -19,7 +19,7 @@ from ragaudit.corpus.loading import Corpus, load_corpus
 from ragaudit.errors import InputError
 from ragaudit.experiments.fusion_fit import CONVEX_GRID, CaseData, _pick_weight, assign_folds
 from ragaudit.pipelines.build import ComponentCache, build_pipeline
-from ragaudit.pipelines.config import parse_pipeline, preset
+from ragaudit.pipelines.config import PRESETS, parse_pipeline, preset
 from ragaudit.retrieval.fusion_features import FEATURES, candidate_features, query_entities
 from ragaudit.retrieval.learned_fusion import FusionModel, load_model
 from ragaudit.retrieval.rerank import candidate
@@ -108,6 +108,21 @@ def test_learned_stage_orders_by_the_model_and_keeps_the_candidates(
     assert [c["chunk_id"] for c in got] == want
     assert all(c["tenant_id"] == "globex" for c in got)
     assert got[0]["metadata"]["first_stage_rank"] == 1 + [c["chunk_id"] for c in first].index(want[0])
+
+
+def test_learned_stage_reorders_as_many_candidates_as_it_was_fitted_on(
+    kb: Corpus, shared: ComponentCache, tmp_path: Path
+) -> None:
+    model = hand_model(tmp_path / "m.json", rrf=1.0)  # fitted on 50 candidates
+    config = parse_pipeline(
+        {**PRESETS["hybrid"], "name": "x", "rerank": {"type": "learned", "model": str(model)}}
+    )
+    staged = build_pipeline(config, kb, cache=shared).retriever
+    assert staged.top_n == 50
+    with_top_n = parse_pipeline(
+        {**PRESETS["hybrid"], "rerank": {"type": "learned", "model": str(model), "top_n": 7}}
+    )
+    assert build_pipeline(with_top_n, kb, cache=shared).retriever.top_n == 7
 
 
 def test_learned_stage_refuses_what_it_cannot_use(kb: Corpus, shared: ComponentCache, tmp_path: Path) -> None:
