@@ -184,7 +184,12 @@ def test_fit_fusion_reports_cross_validated_estimates_and_writes_a_usable_model(
     assert learned["p_value"] <= learned["p_value_holm"] <= 1
     assert f"{learned['delta']:+.4f}" in printed
     assert raw["fitted_on"]["dataset"]["cases"] == 84 and raw["trainer"]["library"].startswith("scikit-learn")
-    assert 0 <= raw["convex"]["dense_weight"] <= 1
+    w = raw["convex"]["dense_weight"]
+    assert 0 <= w <= 1 and raw["convex"]["weights"] == [
+        round(1 - w, 2),
+        w,
+    ]  # [bm25, dense] in the hybrid preset
+    assert f'method = "weighted", normalize = "minmax", weights = {raw["convex"]["weights"]}' in printed
     load_model(path)  # JSON, readable without scikit-learn
     report = tmp_path / "eval.json"
     code = main(["eval", "--dataset", GOLDEN, "--corpus", CORPUS, "--pipeline", f"hybrid-rerank:{path}",

@@ -355,6 +355,15 @@ def compare_methods(
     return rows
 
 
+def convex_weights(dense_weight: float, components: tuple[int, int]) -> list[float]:
+    """``[retriever] weights`` for a dense weight, in the hybrid's component order (bm25 at
+    ``components[0]``, dense at ``components[1]``)."""
+    weights = [0.0, 0.0]
+    weights[components[0]] = round(1.0 - dense_weight, 2)
+    weights[components[1]] = dense_weight
+    return weights
+
+
 def first_stage(config: PipelineConfig) -> PipelineConfig:
     """``config`` as the first stage to fit over: its ``[rerank]`` is dropped; a ``[rewrite]`` is refused."""
     from dataclasses import replace
@@ -442,7 +451,11 @@ async def fit_fusion(
                 "corpus": corpus.info(),
                 "pipeline": prepared.pipeline.info(),
             },
-            "convex": {"dense_weight": result.convex_weight, "normalize": "minmax"},
+            "convex": {
+                "dense_weight": result.convex_weight,
+                "normalize": "minmax",
+                "weights": convex_weights(result.convex_weight, collected.components),
+            },
             "cross_validation": result.summary(),
         },
     )
