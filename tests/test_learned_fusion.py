@@ -110,6 +110,20 @@ def test_learned_stage_orders_by_the_model_and_keeps_the_candidates(
     assert got[0]["metadata"]["first_stage_rank"] == 1 + [c["chunk_id"] for c in first].index(want[0])
 
 
+def test_learned_stage_maps_components_whatever_their_order(
+    kb: Corpus, shared: ComponentCache, tmp_path: Path
+) -> None:
+    model = str(hand_model(tmp_path / "m.json", bm25_score=2.0, dense_log_rank=-1.0, text_overlap=0.5))
+    learned = {"type": "learned", "model": model}
+    flipped = {"type": "hybrid", "components": [{"type": "dense"}, {"type": "bm25"}]}
+    a = build_pipeline(preset(f"hybrid-rerank:{model}"), kb, cache=shared).retriever
+    b = build_pipeline(parse_pipeline({"retriever": flipped, "rerank": learned}), kb, cache=shared).retriever
+    query = "How long is the warranty on a gateway?"
+    assert [c["chunk_id"] for c in search(a, query, "acme", 20)] == [
+        c["chunk_id"] for c in search(b, query, "acme", 20)
+    ]
+
+
 def test_learned_stage_reorders_as_many_candidates_as_it_was_fitted_on(
     kb: Corpus, shared: ComponentCache, tmp_path: Path
 ) -> None:
