@@ -193,7 +193,10 @@ def assign_folds(cases: Sequence[CaseData], folds: int, seed: int) -> list[int]:
 
 def fit_linear(cases: Sequence[CaseData], candidates: int, c_value: float, seed: int) -> FusionModel | None:
     """A pairwise logistic model over ``cases``; ``None`` when no case has two candidates of different grades."""
-    rows = np.vstack([c.features for c in cases if len(c.features)])
+    with_candidates = [c.features for c in cases if len(c.features)]
+    if not with_candidates:
+        return None
+    rows = np.vstack(with_candidates)
     mean = rows.mean(axis=0)
     scale = rows.std(axis=0)
     scale[scale < 1e-12] = 1.0
