@@ -244,6 +244,21 @@ def test_eval_reranker_measures_the_learned_stage(tmp_path: Path, capsys: pytest
     assert report["reranker"].startswith("learned fusion (m.json") and report["top_n"] == 100
 
 
+def test_fit_fusion_with_nothing_relevant_among_the_candidates_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = [json.loads(line) for line in (KB / "golden.jsonl").read_text().splitlines()[:6]]
+    for case in cases:  # labels that point at no indexed document: nothing to learn from
+        case.update(relevant_chunk_ids=["no-such-doc"], relevance={"no-such-doc": 3}, evidence=[])
+    golden = write_lines(tmp_path / "golden.jsonl", [json.dumps(c) for c in cases])
+    out = tmp_path / "fusion.json"
+    code = main(
+        ["fit-fusion", "--dataset", str(golden), "--corpus", CORPUS, "--out", str(out), "--folds", "3"]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "no training case has a relevant candidate" in err and not out.exists()
+
+
 def test_fit_fusion_unreadable_dataset_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = write_lines(tmp_path / "golden.jsonl", ['{"id": "x", "query": '])
     code = main(["fit-fusion", "--dataset", str(bad), "--corpus", CORPUS, "--out", str(tmp_path / "f.json")])
