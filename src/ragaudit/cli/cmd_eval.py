@@ -305,7 +305,7 @@ def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None 
     via = _via(args)
     label = {
         "run": f"--run {args.run}",
-        "endpoint": "--endpoint",
+        "endpoint": f"--endpoint {result.run.get('name') or args.endpoint}",
         "retriever": f"--retriever {args.retriever}",
     }
     outcome = result_outcome(
