@@ -1,6 +1,6 @@
 """Every command of the README works when pasted into a fresh clone: the ``bash`` blocks are read from
 README.md and run in order, in one shell, in a temporary copy of the repository (the files git tracks
-or would track), on the demo data the README names. Only what cannot run here is left out, each with
+or would track), on the demo data the README names; then each ``python`` block runs there too. Only what cannot run here is left out, each with
 its reason (:data:`LEFT_OUT`); the person grading in ``ragaudit label`` is stood in for by judgments
 written through the labeling API (:data:`STAND_IN_LABELS`)."""
 
@@ -152,3 +152,10 @@ def test_every_readme_command_runs_in_a_fresh_copy(tmp_path: Path) -> None:
     assert (clone / "report.html").is_file() and (clone / "data" / "beir-mini" / "dataset.jsonl").is_file()
     assert (clone / "my-service" / "tests" / "evals" / "test_retrieval.py").is_file()
     assert (clone / "golden.jsonl").is_file()  # label merge wrote the judged golden set
+    for block in re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL):
+        ran_python = subprocess.run(
+            [sys.executable, "-c", block], cwd=clone, env=env, capture_output=True, text=True, check=False
+        )
+        assert ran_python.returncode == 0, (
+            f"README python block failed:\n{block}\n{ran_python.stderr[-2000:]}"
+        )

@@ -203,18 +203,19 @@ def run(args: argparse.Namespace) -> int:
         args.resume,
         False if args.no_progress else None,
     )
-    result = asyncio.run(
-        evaluate_live(
-            scored_on,
-            retriever,
-            specs,
-            policy,
-            options,
-            name=args.name or label,
-            context=context,
-            ownership=ownership,
+    with step(f"eval: querying {len(scored_on.cases)} cases, {args.concurrency} at a time"):
+        result = asyncio.run(
+            evaluate_live(
+                scored_on,
+                retriever,
+                specs,
+                policy,
+                options,
+                name=args.name or label,
+                context=context,
+                ownership=ownership,
+            )
         )
-    )
     return _finish(args, result)
 
 
