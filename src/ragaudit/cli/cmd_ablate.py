@@ -16,6 +16,7 @@ from ragaudit.cli.common import (
     policy_from,
     run_options_from,
 )
+from ragaudit.cli.console import step
 
 HELP = "ablation: what each component (rewrite, rerank, hybrid, bm25, dense) adds, with significance"
 
@@ -76,24 +77,25 @@ def run(args: argparse.Namespace) -> int:
         top_k=options.top_k,
         metrics=args.metrics,
     )
-    result = asyncio.run(
-        run_ablation(
-            dataset,
-            load_corpus(args.corpus),
-            base,
-            toggles,
-            specs,
-            policy,
-            options,
-            context_k=args.context_k,
-            alpha=args.alpha,
-            resamples=args.resamples,
-            seed=args.seed,
-            report_dir=args.out_dir,
-            qdrant_url=args.qdrant_url,
-            where=args.config,
+    with step(f"ablate: building the variants and querying {len(dataset.cases)} cases on each"):
+        result = asyncio.run(
+            run_ablation(
+                dataset,
+                load_corpus(args.corpus),
+                base,
+                toggles,
+                specs,
+                policy,
+                options,
+                context_k=args.context_k,
+                alpha=args.alpha,
+                resamples=args.resamples,
+                seed=args.seed,
+                report_dir=args.out_dir,
+                qdrant_url=args.qdrant_url,
+                where=args.config,
+            )
         )
-    )
     from ragaudit.report.terminal import render_terminal
 
     print(render_terminal(result.to_dict()))

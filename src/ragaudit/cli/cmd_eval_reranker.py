@@ -9,7 +9,7 @@ import asyncio
 from ragaudit.cli.announce import pipeline_text, plan
 from ragaudit.cli.argtypes import output_file, positive_float, positive_int, probability
 from ragaudit.cli.common import SEED_HELP, add_dataset_options, add_policy_options, policy_from
-from ragaudit.cli.console import shown
+from ragaudit.cli.console import shown, step
 from ragaudit.cli.outcome import add_outcome_options
 
 HELP = "evaluate a reranker: before/after with significance, oracle ceiling, first-stage recall, latency"
@@ -80,24 +80,25 @@ def run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         metrics=args.metrics,
     )
-    result = asyncio.run(
-        evaluate_reranker(
-            dataset,
-            load_corpus(args.corpus),
-            config,
-            specs,
-            policy,
-            top_n=args.top_n,
-            default_tenant=args.tenant,
-            concurrency=args.concurrency,
-            timeout_s=args.timeout,
-            progress=False if args.no_progress else None,
-            alpha=args.alpha,
-            resamples=args.resamples,
-            seed=args.seed,
-            qdrant_url=args.qdrant_url,
+    with step(f"eval-reranker: building {config.name} and querying {len(dataset.cases)} cases"):
+        result = asyncio.run(
+            evaluate_reranker(
+                dataset,
+                load_corpus(args.corpus),
+                config,
+                specs,
+                policy,
+                top_n=args.top_n,
+                default_tenant=args.tenant,
+                concurrency=args.concurrency,
+                timeout_s=args.timeout,
+                progress=False if args.no_progress else None,
+                alpha=args.alpha,
+                resamples=args.resamples,
+                seed=args.seed,
+                qdrant_url=args.qdrant_url,
+            )
         )
-    )
     from ragaudit.report.terminal import render_terminal
 
     print(render_terminal(result.to_dict()))

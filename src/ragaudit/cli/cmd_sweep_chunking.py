@@ -15,7 +15,7 @@ from ragaudit.cli.common import (
     policy_from,
     run_options_from,
 )
-from ragaudit.cli.console import shown
+from ragaudit.cli.console import shown, step
 
 HELP = "sweep chunk strategies, sizes and overlaps; score each against evidence spans"
 
@@ -103,23 +103,24 @@ def run(args: argparse.Namespace) -> int:
         top_k=options.top_k,
         metrics=args.metrics,
     )
-    result = asyncio.run(
-        sweep_chunking(
-            dataset,
-            corpus,
-            config,
-            grid,
-            specs,
-            policy,
-            options,
-            context_k=args.context_k,
-            skipped=skipped,
-            resamples=args.resamples,
-            seed=args.seed,
-            qdrant_url=args.qdrant_url,
-            report_dir=args.reports_dir,
+    with step(f"sweep-chunking: building and querying {len(grid)} chunkings"):
+        result = asyncio.run(
+            sweep_chunking(
+                dataset,
+                corpus,
+                config,
+                grid,
+                specs,
+                policy,
+                options,
+                context_k=args.context_k,
+                skipped=skipped,
+                resamples=args.resamples,
+                seed=args.seed,
+                qdrant_url=args.qdrant_url,
+                report_dir=args.reports_dir,
+            )
         )
-    )
     from ragaudit.report.terminal import render_terminal
 
     print(render_terminal(result.to_dict()))
