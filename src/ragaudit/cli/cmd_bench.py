@@ -30,6 +30,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_experiment_run_options(parser)
     parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
     parser.add_argument("--out-dir", default="reports/bench", help="where the per-pipeline reports go")
+    parser.add_argument(
+        "--latency",
+        choices=("per-query", "batched"),
+        default="per-query",
+        help="per-query (default): one query at a time, each timed on its own; batched: --concurrency and "
+        "the engines' batch fast path (faster; a case's latency is then its batch's time / its size)",
+    )
     parser.add_argument("--no-history", action="store_true", help="do not record the runs in the run history")
     add_policy_options(parser)
 
@@ -66,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
             report_dir=args.out_dir,
             resamples=args.resamples,
             qdrant_url=args.qdrant_url,
+            per_query_latency=args.latency == "per-query",
         )
     )
     from ragaudit.report.terminal import render_terminal

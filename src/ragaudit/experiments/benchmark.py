@@ -3,7 +3,16 @@ significance against a baseline.
 
 Invariants (the lesson's): every pipeline sees the same cases, the same tenants and the same k; the
 result says so. Indexes shared between pipelines (BM25 under ``bm25`` and ``hybrid``) are built once,
-but each pipeline's build time counts every index it uses.
+but each pipeline's build time counts every index it uses, and says how many corpus embeddings the
+cache served and how many were computed (a warm cache builds in a fraction of a cold one's time).
+
+Latency is measured per query by default: one query at a time, each timed on its own, so the figure
+is what one request costs, comparable across pipelines (``per_query_latency=False`` keeps the runner's
+concurrency and batch fast path, and the report labels the figures as batched).
+
+The pipelines are ranked by the first metric; the ``ranking`` holds the winner, the runner-up and
+every other pipeline's paired comparison against the winner on that metric (Holm-corrected across
+them), beside the comparisons against the baseline on every metric.
 """
 
 from __future__ import annotations
@@ -46,6 +55,10 @@ class PipelineOutcome:
     result: EvalResult
     build_seconds: float
     context_tokens: float
+    latency_basis: str | None = None
+    """How ``latency_ms`` was measured (:func:`ragaudit.runner.execute.latency_basis`)."""
+    embeddings: dict[str, int] | None = None
+    """Corpus embeddings cached / computed while the pipeline was built (None: no dense part)."""
 
 
 @dataclass
@@ -55,6 +68,8 @@ class BenchmarkResult:
     comparison: dict[str, Any]
     context_k: int
     invariants: dict[str, Any] = field(default_factory=dict)
+    ranking: dict[str, Any] | None = None
+    """``{metric, order, winner, runner_up, against_winner}`` (:func:`rank_pipelines`)."""
 
     def to_dict(self) -> dict[str, Any]:
         first = self.outcomes[0].result if self.outcomes else None
@@ -74,7 +89,9 @@ class BenchmarkResult:
                     "name": o.name,
                     "metrics": o.result.metrics,
                     "latency_ms": o.result.latency(),
+                    **({"latency_basis": o.latency_basis} if o.latency_basis else {}),
                     "index_build_seconds": round(o.build_seconds, 3),
+                    **({"embeddings": o.embeddings} if o.embeddings is not None else {}),
                     "context_tokens": o.context_tokens,
                     "counts": o.result.counts.__dict__,
                     "leaks": len(o.result.leaks()),
@@ -83,6 +100,7 @@ class BenchmarkResult:
                 for o in self.outcomes
             ],
             "comparisons": self.comparison.get("comparisons", []),
+            **({"ranking": self.ranking} if self.ranking is not None else {}),
         }
 
 
@@ -97,7 +115,8 @@ async def evaluate_pipeline(
     context_k: int,
     qdrant_url: str | None,
 ) -> PipelineOutcome:
-    """Build one pipeline (sharing ``cache``), warm it up with one query, run every case and score it."""
+    """Build one pipeline (sharing ``cache``), warm it up with one query, run every case (as ``options``
+    say: :meth:`RunOptions.timed_per_query` for per-query latency) and score it."""
     from ragaudit.runner.execute import run_cases, warm_up
 
     prepared = prepare_pipeline(
@@ -114,12 +133,45 @@ async def evaluate_pipeline(
         timeout_s=options.timeout_s,
         name=config.name,
         progress=options.progress,
+        batch_size=options.batch_size,
     )
-    context = {"retrieval": {"top_k": options.top_k}, **prepared.context()}
-    result = evaluate(prepared.dataset, run, specs, policy, context)
+    retrieval = {"top_k": options.top_k, "concurrency": options.concurrency, "latency": run.latency_basis}
+    result = evaluate(prepared.dataset, run, specs, policy, {"retrieval": retrieval, **prepared.context()})
+    built = prepared.pipeline
+    tokens = context_tokens(run, context_k)
     return PipelineOutcome(
-        config.name, result, prepared.pipeline.build_seconds, context_tokens(run, context_k)
+        config.name, result, built.build_seconds, tokens, run.latency_basis, built.embeddings
     )
+
+
+def rank_pipelines(
+    outcomes: Sequence[PipelineOutcome], metric: str, resamples: int, alpha: float = 0.05
+) -> dict[str, Any]:
+    """The pipelines ranked by ``metric`` (highest first; a tie keeps the given order), the winner, the
+    runner-up, and every other pipeline compared with the winner on ``metric`` (paired randomization
+    test, Holm-corrected across those comparisons: :func:`ragaudit.evaluation.compare.compare_reports`)."""
+
+    def score(o: PipelineOutcome) -> float:
+        value = o.result.metrics.get(metric)
+        return value if isinstance(value, (int, float)) and math.isfinite(value) else -math.inf
+
+    order = sorted(outcomes, key=score, reverse=True)  # sorted is stable: ties keep the given order
+    winner = order[0]
+    loaded = {o.name: LoadedReport(o.name, f"<{o.name}>", o.result.to_dict()) for o in outcomes}
+    against = (
+        compare_reports(
+            [loaded[o.name] for o in order], loaded[winner.name], [metric], alpha=alpha, n_resamples=resamples
+        ).get("comparisons", [])
+        if len(order) > 1
+        else []
+    )
+    return {
+        "metric": metric,
+        "order": [o.name for o in order],
+        "winner": winner.name,
+        "runner_up": order[1].name if len(order) > 1 else None,
+        "against_winner": against,
+    }
 
 
 async def run_benchmark(
@@ -136,17 +188,22 @@ async def run_benchmark(
     resamples: int = 10_000,
     qdrant_url: str | None = None,
     cache: ComponentCache | None = None,
+    per_query_latency: bool = True,
 ) -> BenchmarkResult:
-    """Build and evaluate every pipeline; compare each against ``baseline`` (default: the first).
+    """Build and evaluate every pipeline; compare each against ``baseline`` (default: the first), and
+    rank them by the first metric (:func:`rank_pipelines`).
 
     Each pipeline answers one warm-up query before it is timed, so model loading is not counted as
-    the first case's latency. ``cache`` shares indexes with other experiments over the same corpus.
+    the first case's latency. ``per_query_latency`` sends one query at a time, each timed on its own
+    (else ``options`` decide, and a batching engine's figures are a batch's time / its size).
+    ``cache`` shares indexes with other experiments over the same corpus.
     """
     cache = cache if cache is not None else ComponentCache()
+    run_options = options.timed_per_query() if per_query_latency else options
     outcomes: list[PipelineOutcome] = []
     for config in pipelines:
         outcome = await evaluate_pipeline(
-            dataset, corpus, config, specs, policy, options, cache, context_k, qdrant_url
+            dataset, corpus, config, specs, policy, run_options, cache, context_k, qdrant_url
         )
         outcomes.append(outcome)
         result = outcome.result
@@ -168,7 +225,8 @@ async def run_benchmark(
         "top_k": options.top_k,
         "same_cases_for_every_pipeline": True,
     }
-    bench = BenchmarkResult(outcomes, base_name, comparison, context_k, invariants)
+    ranking = rank_pipelines(outcomes, specs[0].name, resamples) if specs and outcomes else None
+    bench = BenchmarkResult(outcomes, base_name, comparison, context_k, invariants, ranking)
     if report_dir is not None:
         write_artifact(bench.to_dict(), Path(report_dir) / "benchmark.json")
     return bench

@@ -155,7 +155,7 @@ def queries_section(view: ReportView) -> Section:
         + '<div class="toolbar"><input id="search" type="search" placeholder="search id, query, tenant, chunk…" '
         + 'aria-label="search queries">'
         + f'<select id="status" aria-label="filter">{select}</select><span id="shown"></span></div>'
-        + f'<div class="tablewrap"><table id="cases"><thead><tr>{head}</tr></thead><tbody></tbody></table></div>'
+        + f'<div class="tablewrap"><table id="cases" class="stack"><thead><tr>{head}</tr></thead><tbody></tbody></table></div>'
         + '<button id="more" type="button" hidden>show more</button>'
         + "<noscript><p>The per-query table needs JavaScript.</p></noscript>"
     )

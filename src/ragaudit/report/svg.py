@@ -57,6 +57,34 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     return [round(i * step, 12) for i in range(first, last + 1)]
 
 
+def data_axis(values: Sequence[float], *, zero_within: float = 0.3, cap_one: bool = False) -> list[float]:
+    """Round ticks for an axis scaled to ``values``: a margin around their range, and 0 included when
+    the values come within ``zero_within`` of the top (so 0.81 vs 0.88 is not drawn on 0-1, but 0.05
+    vs 0.40 still starts at 0). ``cap_one`` keeps the axis inside [0, 1] (metrics). The first tick is
+    where the axis starts: charts say so when it is not 0."""
+    finite = [v for v in values if math.isfinite(v)]
+    if not finite:
+        return [0.0, 1.0]
+    lo, hi = min(finite), max(finite)
+    span = hi - lo if hi > lo else max(abs(hi) * 0.1, 0.01)
+    lo, hi = lo - 0.2 * span, hi + 0.2 * span
+    if (0 < lo < zero_within * hi) or (lo <= 0 <= min(finite)):
+        lo = 0.0
+    if cap_one:
+        lo, hi = max(lo, 0.0), min(hi, 1.0)
+    ticks = nice_ticks(lo, hi, 5)
+    if cap_one:
+        ticks = [t for t in ticks if 0.0 <= t <= 1.0] or [0.0, 1.0]
+        if ticks[-1] < max(finite):
+            ticks.append(1.0)
+    return ticks if len(ticks) > 1 else [ticks[0], ticks[0] + 1.0]
+
+
+def axis_note(ticks: Sequence[float]) -> str:
+    """``axis starts at 0.75, not 0`` when a value axis does not start at zero (else empty)."""
+    return f"axis starts at {ticks[0]:g}, not 0" if ticks and ticks[0] > 0 else ""
+
+
 def _svg(width: int, height: int, title: str, body: list[str]) -> str:
     return (
         f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
@@ -156,24 +184,46 @@ def forest_plot(rows: Sequence[Interval], title: str, width: int = WIDTH) -> str
     return _svg(width, height, title, body)
 
 
+def clip_point(values: Sequence[float]) -> float | None:
+    """Where a latency histogram's axis ends when a few outliers would stretch it: the larger of the
+    99th percentile and Tukey's far fence (Q3 + 3 IQR), so at most about 1% of values fall beyond; None
+    when the largest value is within 1.5x of that point (nothing worth clipping)."""
+    ordered = sorted(v for v in values if math.isfinite(v))
+    if len(ordered) < 20:
+        return None
+
+    def q(f: float) -> float:
+        return ordered[min(int(f * (len(ordered) - 1) + 0.5), len(ordered) - 1)]
+
+    point = max(q(0.99), q(0.75) + 3 * (q(0.75) - q(0.25)))
+    return point if point > 0 and ordered[-1] > 1.5 * point else None
+
+
 def histogram(
     values: Sequence[float], title: str, markers: Mapping[str, float], unit: str = "ms", bins: int = 24
 ) -> str:
     """A histogram of ``values`` with labelled vertical markers (e.g. p50, p95).
 
     The x axis starts at 0 unless every value sits far from it (then at a round number below the least).
+    Outliers beyond :func:`clip_point` are not allowed to stretch the axis: they are counted in one
+    last bar, labelled with how many there are and the largest value.
     """
     width, height, left, bottom, top_pad = WIDTH, 220, 48, 34, 26
-    plot_w, plot_h = width - left - 16, height - bottom - top_pad
-    hi = max([*values, *markers.values()], default=1.0) * 1.04
-    smallest = min([*values, *markers.values()], default=0.0)
+    clip = clip_point(values)
+    over = [v for v in values if clip is not None and v > clip]
+    shown = [v for v in values if clip is None or v <= clip]
+    over_w = 110 if over else 0
+    plot_w, plot_h = width - left - 16 - over_w, height - bottom - top_pad
+    kept_markers = {k: v for k, v in markers.items() if clip is None or v <= clip}
+    hi = max([*shown, *kept_markers.values()], default=1.0) * 1.04
+    smallest = min([*shown, *kept_markers.values()], default=0.0)
     lo = 0.0 if smallest < 0.3 * hi else nice_ticks(smallest, hi, 6)[0]  # zoom in on a narrow band
     hi = hi if hi > lo else lo + 1.0
     step = (hi - lo) / bins
     counts = [0] * bins
-    for v in values:
-        counts[min(int((v - lo) / step), bins - 1)] += 1
-    peak = nice_ticks(0, max(counts) or 1, 4)[-1]
+    for v in shown:
+        counts[min(max(int((v - lo) / step), 0), bins - 1)] += 1
+    peak = nice_ticks(0, max([*counts, len(over)]) or 1, 4)[-1]
 
     def x(v: float) -> float:
         return left + plot_w * (v - lo) / (hi - lo)
@@ -200,6 +250,17 @@ def histogram(
             body.append(
                 f'<text class="tick" x="{_f(x(t))}" y="{height - bottom + 16}" text-anchor="middle">{t:g}</text>'
             )
+    if over and clip is not None:
+        ox = left + plot_w + 18
+        body.append(
+            f'<rect class="bar over" x="{_f(ox)}" y="{_f(y(len(over)))}" width="{over_w - 26}" '
+            f'height="{_f(top_pad + plot_h - y(len(over)))}"><title>{len(over)} beyond {clip:.1f} {esc(unit)}, '
+            f"up to {max(over):.1f}</title></rect>"
+            f'<text class="tick over" x="{_f(ox + (over_w - 26) / 2)}" y="{height - bottom + 16}" '
+            f'text-anchor="middle">&gt; {clip:.1f}</text>'
+            f'<text class="mlabel over" x="{_f(ox + (over_w - 26) / 2)}" y="{_f(y(len(over)) - 4)}" '
+            f'text-anchor="middle">{len(over)} clipped, max {max(over):.1f}</text>'
+        )
     body.append(
         f'<text class="tick" x="{width - 16}" y="{height - 4}" text-anchor="end">{esc(unit)}</text>'
         f'<line class="axis" x1="{left}" x2="{width - 16}" y1="{top_pad + plot_h}" y2="{top_pad + plot_h}"/>'
@@ -210,7 +271,8 @@ def histogram(
         body.append(
             f'<line class="marker" x1="{_f(mx)}" x2="{_f(mx)}" y1="{top_pad - 4}" y2="{top_pad + plot_h}"/>'
             f'<text class="mlabel" x="{_f(mx - 4 if right else mx + 4)}" y="{top_pad + 6 + 13 * i}" '
-            f'text-anchor="{"end" if right else "start"}">{esc(name)} {value:.1f}</text>'
+            f'text-anchor="{"end" if right else "start"}">{esc(name)} {value:.1f}'
+            f"{'' if name in kept_markers else ' (beyond the axis)'}</text>"
         )
     return _svg(width, height, title, body)
 
@@ -233,25 +295,33 @@ def _value_axis(top_value: float) -> float:
 def line_chart(
     x_labels: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]], title: str, x_name: str
 ) -> str:
-    """Lines over categorical x positions (e.g. k = 1, 3, 5, 10, 20), one per series."""
+    """Lines over categorical x positions (e.g. k = 1, 3, 5, 10, 20, or runs), one per series, on a
+    value axis scaled to the data (:func:`data_axis`: a trend from 0.80 to 0.86 is not drawn flat on
+    0-1); a note says where the axis starts when it is not 0, and a zero line is drawn when it is inside."""
     width, height, left, bottom, top_pad = WIDTH, 260, 48, 40, 34
     plot_w, plot_h = width - left - 24, height - bottom - top_pad
     finite = [v for _, vals in series for v in vals if v is not None and math.isfinite(v)]
-    top = _value_axis(max(finite, default=1.0))
+    ticks = data_axis(finite, cap_one=bool(finite) and all(0.0 <= v <= 1.0 for v in finite))
+    lo, hi = ticks[0], ticks[-1]
     n = max(len(x_labels), 1)
 
     def x(i: int) -> float:
         return left + plot_w * (i + 0.5) / n
 
     def y(v: float) -> float:
-        return top_pad + plot_h * (1 - v / top)
+        return top_pad + plot_h * (1 - (min(max(v, lo), hi) - lo) / (hi - lo))
 
     body = []
-    for t in nice_ticks(0, top, 5):
+    for t in ticks:
         body.append(
             f'<line class="grid" x1="{left}" x2="{width - 24}" y1="{_f(y(t))}" y2="{_f(y(t))}"/>'
             f'<text class="tick" x="{left - 6}" y="{_f(y(t) + 4)}" text-anchor="end">{t:g}</text>'
         )
+    if lo < 0 < hi:
+        body.append(f'<line class="zero" x1="{left}" x2="{width - 24}" y1="{_f(y(0))}" y2="{_f(y(0))}"/>')
+    note = axis_note(ticks)
+    if note:
+        body.append(f'<text class="tick axisnote" x="{left}" y="{height - 6}">{esc(note)}</text>')
     every = math.ceil(n / 20)  # at most about 20 x labels
     for i, label in enumerate(x_labels):
         if i % every and i != n - 1:
@@ -317,4 +387,72 @@ def grouped_bars(
         f'<line class="axis" x1="{left}" x2="{width - 16}" y1="{top_pad + plot_h}" y2="{top_pad + plot_h}"/>'
     )
     body += _legend([name for name, _ in series], left, 16)
+    return _svg(width, height, title, body)
+
+
+def dot_plot(
+    categories: Sequence[str],
+    series: Sequence[tuple[str, Sequence[float | None]]],
+    title: str,
+    highlight: str | None = None,
+) -> str:
+    """One row per category (a metric), one dot per series (a pipeline). Each row has its own axis
+    scaled to its values (:func:`data_axis`), with its ticks under it and a note when it does not start
+    at 0, so 0.81 against 0.88 shows as the gap it is even beside a metric near 0.25. The
+    ``highlight`` series (the winner) gets a ring; each row names its best value."""
+    label_w, note_w, row_h, pad = 96, 220, 52, 34
+    width = WIDTH
+    plot_w = width - label_w - note_w
+    height = pad + row_h * len(categories) + 8
+    body = []
+    for c, category in enumerate(categories):
+        row = [(name, values[c]) for name, values in series if c < len(values)]
+        finite = [v for _, v in row if v is not None and math.isfinite(v)]
+        ticks = data_axis(finite, cap_one=bool(finite) and all(0.0 <= v <= 1.0 for v in finite))
+        lo, hi = ticks[0], ticks[-1]
+
+        def x(v: float, lo: float = lo, hi: float = hi) -> float:
+            return label_w + plot_w * (min(max(v, lo), hi) - lo) / (hi - lo)
+
+        top = pad + c * row_h
+        mid = top + 16
+        body.append(
+            f'<line class="axis" x1="{label_w}" x2="{label_w + plot_w}" y1="{_f(mid)}" y2="{_f(mid)}"/>'
+            f'<text class="label" x="{label_w - 14}" y="{_f(mid + 4)}" text-anchor="end">{esc(category)}</text>'
+        )
+        for t in ticks:
+            body.append(
+                f'<line class="grid" x1="{_f(x(t))}" x2="{_f(x(t))}" y1="{_f(mid - 10)}" y2="{_f(mid + 8)}"/>'
+                f'<text class="tick" x="{_f(x(t))}" y="{_f(mid + 22)}" text-anchor="middle">{t:g}</text>'
+            )
+        note = axis_note(ticks)
+        if note:  # a break mark where the axis starts: it does not start at 0
+            bx = label_w - 2
+            body.append(
+                f'<path class="axisbreak" d="M{bx - 4},{_f(mid + 5)} L{bx},{_f(mid - 5)} M{bx + 1},{_f(mid + 5)} '
+                f'L{bx + 5},{_f(mid - 5)}"><title>{esc(note)}</title></path>'
+            )
+        best: tuple[float, str] | None = None
+        placed: list[float] = []
+        for s_i, (name, v) in enumerate(row):
+            if v is None or not math.isfinite(v):
+                continue
+            if best is None or v > best[0]:
+                best = (v, name)
+            same = sum(abs(x(v) - px) < 6 for px in placed)  # equal values: stagger, never hide a dot
+            placed.append(x(v))
+            cy = mid + (0 if same == 0 else (-7 if same % 2 else 7) * ((same + 1) // 2))
+            ring = f'<circle class="ring" cx="{_f(x(v))}" cy="{_f(cy)}" r="9"/>' if name == highlight else ""
+            body.append(
+                f'{ring}<circle class="s{s_i % SERIES}" cx="{_f(x(v))}" cy="{_f(cy)}" r="5.5">'
+                f"<title>{esc(category)} · {esc(name)}: {v:.4f}</title></circle>"
+            )
+        if best is not None:
+            tied = sum(1 for _, v in row if v is not None and math.isfinite(v) and abs(v - best[0]) < 1e-12)
+            who = best[1] if tied == 1 else f"{best[1]} and {tied - 1} tied"
+            body.append(
+                f'<text class="value" x="{label_w + plot_w + 14}" y="{_f(mid + 4)}">best {best[0]:.4f} '
+                f'<tspan class="note">{esc(who)}</tspan></text>'
+            )
+    body += _legend([name for name, _ in series], label_w, 16)
     return _svg(width, height, title, body)

@@ -19,6 +19,8 @@ list of chunks per query (sync: run in a worker thread; or async) gets the cases
 ``batch_size`` at a time, one batch after another (in-process engines already use every core per
 batch). A batch that fails as a whole is re-run case by case through ``search``, so errors, retries
 and timeouts stay per case; the latency of a batched case is its batch's time divided by its size.
+``Run.latency_basis`` says which it was (:func:`latency_basis`), and reports print it beside the figures:
+only ``per query, one at a time`` is the latency one query sees on its own.
 
 Retrievers that hold connections may define ``async start_session(*, concurrency)`` and
 ``async end_session()``; the runner calls them around the run (the HTTP adapter sizes its connection
@@ -51,6 +53,19 @@ T = TypeVar("T")
 
 NO_TENANT = "no tenant: the case has no tenant_id and no default tenant was given"
 DEFAULT_RETRY = RetryPolicy()
+
+
+PER_QUERY = "per query, one at a time"
+"""The latency basis of a run that sent one query at a time, each timed on its own."""
+
+
+def latency_basis(batched: bool, concurrency: int, batch_size: int) -> str:
+    """What a case's ``latency_ms`` means in a run: each query timed alone (:data:`PER_QUERY`), timed
+    alone but with others in flight (queueing, and engines that batch concurrent requests, count), or
+    a batch call's time divided by its queries."""
+    if batched:
+        return f"batched: a call's time / its queries (up to {batch_size} per call)"
+    return PER_QUERY if concurrency == 1 else f"per query, up to {concurrency} in flight"
 
 
 def supports_batches(retriever: object) -> bool:
@@ -243,11 +258,12 @@ async def run_cases(
     async def singly(case: GoldenCase) -> None:
         record(case.id, await job.one(case))
 
+    batched = batch_size > 1 and supports_batches(retriever)
     try:
         if todo:
             await _call_hook(retriever, "start_session", concurrency=concurrency)
             try:
-                if batch_size > 1 and supports_batches(retriever):
+                if batched:
                     await _run_batched(job, todo, batch_size, concurrency, record)
                 else:
                     await _drain(todo, singly, min(concurrency, len(todo)))
@@ -259,6 +275,7 @@ async def run_cases(
             writer.close()
     source = str(results_path) if results_path is not None else None
     run = Run({case.id: results[case.id] for case in unique}, name=name, source=source)
+    run.latency_basis = latency_basis(batched, min(concurrency, max(len(todo), 1)), batch_size)
     assess_run(
         run, {case.id: case.tenant_id or default_tenant for case in unique}, ownership, require_tenant_labels
     )
