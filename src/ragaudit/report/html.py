@@ -26,7 +26,7 @@ from ragaudit.report.sections import (
 )
 from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
-from ragaudit.report.svg import Bar, grouped_bars, histogram, line_chart, metric_bars
+from ragaudit.report.svg import Bar, clip_point, grouped_bars, histogram, line_chart, metric_bars
 from ragaudit.report.view import ReportView
 
 if TYPE_CHECKING:
@@ -170,7 +170,14 @@ def _latency(view: ReportView) -> Section | None:
     markers = {
         k: float(latency[k]) for k in ("p50", "p95", "p99") if isinstance(latency.get(k), (int, float))
     }
-    hint = f'<p class="hint">Per-query latency of {len(values)} queries (ms), with percentiles.</p>'
+    basis = part(view.report, "retrieval").get("latency")
+    how = f" Measured {esc(basis)}." if isinstance(basis, str) else ""
+    clipped = (
+        " The few slowest, which would stretch the axis, are counted in the last (red) bar."
+        if clip_point(values) is not None
+        else ""
+    )
+    hint = f'<p class="hint">Latency of {len(values)} queries (ms), with percentiles.{how}{clipped}</p>'
     return "latency", "Latency", hint + histogram(values, "latency histogram", markers)
 
 

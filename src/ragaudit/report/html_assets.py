@@ -19,8 +19,8 @@ header { background:#0f172a; color:#f8fafc; padding:22px 32px 18px; }
 header .brand { font-size:12px; letter-spacing:.12em; text-transform:uppercase; color:#93c5fd; }
 header h1 { margin:4px 0 4px; font-size:24px; font-weight:650; }
 header .sub { color:#cbd5e1; font-size:13px; }
-nav { margin-top:12px; }
-nav a { color:#93c5fd; text-decoration:none; margin-right:16px; font-size:13px; }
+nav { margin-top:12px; display:flex; flex-wrap:wrap; gap:4px 16px; }
+nav a { color:#93c5fd; text-decoration:none; font-size:13px; }
 nav a:hover { color:#fff; text-decoration:underline; }
 main { max-width:1320px; margin:0 auto; padding:8px 32px 48px; }
 section { background:var(--card); border:1px solid var(--line); border-radius:10px; padding:18px 22px;
@@ -62,7 +62,7 @@ td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; }
 #cases thead th[aria-sort=descending]::after { content:" ▼"; color:var(--accent); }
 #cases tbody tr.case { cursor:pointer; } #cases tbody tr.case:hover { background:#eff6ff; }
 #cases tbody tr.case.open { background:#dbeafe; }
-#cases td:first-child { white-space:nowrap; }
+#cases tr.case td:first-child { white-space:nowrap; }
 #cases td.q { max-width:0; width:40%; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
 #cases td.num { white-space:nowrap; }
 tr.detail > td { background:#f8fafc; padding:12px 16px 16px; }
@@ -106,20 +106,22 @@ button#more { margin:10px 0 0; padding:6px 14px; border:1px solid #cbd5e1; borde
 @media (max-width: 720px) {
   header { padding:16px 16px 12px; } main { padding:4px 10px 32px; } section { padding:14px 12px; }
   .tablewrap { max-height:none; overflow:visible; border:none; }
-  table.stack, table.stack tbody, table.stack tr, table.stack td { display:block; width:auto; }
-  table.stack thead tr { display:flex; flex-wrap:wrap; gap:4px; }
-  table.stack thead th { border:1px solid var(--line); border-radius:6px; padding:3px 8px; }
-  table.ranking thead { display:none; }
-  table.stack tbody tr { display:grid; grid-template-columns:repeat(2, minmax(0, 1fr)); column-gap:10px;
-    border:1px solid var(--line); border-radius:8px; margin:8px 0; padding:6px 8px; }
-  table.stack tbody td { border:none; padding:2px 0; text-align:left; max-width:none; width:auto;
-    white-space:normal; overflow-wrap:anywhere; }
-  table.stack tbody td[data-label]::before { content:attr(data-label) ": "; color:var(--muted); font-size:11.5px; }
-  table.stack td.wide, #cases td.q, #cases td:first-child { grid-column:1 / -1; }
-  #cases td:first-child { font-weight:650; }
+  table.stack, table.stack > thead, table.stack > tbody { display:block; width:auto; }
+  table.stack > thead > tr { display:flex; flex-wrap:wrap; gap:4px; }
+  table.stack > thead > tr > th { position:static; border:1px solid var(--line); border-radius:6px; padding:3px 8px; }
+  table.ranking > thead { display:none; }
+  table.stack > tbody > tr.case, table.ranking > tbody > tr { display:grid; grid-template-columns:repeat(2, minmax(0, 1fr));
+    column-gap:10px; border:1px solid var(--line); border-radius:8px; margin:8px 0; padding:6px 8px; }
+  table.stack > tbody > tr > td { display:block; border:none; padding:2px 0; text-align:left; max-width:none;
+    width:auto; white-space:normal; overflow-wrap:anywhere; }
+  table.stack > tbody > tr > td[data-label]::before { content:attr(data-label) ": "; color:var(--muted); font-size:11.5px; }
+  table.stack > tbody > tr > td.wide, #cases td.q, #cases tr.case td:first-child { grid-column:1 / -1; }
+  #cases tr.case td:first-child { font-weight:650; }
   #cases tr.detail { display:block; padding:0; } #cases tr.detail > td { display:block; padding:8px; }
-  .detail .cols { grid-template-columns:minmax(0, 1fr); }
-  .detail table { display:block; overflow-x:auto; }
+  .detail .cols { grid-template-columns:minmax(0, 1fr); } .detail .cols > * { min-width:0; }
+  tr.detail .meta, tr.detail p, tr.detail li, tr.detail h3 { overflow-wrap:anywhere; min-width:0; }
+  #cases td.q { max-width:none; width:auto; white-space:normal; }
+  .detail table { display:block; overflow-x:auto; } .detail table td { overflow-wrap:normal; }
   .toolbar input { min-width:0; }
   section table:not(.stack) { display:block; overflow-x:auto; } /* secondary tables scroll inside */
   .kv th { width:auto; }

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.fields import Fields, Latency, Paired
+from ragaudit.report.sections import build_text
 from ragaudit.verdict import CheckVerdict
 
 if TYPE_CHECKING:
@@ -44,11 +45,8 @@ class BenchPipeline:
         return "fail" if self.leaks else "not_verified"
 
     def build_text(self) -> str:
-        """``0.47 s`` or ``2.90 s (embeddings: 90 cached, 0 computed)``: build time beside the cache state."""
-        seconds = f"{fmt_number(self.build_seconds, 2)} s"
-        if self.embeddings is None:
-            return seconds
-        return f"{seconds} (embeddings: {self.embeddings[0]} cached, {self.embeddings[1]} computed)"
+        """``2.90 s (embeddings: 90 cached, 0 computed)``: build time beside the embedding cache's state."""
+        return build_text(self.data) or "-"
 
 
 @dataclass(frozen=True)
