@@ -199,6 +199,17 @@ def clip_point(values: Sequence[float]) -> float | None:
     return point if point > 0 and ordered[-1] > 1.5 * point else None
 
 
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """1-2-5 ticks from ``lo`` to ``hi`` (both > 0) for a log axis."""
+    out = []
+    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        for m in (1, 2, 5):
+            t = round(m * 10.0**e, 12)
+            if lo <= t <= hi:
+                out.append(t)
+    return out
+
+
 def histogram(
     values: Sequence[float], title: str, markers: Mapping[str, float], unit: str = "ms", bins: int = 24
 ) -> str:
@@ -206,7 +217,9 @@ def histogram(
 
     The x axis starts at 0 unless every value sits far from it (then at a round number below the least).
     Outliers beyond :func:`clip_point` are not allowed to stretch the axis: they are counted in one
-    last bar, labelled with how many there are and the largest value.
+    last bar, labelled with how many there are and the largest value. When the values shown still
+    span more than 20x (0.3 ms and 15 ms: a fast engine and a busy machine's stalls), the axis is
+    logarithmic (bins of equal ratio) and says so, so neither the bulk nor the tail is squashed.
     """
     width, height, left, bottom, top_pad = WIDTH, 220, 48, 34, 26
     clip = clip_point(values)
@@ -217,16 +230,30 @@ def histogram(
     kept_markers = {k: v for k, v in markers.items() if clip is None or v <= clip}
     hi = max([*shown, *kept_markers.values()], default=1.0) * 1.04
     smallest = min([*shown, *kept_markers.values()], default=0.0)
-    lo = 0.0 if smallest < 0.3 * hi else nice_ticks(smallest, hi, 6)[0]  # zoom in on a narrow band
+    log = smallest > 0 and hi / smallest > 20
+    if log:
+        lo = 10.0 ** math.floor(math.log10(smallest))
+        lo = max((m * lo for m in (1, 2, 5) if m * lo <= smallest), default=lo)
+    else:
+        lo = 0.0 if smallest < 0.3 * hi else nice_ticks(smallest, hi, 6)[0]  # zoom in on a narrow band
     hi = hi if hi > lo else lo + 1.0
-    step = (hi - lo) / bins
+
+    def scale(v: float) -> float:
+        """Position of ``v`` in [0, 1] along the axis."""
+        if log:
+            return (math.log(max(v, lo)) - math.log(lo)) / (math.log(hi) - math.log(lo))
+        return (v - lo) / (hi - lo)
+
     counts = [0] * bins
     for v in shown:
-        counts[min(max(int((v - lo) / step), 0), bins - 1)] += 1
+        counts[min(max(int(scale(v) * bins), 0), bins - 1)] += 1
     peak = nice_ticks(0, max([*counts, len(over)]) or 1, 4)[-1]
 
     def x(v: float) -> float:
-        return left + plot_w * (v - lo) / (hi - lo)
+        return left + plot_w * scale(v)
+
+    def edge(i: int) -> float:
+        return lo * (hi / lo) ** (i / bins) if log else lo + (hi - lo) * i / bins
 
     def y(c: float) -> float:
         return top_pad + plot_h * (1 - c / peak)
@@ -239,13 +266,12 @@ def histogram(
         )
     for i, c in enumerate(counts):
         if c:
-            x0 = x(lo + i * step)
             body.append(
-                f'<rect class="bar" x="{_f(x0 + 1)}" y="{_f(y(c))}" width="{_f(max(plot_w / bins - 2, 1))}" '
-                f'height="{_f(top_pad + plot_h - y(c))}"><title>{lo + i * step:.1f}–{lo + (i + 1) * step:.1f} {esc(unit)}: '
+                f'<rect class="bar" x="{_f(x(edge(i)) + 1)}" y="{_f(y(c))}" width="{_f(max(plot_w / bins - 2, 1))}" '
+                f'height="{_f(top_pad + plot_h - y(c))}"><title>{edge(i):.2f}–{edge(i + 1):.2f} {esc(unit)}: '
                 f"{c}</title></rect>"
             )
-    for t in nice_ticks(lo, hi, 6):
+    for t in log_ticks(lo, hi) if log else nice_ticks(lo, hi, 6):
         if t <= hi:
             body.append(
                 f'<text class="tick" x="{_f(x(t))}" y="{height - bottom + 16}" text-anchor="middle">{t:g}</text>'
@@ -261,8 +287,9 @@ def histogram(
             f'<text class="mlabel over" x="{_f(ox + (over_w - 26) / 2)}" y="{_f(y(len(over)) - 4)}" '
             f'text-anchor="middle">{len(over)} clipped, max {max(over):.1f}</text>'
         )
+    unit_text = f"{unit} (log scale)" if log else unit
     body.append(
-        f'<text class="tick" x="{width - 16}" y="{height - 4}" text-anchor="end">{esc(unit)}</text>'
+        f'<text class="tick" x="{width - 16}" y="{height - 4}" text-anchor="end">{esc(unit_text)}</text>'
         f'<line class="axis" x1="{left}" x2="{width - 16}" y1="{top_pad + plot_h}" y2="{top_pad + plot_h}"/>'
     )
     for i, (name, value) in enumerate(markers.items()):

@@ -150,15 +150,18 @@ def _signed(value: float | None) -> str:
 
 
 def _cost_words(other: BenchPipeline, winner: BenchPipeline) -> str:
-    """`` at 2.1x the latency`` of ``other`` against ``winner`` (median per query), or nothing when unknown."""
+    """`` at 2.1x the latency`` of ``other`` against ``winner`` (median per query): ``about the same``
+    within 0.8-1.25x (timings on a shared machine move that much), ``the cheaper choice`` below 0.67x;
+    nothing when unknown."""
     mine = other.latency.p50 if other.latency is not None else None
     theirs = winner.latency.p50 if winner.latency is not None else None
     if mine is None or theirs is None or theirs <= 0:
         return ""
     ratio = mine / theirs
+    if 0.8 <= ratio <= 1.25:
+        return " at about the same latency"
     shown = f"{ratio:.0f}" if ratio >= 10 else f"{ratio:.1f}"
-    cheaper = ": the cheaper choice" if ratio < 0.9 else ""
-    return f" at {shown}x the latency{cheaper}"
+    return f" at {shown}x the latency" + (": the cheaper choice" if ratio < 0.67 else "")
 
 
 def _embeddings(p: Fields) -> tuple[int, int] | None:
@@ -251,7 +254,7 @@ class BenchmarkKind(ReportKind):
         headers += [f"Δ winner {ranking.metric}"] if ranking is not None else []
         headers += ["p50 ms", "p95 ms", "build s", f"tokens@{report.context_k}", "leaks"]
         lines = [
-            render_table(headers, rows),
+            render_table(headers, rows, left=2),
             f"every pipeline: the same {report.cases} cases, tenants {', '.join(report.tenants)}, top_k "
             f"{report.top_k}; * = significantly different from {report.baseline} (Δ winner: from the "
             "winner) (paired randomization test, Holm-corrected, alpha 0.05)",
