@@ -192,3 +192,37 @@ def test_a_live_run_records_its_latency_basis(tmp_path: Path) -> None:
     batched = asyncio.run(run_cases(bm25, cases, 5, concurrency=4, batch_size=64, progress=False))
     assert one.latency_basis == PER_QUERY
     assert batched.latency_basis is not None and batched.latency_basis.startswith("batched")
+
+
+def test_pipelines_take_turns_query_by_query() -> None:
+    """Each case goes through every retriever before the next case, the first turn rotating, so every
+    pipeline's latency is measured under the same load; the runs are whole and checked for leaks."""
+    import asyncio
+
+    from ragaudit.data.schema import GoldenCase
+    from ragaudit.runner.execute import run_interleaved
+
+    calls: list[tuple[str, str]] = []
+
+    class Named:
+        def __init__(self, name: str, leak: bool = False) -> None:
+            self.name, self.leak = name, leak
+
+        async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[dict[str, Any]]:
+            calls.append((self.name, query))
+            owner = "globex" if self.leak and query == "q2" else tenant_id
+            return [{"chunk_id": f"{owner}-{query}", "score": 1.0, "content": "", "tenant_id": owner}]
+
+    cases = [
+        GoldenCase(id=f"c{i}", query=f"q{i}", tenant_id="acme", relevant_chunk_ids=(f"acme-q{i}",))
+        for i in range(3)
+    ]
+    runs = asyncio.run(
+        run_interleaved({"a": Named("a"), "b": Named("b", leak=True)}, cases, 5, progress=False)
+    )
+    assert calls == [("a", "q0"), ("b", "q0"), ("b", "q1"), ("a", "q1"), ("a", "q2"), ("b", "q2")]
+    assert list(runs) == ["a", "b"] and all(list(r.cases) == ["c0", "c1", "c2"] for r in runs.values())
+    assert {r.latency_basis for r in runs.values()} == {PER_QUERY}
+    assert all(c.latency_ms is not None for r in runs.values() for c in r.cases.values())
+    assert runs["a"].isolation is not None and runs["b"].isolation is not None
+    assert runs["b"].isolation.state == "fail" and runs["a"].isolation.state != "fail"

@@ -138,7 +138,9 @@ def test_demo_prints_the_side_by_side_table(tmp_path: Path, capsys: pytest.Captu
     for name in ("dense", "hybrid", "hybrid-rerank"):
         counts = by_name[name]["embeddings"]
         assert counts["cached"] + counts["computed"] == 90  # the 90 documents, whole
-    assert "\nlatency: per query, one at a time\n" in text and "embeddings: " in text
+    assert bench["invariants"]["latency_timed"] == "pipelines taking turns query by query"
+    assert "\nlatency: per query, one at a time; pipelines taking turns query by query\n" in text
+    assert "embeddings: " in text
     assert f"recommendation: {ranking['winner']}: " in text
     # one page per pipeline, and the page comparing them all, named last
     last = text.rstrip().splitlines()[-1]

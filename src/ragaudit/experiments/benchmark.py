@@ -7,8 +7,10 @@ but each pipeline's build time counts every index it uses, and says how many cor
 cache served and how many were computed (a warm cache builds in a fraction of a cold one's time).
 
 Latency is measured per query by default: one query at a time, each timed on its own, so the figure
-is what one request costs, comparable across pipelines (``per_query_latency=False`` keeps the runner's
-concurrency and batch fast path, and the report labels the figures as batched).
+is what one request costs; and the pipelines take turns query by query (all are built and warmed up
+first), so each meets the same load on a shared machine and their latencies compare
+(``per_query_latency=False`` keeps the runner's concurrency and batch fast path, one pipeline after
+another, and the report labels the figures as batched).
 
 The pipelines are ranked by the first metric; the ``ranking`` holds the winner, the runner-up and
 every other pipeline's paired comparison against the winner on that metric (Holm-corrected across
@@ -36,7 +38,7 @@ from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig
-from ragaudit.pipelines.prepare import prepare_pipeline
+from ragaudit.pipelines.prepare import PreparedPipeline, prepare_pipeline
 
 
 def context_tokens(run: Run, k: int) -> float:
@@ -135,13 +137,63 @@ async def evaluate_pipeline(
         progress=options.progress,
         batch_size=options.batch_size,
     )
+    return score_pipeline(prepared, run, specs, policy, options, context_k)
+
+
+def score_pipeline(
+    prepared: PreparedPipeline,
+    run: Run,
+    specs: tuple[MetricSpec, ...],
+    policy: Policy,
+    options: RunOptions,
+    context_k: int,
+) -> PipelineOutcome:
+    """Score a prepared pipeline's run: its eval result, build time, context tokens, latency basis."""
     retrieval = {"top_k": options.top_k, "concurrency": options.concurrency, "latency": run.latency_basis}
     result = evaluate(prepared.dataset, run, specs, policy, {"retrieval": retrieval, **prepared.context()})
     built = prepared.pipeline
     tokens = context_tokens(run, context_k)
     return PipelineOutcome(
-        config.name, result, built.build_seconds, tokens, run.latency_basis, built.embeddings
+        built.config.name, result, built.build_seconds, tokens, run.latency_basis, built.embeddings
     )
+
+
+async def _taking_turns(
+    dataset: Dataset,
+    corpus: Corpus,
+    pipelines: Sequence[PipelineConfig],
+    specs: tuple[MetricSpec, ...],
+    policy: Policy,
+    options: RunOptions,
+    cache: ComponentCache,
+    context_k: int,
+    qdrant_url: str | None,
+) -> list[PipelineOutcome]:
+    """Build every pipeline, warm each up, then time them one query at a time taking turns case by case
+    (:func:`ragaudit.runner.execute.run_interleaved`), so their latencies meet the same load."""
+    from ragaudit.runner.execute import run_interleaved, warm_up
+
+    prepared = [
+        prepare_pipeline(
+            dataset, corpus, c, threshold=policy.relevance_threshold, cache=cache, qdrant_url=qdrant_url
+        )
+        for c in pipelines
+    ]
+    for p in prepared:
+        await warm_up(p.pipeline.retriever, p.dataset.cases, options.default_tenant, options.top_k)
+    runs = await run_interleaved(
+        {p.pipeline.config.name: p.pipeline.retriever for p in prepared},
+        dataset.cases,
+        options.top_k,
+        default_tenant=options.default_tenant,
+        timeout_s=options.timeout_s,
+        retry=options.retry,
+        progress=options.progress,
+        require_tenant_labels=options.require_tenant_labels,
+    )
+    return [
+        score_pipeline(p, runs[p.pipeline.config.name], specs, policy, options, context_k) for p in prepared
+    ]
 
 
 def rank_pipelines(
@@ -199,16 +251,23 @@ async def run_benchmark(
     ``cache`` shares indexes with other experiments over the same corpus.
     """
     cache = cache if cache is not None else ComponentCache()
-    run_options = options.timed_per_query() if per_query_latency else options
-    outcomes: list[PipelineOutcome] = []
-    for config in pipelines:
-        outcome = await evaluate_pipeline(
-            dataset, corpus, config, specs, policy, run_options, cache, context_k, qdrant_url
+    taking_turns = per_query_latency and len({c.name for c in pipelines}) == len(pipelines) > 1
+    if taking_turns:
+        run_options = options.timed_per_query()
+        outcomes = await _taking_turns(
+            dataset, corpus, pipelines, specs, policy, run_options, cache, context_k, qdrant_url
         )
-        outcomes.append(outcome)
-        result = outcome.result
-        if report_dir is not None:
-            result.write_json(Path(report_dir) / f"{config.name}.json")
+    else:
+        run_options = options.timed_per_query() if per_query_latency else options
+        outcomes = [
+            await evaluate_pipeline(
+                dataset, corpus, config, specs, policy, run_options, cache, context_k, qdrant_url
+            )
+            for config in pipelines
+        ]
+    if report_dir is not None:
+        for outcome in outcomes:
+            outcome.result.write_json(Path(report_dir) / f"{outcome.name}.json")
     names = [o.name for o in outcomes]
     base_name = baseline or names[0]
     if base_name not in names:
@@ -224,6 +283,7 @@ async def run_benchmark(
         "tenants": sorted({c.tenant_id or "" for c in dataset.cases}),
         "top_k": options.top_k,
         "same_cases_for_every_pipeline": True,
+        **({"latency_timed": "pipelines taking turns query by query"} if taking_turns else {}),
     }
     ranking = rank_pipelines(outcomes, specs[0].name, resamples) if specs and outcomes else None
     bench = BenchmarkResult(outcomes, base_name, comparison, context_k, invariants, ranking)

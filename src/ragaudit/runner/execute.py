@@ -33,7 +33,7 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -280,6 +280,58 @@ async def run_cases(
         run, {case.id: case.tenant_id or default_tenant for case in unique}, ownership, require_tenant_labels
     )
     return run
+
+
+async def run_interleaved(
+    retrievers: Mapping[str, Retriever],
+    cases: Sequence[GoldenCase],
+    top_k: int,
+    *,
+    default_tenant: str | None = None,
+    timeout_s: float | None = 30.0,
+    retry: RetryPolicy | None = None,
+    progress: bool | None = None,
+    require_tenant_labels: bool = False,
+) -> dict[str, Run]:
+    """Every case through every retriever, one query at a time, the retrievers taking turns case by case
+    (case i starts with retriever i mod n): ``{name: Run}``, each as :func:`run_cases` would return it.
+
+    Timed one after another, a benchmark's pipelines would each meet whatever load the machine had
+    during their own stretch; taking turns, they meet the same load, so their per-query latencies can
+    be compared. Latency basis: :data:`PER_QUERY`.
+    """
+    if top_k <= 0:
+        raise ValueError(f"top_k must be a positive integer (got {top_k})")
+    names = list(retrievers)
+    unique = _unique(cases)
+    jobs = {
+        n: _Job(r, top_k, default_tenant, timeout_s, retry or DEFAULT_RETRY, require_tenant_labels)
+        for n, r in retrievers.items()
+    }
+    results: dict[str, dict[str, CaseRun]] = {n: {} for n in names}
+    bar = progress_bar(len(unique) * len(names), enabled=progress, desc="pipelines taking turns")
+    started: list[Retriever] = []
+    try:
+        for name in names:
+            await _call_hook(retrievers[name], "start_session", concurrency=1)
+            started.append(retrievers[name])
+        for i, case in enumerate(unique):
+            for j in range(len(names)):
+                name = names[(i + j) % len(names)]
+                results[name][case.id] = await jobs[name].one(case)
+                bar.update()
+    finally:
+        for retriever in started:
+            await _call_hook(retriever, "end_session")
+        bar.close()
+    tenants = {case.id: case.tenant_id or default_tenant for case in unique}
+    runs: dict[str, Run] = {}
+    for name in names:
+        run = Run({case.id: results[name][case.id] for case in unique}, name=name)
+        run.latency_basis = PER_QUERY
+        assess_run(run, tenants, None, require_tenant_labels)
+        runs[name] = run
+    return runs
 
 
 async def warm_up(retriever: Retriever, cases: Sequence[GoldenCase], tenant: str | None, top_k: int) -> None:

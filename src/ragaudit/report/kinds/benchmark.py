@@ -76,6 +76,8 @@ class BenchmarkReport:
     top_k: int | None
     ranking: Ranking | None = None
     pages: Mapping[str, str] | None = None
+    timed: str | None = None
+    """How the pipelines' timed runs were ordered (``pipelines taking turns query by query``)."""
     """``{pipeline: relative link}`` to each pipeline's own HTML page (``ragaudit demo`` writes them)."""
 
     @property
@@ -101,8 +103,10 @@ class BenchmarkReport:
         return next((p for p in self.pipelines if p.name == name), None)
 
     def latency_bases(self) -> list[str]:
-        """The distinct ways the pipelines' latency was measured (one, normally)."""
-        return list(dict.fromkeys(p.latency_basis for p in self.pipelines if p.latency_basis))
+        """The distinct ways the pipelines' latency was measured (one, normally), and how the timed runs
+        were ordered."""
+        bases = list(dict.fromkeys(p.latency_basis for p in self.pipelines if p.latency_basis))
+        return bases + ([self.timed] if bases and self.timed else [])
 
     def recommendation(self) -> str | None:
         """One line in words: the winner and its gain over the baseline (significant or not), each
@@ -222,6 +226,7 @@ class BenchmarkKind(ReportKind):
             top_k if isinstance(top_k, int) else None,
             _ranking(report),
             {str(k): str(v) for k, v in pages.items()} if isinstance(pages, Mapping) else None,
+            timed if isinstance(timed := invariants.opt("latency_timed"), str) else None,
         )
 
     def title(self, report: Mapping[str, Any]) -> str:
