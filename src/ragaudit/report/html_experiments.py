@@ -26,7 +26,7 @@ from ragaudit.report.sections import (
 )
 from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
-from ragaudit.report.svg import forest_plot, grouped_bars
+from ragaudit.report.svg import dot_plot, forest_plot
 
 if TYPE_CHECKING:
     from ragaudit.report.kinds.ablation import AblationReport
@@ -166,7 +166,7 @@ def reranker_section(report: RerankerEvalReport) -> Section:
     body = (
         hint
         + f'<div class="cards">{"".join(cards)}</div>'
-        + grouped_bars(names, series, "before, after and oracle per metric")
+        + dot_plot(names, series, "before, after and oracle per metric, axes scaled to the data", "after")
         + html_table(
             [
                 "metric",
