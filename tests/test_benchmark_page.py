@@ -94,6 +94,12 @@ def test_the_recommendation_says_which_to_ship_in_words(bench: dict[str, Any]) -
         f"twin is not significantly different from better at {55.0 / winner_latency:.1f}x the latency;"
         in (KIND.from_json(slower).recommendation() or "")
     )
+    clear = copy.deepcopy(bench)
+    for row in clear["ranking"]["against_winner"]:
+        row["significant"] = True
+    assert "; every other pipeline scores significantly lower on nDCG@10; " in (
+        KIND.from_json(clear).recommendation() or ""
+    )
     unverified = _with(bench, "better", isolation={"check": "tenant isolation", "state": "not_verified"}
                        | {"reason": "no tenant labels", "verified": 0, "total": 9, "failures": 0})  # fmt: skip
     assert (KIND.from_json(unverified).recommendation() or "").endswith(

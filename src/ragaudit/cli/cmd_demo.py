@@ -68,5 +68,6 @@ def report_and_gate(out_dir: str) -> int:
     print()
     print(render_terminal(verdict.to_dict()))
     print(f"pages per pipeline: {', '.join(str(out / p) for p in pages.values())}")
-    print(f"comparison of all {len(pages)} pipelines (open this): {page.resolve()}")
+    what = f"comparison of all {len(pages)} pipelines" if len(pages) > 1 else "the pipeline's summary"
+    print(f"{what} (open this): {page.resolve()}")
     return 0

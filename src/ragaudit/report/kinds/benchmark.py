@@ -118,7 +118,9 @@ class BenchmarkReport:
             return None
         metric, parts = ranking.metric, []
         gain = self.against_baseline(winner.name, metric)
-        if winner.name == self.baseline or gain is None:
+        if len(ranking.order) == 1:
+            parts.append(f"{winner.name}: the only pipeline benchmarked, nothing to compare it with")
+        elif winner.name == self.baseline or gain is None:
             parts.append(
                 f"{winner.name}: the highest {metric}"
                 + (" (it is the baseline)" if self.baseline == winner.name else "")
@@ -130,13 +132,17 @@ class BenchmarkReport:
                 else f"not significant (p {fmt_number(gain.p_value_corrected, 3)})"
             )
             parts.append(f"{winner.name}: {_signed(gain.delta)} {metric} over {gain_base(self)}, {verdict}")
+        close = 0
         for name in ranking.order[1:]:
             other, c = self.pipeline(name), ranking.against(name)
             if other is None or c is None or c.significant:
                 continue
+            close += 1
             parts.append(
                 f"{name} is not significantly different from {winner.name}{_cost_words(other, winner)}"
             )
+        if len(ranking.order) > 1 and close == 0 and len(ranking.against_winner) == len(ranking.order) - 1:
+            parts.append(f"every other pipeline scores significantly lower on {metric}")
         state = winner.isolation_state
         if state == "fail":
             parts.append(f"but {winner.name} returned other tenants' chunks: do not ship it")
