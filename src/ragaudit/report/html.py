@@ -78,8 +78,9 @@ def _metrics(view: ReportView) -> Section | None:
         bars.append(Bar(m.name, m.value, m.ci, c.baseline_mean, note, tone))
     pct = f"{view.confidence:.0%}"
     legend = (
-        f'<p class="hint">Bar: mean over answerable queries. Whisker: {pct} percentile-bootstrap CI of the mean '
-        f"(resampling queries).{' Amber tick: the baseline.' if view.baseline_label else ''}</p>"
+        f'<p class="hint">Point: mean over answerable queries. Whisker: {pct} percentile-bootstrap CI of the mean '
+        f"(resampling queries).{' Amber tick: the baseline.' if view.baseline_label else ''} Each metric has "
+        "its own axis, scaled to these values (a break mark at the left: it does not start at 0).</p>"
     )
     return "metrics", "Metrics", legend + metric_bars(bars, "metric means with confidence intervals")
 

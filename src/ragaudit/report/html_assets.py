@@ -85,7 +85,7 @@ ul.ids { margin:4px 0; padding-left:18px; } ul.ids li { word-break:break-all; }
 .chart .note { fill:var(--muted); } .chart .note.up { fill:var(--good); font-weight:600; }
 .chart .note.down { fill:var(--bad); font-weight:600; }
 .chart .grid { stroke:var(--line); } .chart .axis { stroke:#94a3b8; }
-.chart rect.bar { fill:#93c5fd; } .chart .ci line { stroke:#1e3a8a; stroke-width:1.6; }
+.chart rect.bar { fill:#93c5fd; } .chart circle.bar { fill:#1d4ed8; } .chart .ci line { stroke:#1e3a8a; stroke-width:1.6; }
 .chart line.base { stroke:var(--base); stroke-width:3; } .chart line.zero { stroke:#334155; stroke-dasharray:4 3; }
 .chart .pt { stroke:#94a3b8; fill:#94a3b8; stroke-width:2; } .chart .pt.hi { stroke:var(--accent); fill:var(--accent); }
 .chart line.marker { stroke:var(--bad); stroke-dasharray:5 3; stroke-width:1.5; } .chart .mlabel { fill:var(--bad); font-size:11px; }
