@@ -140,9 +140,9 @@ def metric_bars(bars: Sequence[Bar], title: str, width: int = WIDTH, top: float 
                 f"<title>CI [{_fmt(bar.ci[0], 4)}, {_fmt(bar.ci[1], 4)}]</title></g>"
             )
         if bar.baseline is not None and math.isfinite(bar.baseline):
-            bx = x(bar.baseline)
+            tick = x(bar.baseline)
             body.append(
-                f'<line class="base" x1="{_f(bx)}" x2="{_f(bx)}" y1="{_f(mid - 10)}" y2="{_f(mid + 10)}">'
+                f'<line class="base" x1="{_f(tick)}" x2="{_f(tick)}" y1="{_f(mid - 10)}" y2="{_f(mid + 10)}">'
                 f"<title>baseline {_fmt(bar.baseline, 4)}</title></line>"
             )
         if bar.value is not None and math.isfinite(bar.value):
