@@ -232,3 +232,19 @@ def test_pipelines_take_turns_query_by_query() -> None:
     assert all(c.latency_ms is not None for r in runs.values() for c in r.cases.values())
     assert runs["a"].isolation is not None and runs["b"].isolation is not None
     assert runs["b"].isolation.state == "fail" and runs["a"].isolation.state != "fail"
+
+
+def test_bench_html_writes_the_pages_and_names_the_comparison_last(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conftest import KB
+    from ragaudit.cli.main import main
+
+    args = ["bench", "--dataset", str(KB / "golden.jsonl"), "--corpus", str(KB / "corpus.jsonl")]
+    args += ["--pipelines", "bm25", "--no-progress", "--no-history", "--resamples", "200"]
+    assert main([*args, "--out-dir", str(tmp_path), "--html"]) == 0
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert last == f"comparison of the pipelines (open this): {(tmp_path / 'report.html').resolve()}"
+    page = (tmp_path / "report.html").read_text()
+    assert 'href="bm25.html"' in page and "bm25: the only pipeline benchmarked" in page
+    assert "acme-pricing-001" in (tmp_path / "bm25.html").read_text()

@@ -38,6 +38,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "the engines' batch fast path (faster; a case's latency is then its batch's time / its size)",
     )
     parser.add_argument("--no-history", action="store_true", help="do not record the runs in the run history")
+    parser.add_argument(
+        "--html",
+        action="store_true",
+        help="also write each pipeline's HTML page and report.html comparing them all into --out-dir "
+        "(the page ragaudit demo ends with)",
+    )
     add_policy_options(parser)
 
 
@@ -85,10 +91,23 @@ def run(args: argparse.Namespace) -> int:
 
         for outcome in result.outcomes:
             print(record_run(outcome.result.to_dict()))
+    if args.html:
+        _write_pages(args.out_dir, {c.id: c.query for c in dataset.cases if c.query}, args.resamples)
     from ragaudit.cli.outcome import exit_code, result_outcome
 
     checks = [result_outcome(o.result, f"pipeline {o.name}", "pipeline") for o in result.outcomes]
     return exit_code(checks, args.max_error_rate)
+
+
+def _write_pages(out_dir: str, queries: dict[str, str], resamples: int) -> None:
+    """Each pipeline's page and the comparison page, from the reports in ``out_dir``; its path printed last."""
+    from pathlib import Path
+
+    from ragaudit.report.bench_pages import write_bench_pages
+
+    pages, page = write_bench_pages(out_dir, queries, resamples=resamples)
+    print(f"pages per pipeline: {', '.join(str(Path(out_dir) / p) for p in pages.values())}")
+    print(f"comparison of the pipelines (open this): {page.resolve()}")
 
 
 def _baseline(wanted: str | None, given: list[str], names: list[str]) -> str | None:

@@ -46,7 +46,7 @@ def report_and_gate(out_dir: str) -> int:
 
     from ragaudit.gates.policy import bundled_policy
     from ragaudit.gates.verdict import run_gates
-    from ragaudit.report.bench_pages import write_comparison_page, write_pipeline_pages
+    from ragaudit.report.bench_pages import write_bench_pages
     from ragaudit.report.terminal import render_terminal
     from ragaudit.report.view import dataset_queries
 
@@ -54,7 +54,6 @@ def report_and_gate(out_dir: str) -> int:
     benchmark = json.loads((out / "benchmark.json").read_text(encoding="utf-8"))
     with as_file(files("ragaudit") / "demo_data" / "kb" / "golden.jsonl") as golden:
         queries = dataset_queries(golden)
-    pages = write_pipeline_pages(out, benchmark, queries)
     ranking = benchmark.get("ranking") or {}
     winner = str(ranking.get("winner") or benchmark["pipelines"][0]["name"])
     baseline = str(benchmark["baseline"])
@@ -64,7 +63,7 @@ def report_and_gate(out_dir: str) -> int:
         baseline_path=out / f"{baseline}.json" if winner != baseline else None,
     )
     verdict.write_json(out / "verdict.json")
-    page = write_comparison_page(out / "report.html", benchmark, pages, gate=verdict.to_dict())
+    pages, page = write_bench_pages(out, queries, gate=verdict.to_dict())
     print()
     print(render_terminal(verdict.to_dict()))
     print(f"pages per pipeline: {', '.join(str(out / p) for p in pages.values())}")

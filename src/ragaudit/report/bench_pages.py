@@ -1,10 +1,9 @@
 """The HTML pages of a benchmark folder: one page per pipeline (its eval report against the baseline,
 every query drillable) and the comparison page that links them (the ``benchmark`` report).
 
-``ragaudit demo`` writes them next to the reports ``ragaudit bench`` wrote::
+``ragaudit demo`` and ``ragaudit bench --html`` write them next to the reports the benchmark wrote::
 
-    pages = write_pipeline_pages(folder, benchmark, queries)     # {pipeline: "hybrid.html", ...}
-    write_comparison_page(folder / "report.html", benchmark, pages, gate=verdict)
+    pages, page = write_bench_pages(folder, queries, gate=verdict)   # {pipeline: "hybrid.html"}, report.html
 """
 
 from __future__ import annotations
@@ -73,3 +72,17 @@ def write_comparison_page(
     path = Path(out)
     path.write_text(render_html(build_view(report, report_path=str(path))), encoding="utf-8")
     return path
+
+
+def write_bench_pages(
+    folder: str | Path,
+    queries: Mapping[str, str] | None = None,
+    *,
+    gate: Mapping[str, Any] | None = None,
+    resamples: int = 10_000,
+) -> tuple[dict[str, str], Path]:
+    """Both of the above from ``folder/benchmark.json``: ``({pipeline: page}, path of report.html)``."""
+    root = Path(folder)
+    benchmark = _read(root / "benchmark.json")
+    pages = write_pipeline_pages(root, benchmark, queries, resamples=resamples)
+    return pages, write_comparison_page(root / "report.html", benchmark, pages, gate=gate)
