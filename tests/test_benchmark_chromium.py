@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+import ragaudit
 import test_report_chromium
 from ragaudit.cli.main import main
 
@@ -125,3 +126,30 @@ def test_each_pipeline_page_opens_from_its_link_and_its_queries_fit(
     assert o.console == [] and all(url.startswith("file://") for url in o.requests)
     if width == PHONE:
         o.shot("queries-phone-after.png", full=False)
+
+
+def test_a_wide_queries_table_fits_1366_px(browser: Any, opened: list[Opened], tmp_path: Path) -> None:
+    """Ten metrics, a baseline delta and latency: the query column gives way, nothing is cut off."""
+    from report_fixtures import build_reports
+
+    reports = build_reports(tmp_path)
+    metrics = "nDCG@10,nDCG@5,R@5,R@10,R@20,MRR@10,P@5,P@10,MAP@100,Hit@5"
+    for name in ("base", "better"):
+        run = tmp_path / f"{name}.run.jsonl"
+        ragaudit.evaluate(reports["golden"], ragaudit.load_run(run, name=name), metrics).write_json(
+            tmp_path / f"{name}-wide.json"
+        )
+    out = tmp_path / "wide.html"
+    args = ["--baseline", str(tmp_path / "base-wide.json"), "--dataset", str(reports["golden"])]
+    assert main(["report", str(tmp_path / "better-wide.json"), *args, "--resamples", "200", "--out", str(out),
+                 "--format", "html"]) == 0  # fmt: skip
+    for width in (LAPTOP, PHONE):
+        o = Opened(browser, out, width)
+        opened.append(o)
+        o.page.wait_for_selector("#cases tbody tr.case")
+        o.page.locator("#cases tbody tr.case").first.click()
+        headers = o.page.locator("#cases > thead th").all_inner_texts()
+        assert len(headers) == 4 + 10 + 2 and headers[-1].startswith("ms")
+        fit, wrap = o.overflow("#cases"), o.overflow(".tablewrap")
+        assert fit["page"] <= 0 and wrap["content"] <= 0 and fit["last"] <= 0.5, (width, fit, wrap)
+        assert o.console == []
