@@ -248,3 +248,17 @@ def test_bench_html_writes_the_pages_and_names_the_comparison_last(
     page = (tmp_path / "report.html").read_text()
     assert 'href="bm25.html"' in page and "bm25: the only pipeline benchmarked" in page
     assert "acme-pricing-001" in (tmp_path / "bm25.html").read_text()
+
+
+def test_eval_labels_batched_latency_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """bm25 answers through its batch path in ``ragaudit eval``: the figures say they are a batch's time."""
+    from conftest import KB
+    from ragaudit.cli.main import main
+
+    out = tmp_path / "bm25.json"
+    args = ["eval", "--dataset", str(KB / "golden.jsonl"), "--corpus", str(KB / "corpus.jsonl")]
+    assert main([*args, "--pipeline", "bm25", "--no-progress", "--out", str(out)]) == 0
+    basis = "batched: a call's time / its queries (up to 64 per call)"
+    assert json.loads(out.read_text())["retrieval"]["latency"] == basis
+    assert f"({basis})" in capsys.readouterr().out
+    assert f"ms ({basis})" in render_markdown(build_view(json.loads(out.read_text())))

@@ -123,7 +123,10 @@ def _counts(report: EvalReport) -> list[str]:
         f"{c.missing} missing and {c.errors} errors (scored 0)"
     ]
     if report.latency is not None:
-        parts.append(f"latency p50 {_num(report.latency.p50, 1)} ms, p95 {_num(report.latency.p95, 1)} ms")
+        basis = f" ({md(report.latency_basis)})" if report.latency_basis else ""
+        parts.append(
+            f"latency p50 {_num(report.latency.p50, 1)} ms, p95 {_num(report.latency.p95, 1)} ms{basis}"
+        )
     return [" · ".join(parts)]
 
 
