@@ -97,8 +97,10 @@ def test_the_recommendation_says_which_to_ship_in_words(bench: dict[str, Any]) -
     clear = copy.deepcopy(bench)
     for row in clear["ranking"]["against_winner"]:
         row["significant"] = True
-    assert "; every other pipeline scores significantly lower on nDCG@10; " in (
-        KIND.from_json(clear).recommendation() or ""
+    twin_lead = -next(c for c in bench["ranking"]["against_winner"] if c["system"] == "twin")["delta"]
+    assert (
+        f"; better is significantly ahead of every other pipeline, the runner-up twin ({twin_lead:+.3f} nDCG@10); "
+        in (KIND.from_json(clear).recommendation() or "")
     )
     unverified = _with(bench, "better", isolation={"check": "tenant isolation", "state": "not_verified"}
                        | {"reason": "no tenant labels", "verified": 0, "total": 9, "failures": 0})  # fmt: skip

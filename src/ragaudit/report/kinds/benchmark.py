@@ -111,7 +111,8 @@ class BenchmarkReport:
     def recommendation(self) -> str | None:
         """One line in words: the winner and its gain over the baseline (significant or not), each
         pipeline not significantly different from the winner with its latency relative to the
-        winner's (median per query), and a winner that leaks or was not checked for leaks."""
+        winner's (median per query), the winner's significant lead over the runner-up, and a winner
+        that leaks or was not checked for leaks."""
         ranking = self.ranking
         winner = self.pipeline(ranking.winner) if ranking is not None else None
         if ranking is None or winner is None:
@@ -141,8 +142,15 @@ class BenchmarkReport:
             parts.append(
                 f"{name} is not significantly different from {winner.name}{_cost_words(other, winner)}"
             )
-        if len(ranking.order) > 1 and close == 0 and len(ranking.against_winner) == len(ranking.order) - 1:
-            parts.append(f"every other pipeline scores significantly lower on {metric}")
+        runner_up = ranking.against(ranking.runner_up) if ranking.runner_up else None
+        if runner_up is not None and runner_up.significant:
+            lead = _signed(-runner_up.delta if runner_up.delta is not None else None)
+            every = close == 0 and len(ranking.against_winner) == len(ranking.order) - 1
+            parts.append(
+                f"{winner.name} is significantly ahead of "
+                + ("every other pipeline, " if every and len(ranking.order) > 2 else "")
+                + f"the runner-up {ranking.runner_up} ({lead} {metric})"
+            )
         state = winner.isolation_state
         if state == "fail":
             parts.append(f"but {winner.name} returned other tenants' chunks: do not ship it")
