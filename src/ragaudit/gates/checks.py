@@ -291,9 +291,27 @@ def describe_leak(record: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _audit_verified(data: Mapping[str, Any]) -> bool:
-    """Whether a tenant-audit report says it looked and found the isolation clean."""
-    return data.get("passed") is True and data.get("verdict", "clean") == "clean"
+def _audit_unverified(data: Mapping[str, Any]) -> str | None:
+    """Why a tenant-audit report does not verify isolation (None: it does).
+
+    It does when it passed with the verdict ``clean`` and its tenant-isolation check is ``pass``. A
+    report without that check (written before it existed) verifies nothing when it attributed none
+    of the chunks it got, or left any unattributed: those were never judged."""
+    isolation = data.get("isolation")
+    state = isolation.get("state") if isinstance(isolation, Mapping) else None
+    reason = isolation.get("reason") if isinstance(isolation, Mapping) else None
+    if data.get("passed") is not True or data.get("verdict", "clean") != "clean":
+        return f"its verdict is {data.get('verdict', 'not clean')!r}" + (f": {reason}" if reason else "")
+    if state is not None:
+        return None if state == "pass" else f"its isolation check is {state!r}: {reason}"
+    unattributed = data.get("unattributed")
+    count = unattributed.get("count") if isinstance(unattributed, Mapping) else None
+    checked = data.get("checked_chunks")
+    if not isinstance(checked, int) or not checked:
+        return "it checked no returned chunk"
+    if isinstance(count, int) and count:
+        return f"{count} of {checked} returned chunks were not attributed to any tenant (an older report)"
+    return None
 
 
 def security_gate(
@@ -322,13 +340,11 @@ def security_gate(
                 "pass a report written by 'ragaudit audit-tenants'",
             )
         sources.append((f"audit {path}", *audit))
-        if _audit_verified(data) and audit[0] == 0:
+        why = _audit_unverified(data)
+        if why is None and audit[0] == 0:
             verified_by.append(f"audit {path}")
         elif audit[0] == 0:
-            notes.append(
-                f"audit {path} found no leak but its verdict is {data.get('verdict', 'not clean')!r}: "
-                "it does not verify isolation"
-            )
+            notes.append(f"audit {path} found no leak but does not verify isolation: {why}")
     total = sum(n for _, n, _ in sources)
     numbers = {
         "leaks": total,

@@ -2,8 +2,9 @@
 
 Each returned chunk's owner is established, in this order:
 
-1. **from the corpus** (when an ownership index is given, e.g. ``ragaudit eval --corpus``): by id and
-   by content, exactly as the tenant audit does (:mod:`ragaudit.security.ownership`); the label the
+1. **from the corpus** (when an ownership index is given, e.g. ``ragaudit eval --corpus``): by id, by
+   content and by every other field the chunk carries (title, snippet, highlight, metadata values,
+   source ids), exactly as the tenant audit does (:mod:`ragaudit.security.ownership`); the label the
    service attaches is then not trusted. A chunk is a leak when the corpus ties it to another tenant;
 2. else **from the response's** ``tenant_id`` (a claim by the service): a leak when it differs from
    the caller's tenant;
@@ -41,7 +42,9 @@ class ChunkOwnership(Protocol):
     ``security.ownership.ChunkOwnership`` is one); the runner needs only this, so it does not import
     the security floor above it."""
 
-    def attribute(self, chunk_id: str, content: str | None = None) -> ChunkOwner: ...
+    def attribute_item(self, item: RankedItem) -> ChunkOwner:
+        """Who owns ``item``, from its id, content and every other field it carries."""
+        ...
 
 
 CHECK = "tenant isolation"
@@ -74,7 +77,7 @@ def check_chunks(
             out.unverified.add((item.chunk_id, rank))
             continue
         if ownership is not None:
-            who = ownership.attribute(item.chunk_id, item.content)
+            who = ownership.attribute_item(item)
             if who.attributed:
                 out.methods[BY_CORPUS] += 1
                 foreign = sorted(who.foreign_owners(caller_tenant))
