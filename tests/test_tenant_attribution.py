@@ -387,3 +387,21 @@ def test_every_leak_style_is_caught_by_the_proofs() -> None:
     """The figure docs/security.md states: how many leaky retrievers the proofs catch, by family."""
     assert set(OUTPUT_LEAKS) <= set(LEAKY) and len(OUTPUT_LEAKS) == 8
     assert len(LEAKY) == 21
+
+
+def test_eval_checks_every_field_and_template_variants_too(ownership: OwnershipIndex, templated: Any) -> None:
+    """``ragaudit eval --corpus`` checks each returned chunk with the same attribution (runner.tenancy)."""
+    from ragaudit.runner.tenancy import check_chunks
+
+    own, other = ownership.documents["acme-faq-billing"], ownership.documents["globex-faq-billing"]
+    items = to_ranked_items(
+        [
+            {"chunk_id": own.doc_id, "content": own.text, "tenant_id": "acme"},
+            {"chunk_id": own.doc_id, "content": own.text, "tenant_id": "acme", "snippet": other.text[:300]},
+        ]
+    )
+    found = check_chunks(items, "acme", ownership)
+    assert [(leak.rank, leak.claimed_tenant) for leak in found.leaks] == [(2, "globex")]
+    index = templated[2]
+    variant = RankedItem("tenant3-msa", content=index.documents["tenant1-msa"].text, tenant_id="tenant3")
+    assert [leak.claimed_tenant for leak in check_chunks([variant], "tenant3", index).leaks] == ["tenant1"]
