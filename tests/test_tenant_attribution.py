@@ -19,7 +19,7 @@ from conftest import KB
 from ragaudit.cli.main import main
 from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
 from ragaudit.corpus.loading import Corpus, load_corpus
-from ragaudit.corpus.model import Chunk
+from ragaudit.corpus.model import Chunk, Document
 from ragaudit.data.run import RankedItem, to_ranked_items
 from ragaudit.evaluation.compare import LoadedReport
 from ragaudit.gates.checks import security_gate
@@ -104,6 +104,29 @@ def test_a_foreign_value_in_any_field_is_a_leak_and_own_values_are_not(ownership
     assert not ownership.attribute_item(to_ranked_items([{**base, **mine}])[0]).is_leak("acme")
     shared_title = to_ranked_items([{**base, "title": "Billing FAQ"}])[0]  # every tenant has this title
     assert not ownership.attribute_item(shared_title).is_leak("acme")
+
+
+def test_short_values_count_only_as_whole_titles_and_never_against_the_callers_own_text() -> None:
+    index = OwnershipIndex.build(
+        [
+            Document("a1", "a", "Alpha keeps its rates in one table for every customer.", title="Rates"),
+            Document(
+                "a2", "a", "Delta notes: the quarterly review of volume discounts is in May.", title="Notes"
+            ),
+            Document(
+                "b1", "b", "Gamma lists the volume discounts for every region.", title="Volume discounts"
+            ),
+            Document("c1", "c", "Kappa lists the discounts per seat.", title="Seat discounts"),
+        ]
+    )
+
+    def leak(caller: str, **fields: Any) -> bool:
+        return index.attribute_item(to_ranked_items([{"chunk_id": "x", **fields}])[0]).is_leak(caller)
+
+    assert leak("c", section="Volume discounts") and not leak("b", section="Volume discounts")
+    assert not leak("a", section="Volume discounts")  # a's own notes hold the phrase: boilerplate to a
+    assert not leak("a", section="every region")  # not a title: short values are not attributed
+    assert leak("a", metadata={"parent": {"doc_id": "b1"}}) and not leak("a", metadata={"paid": "b1"})
 
 
 @pytest.mark.parametrize("field", LEAKY_FIELDS)

@@ -29,7 +29,7 @@ MAX_DEPTH = 8
 """Nested values deeper than this are not inspected (a chunk's fields are shallow in practice)."""
 MAX_FIELDS = 64
 """At most this many fields of one chunk are attributed (the first ones in the response's order)."""
-_ID_SUFFIX = re.compile(r"(?:^|[_\-.\s])ids?$|[a-z]Ids?$", re.IGNORECASE)
+_ID_SUFFIX = re.compile(r"(?:^|[_\-.\s])(?:[iI][dD][sS]?)$|[a-z](?:Id|ID)s?$")
 _ID_WORDS = frozenset(
     {
         "doc",

@@ -110,15 +110,18 @@ class FieldEvidence:
     doc_id: str | None
     value: str
     match: TextMatch | None = None
+    also_in: frozenset[str] = frozenset()
+    """For a title: the tenants whose documents contain it verbatim (their own text, not a leak to them)."""
 
     def foreign(self, caller: str | None) -> frozenset[str]:
         """Its owners when ``caller`` is not one of them (a title or source id several tenants share is
-        no leak for any of them); every other tenant's canary; a text as :meth:`TextMatch.foreign`."""
+        no leak for any of them, nor a title the caller's own documents contain); every other tenant's
+        canary; a text as :meth:`TextMatch.foreign`."""
         if self.match is not None:
             return self.match.foreign(caller)
         if self.method == "canary":
             return frozenset(o for o in self.owners if o != caller)
-        return frozenset() if caller in self.owners else self.owners
+        return frozenset() if caller in self.owners or caller in self.also_in else self.owners
 
 
 @dataclass(frozen=True)
@@ -263,38 +266,46 @@ class OwnershipIndex:
         words = normalize_text(strip_markup(content)).split()
         if not words:
             return NO_MATCH
-        hits: dict[str, frozenset[int]] = {}
         if len(words) < SHINGLE_WORDS:
             candidates = set.intersection(*(self._by_word.get(w, set()) for w in set(words)))
             phrase = " ".join(words)
-            hits = {d: frozenset() for d in candidates if f" {phrase} " in f" {self._texts[d]} "}
-            scores = dict.fromkeys(hits, 1.0)
+            scores = {d: 1.0 for d in candidates if f" {phrase} " in f" {self._texts[d]} "}
+            own: list[tuple[str, ...]] = []
         else:
             own = list(dict.fromkeys(_ordered_shingles(words)))
-            held: dict[str, set[int]] = defaultdict(set)
-            for position, shingle in enumerate(own):
+            counts: dict[str, int] = defaultdict(int)
+            for shingle in own:
                 for doc_id in self._by_shingle.get(shingle, ()):
-                    held[doc_id].add(position)
-            hits = {d: frozenset(p) for d, p in held.items()}
-            scores = {d: len(p) / len(own) for d, p in hits.items()}
+                    counts[doc_id] += 1
+            scores = {d: n / len(own) for d, n in counts.items()}
         if not scores:
             return TextMatch(frozenset(), None, 0.0)
         best = max(sorted(scores), key=lambda d: scores[d])
         floor = max(self.min_containment, scores[best] - OWNER_MARGIN)
-        by_tenant: dict[str, set[int]] = defaultdict(set)
-        best_held: dict[str, tuple[float, frozenset[int]]] = {}
-        for doc_id in sorted(hits):
+        best_docs: dict[str, str] = {}
+        for doc_id in sorted(scores):
             tenant = self.documents[doc_id].tenant_id
-            by_tenant[tenant] |= hits[doc_id]
-            if scores[doc_id] >= floor and scores[doc_id] > best_held.get(tenant, (-1.0, _NONE))[0]:
-                best_held[tenant] = (scores[doc_id], hits[doc_id])
-        return TextMatch(
-            frozenset(best_held),
-            best,
-            scores[best],
-            {t: frozenset(p) for t, p in by_tenant.items()},
-            {t: parts for t, (_, parts) in best_held.items()},
-        )
+            if scores[doc_id] >= floor and scores[doc_id] > scores.get(best_docs.get(tenant, ""), -1.0):
+                best_docs[tenant] = doc_id
+        owners = frozenset(best_docs)
+        if len(owners) < 2 or not own:  # one owner, or a short verbatim text: no parts to compare
+            return TextMatch(owners, best, scores[best])
+        return TextMatch(owners, best, scores[best], *self._parts(own, best_docs))
+
+    def _parts(
+        self, own: list[tuple[str, ...]], best_docs: Mapping[str, str]
+    ) -> tuple[dict[str, frozenset[int]], dict[str, frozenset[int]]]:
+        """Which of a text's shingles (by position) each tenant's documents hold, and each owner's best
+        document: what tells templated variants apart (only computed when several tenants own a text)."""
+        held: dict[str, set[int]] = defaultdict(set)
+        best: dict[str, set[int]] = defaultdict(set)
+        wanted = {doc_id: tenant for tenant, doc_id in best_docs.items()}
+        for position, shingle in enumerate(own):
+            for doc_id in self._by_shingle.get(shingle, ()):
+                held[self.documents[doc_id].tenant_id].add(position)
+                if doc_id in wanted:
+                    best[wanted[doc_id]].add(position)
+        return {t: frozenset(p) for t, p in held.items()}, {t: frozenset(p) for t, p in best.items()}
 
     def content_match(self, content: str) -> tuple[frozenset[str], str | None, float | None]:
         """``(content owners, best document, best containment)`` of a text; ``(∅, None, None)`` for no text."""
@@ -367,8 +378,8 @@ class OwnershipIndex:
             if not titled:
                 return None
             tenants = frozenset(self.documents[d].tenant_id for d in titled)
-            first = min(titled)
-            return FieldEvidence(item.path, "title", tenants, first, item.value)
+            verbatim = self.match_text(" ".join(words)).owners
+            return FieldEvidence(item.path, "title", tenants, min(titled), item.value, also_in=verbatim)
         match = self.match_text(item.value)
         if not match.owners:
             return None
