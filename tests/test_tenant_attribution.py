@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +91,7 @@ def test_a_foreign_value_in_any_field_is_a_leak_and_own_values_are_not(ownership
         "metadata": {"metadata": {"lang": "en", "related": [{"docId": other.doc_id, "page": "2"}]}},
         "source_id": {"source_id": other.source_id},
         "nested text": {"extra": {"debug": {"explain": [{"passage": foreign_text}]}}},
+        "short highlights": {"highlights": ["<em>Umbrella</em> Savings Bank", "term sheet"]},
     }
     for name, fields in planted.items():
         item = to_ranked_items([{**base, **fields}])[0]
@@ -100,6 +104,8 @@ def test_a_foreign_value_in_any_field_is_a_leak_and_own_values_are_not(ownership
         "highlight": [f"... {' '.join(own.text.split()[:6])} <em>refund</em> ..."],
         "metadata": {"doc_id": own.doc_id, "status": "active", "page": "2", "section": "Refunds"},
         "source_id": own.source_id,
+        "highlights": [f"<em>{own.text.split()[3]}</em> {' '.join(own.text.split()[4:6])}"],
+        "category": "Ledger",  # globex's product name, but not quoted text: short values are no evidence
     }
     assert not ownership.attribute_item(to_ranked_items([{**base, **mine}])[0]).is_leak("acme")
     shared_title = to_ranked_items([{**base, "title": "Billing FAQ"}])[0]  # every tenant has this title
@@ -428,3 +434,33 @@ def test_eval_checks_every_field_and_template_variants_too(ownership: OwnershipI
     index = templated[2]
     variant = RankedItem("tenant3-msa", content=index.documents["tenant1-msa"].text, tenant_id="tenant3")
     assert [leak.claimed_tenant for leak in check_chunks([variant], "tenant3", index).leaks] == ["tenant1"]
+
+
+def test_the_whole_request_plan_is_identical_across_hash_seeds() -> None:
+    """Not only the probes: every request of a round (text, caller, top_k, part; hostile ids included)
+    is the same, in the same order, in processes with different PYTHONHASHSEED."""
+    script = (
+        "import hashlib, json, sys\n"
+        "from ragaudit.corpus.loading import load_corpus\n"
+        "from ragaudit.security.canaries import load_canaries\n"
+        "from ragaudit.security.probes import generate_probes\n"
+        "from ragaudit.security.request_plan import plan_round\n"
+        "c = load_corpus(sys.argv[1] + '/corpus.jsonl')\n"
+        "p = generate_probes(c.documents, canaries=load_canaries(sys.argv[1] + '/canaries.jsonl', c.documents))\n"
+        "plan = [r for n in (0, 1) for r in plan_round(p, c.tenants, (1, 10, 50), 10, n)]\n"
+        "rows = [[r.probe.text, repr(r.caller), r.top_k, r.part, r.round] for r in plan]\n"
+        "print(len(rows), hashlib.sha256(json.dumps(rows).encode()).hexdigest())\n"
+    )
+    outputs = set()
+    for seed in ("0", "7", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": os.pathsep.join(sys.path)}
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(KB)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        outputs.add(done.stdout.strip())
+    assert len(outputs) == 1 and int(next(iter(outputs)).split()[0]) > 2000, outputs

@@ -12,6 +12,8 @@ each field this module lists:
 - **texts**: every other string of ``metadata`` and of the fields the retriever returned beyond the
   protocol's (``title``, ``snippet``, ``highlight``, ``highlights``, ...; :attr:`RankedItem.extra`),
   lists and nested objects included. Markup a highlighter adds (``<em>``, ``<b>``, ...) is removed.
+  A value under a key that quotes document text (``highlight``, ``snippet``, ``passage``,
+  ``excerpt``, ``text``, ...) is *quoted*: even a fragment of 2 to 4 words is matched verbatim.
 
 ``content`` and ``chunk_id`` are attributed by the index itself (they always were).
 """
@@ -46,12 +48,46 @@ _ID_WORDS = frozenset(
         "refs",
     }
 )
+_TEXT_WORDS = frozenset(
+    [
+        "highlight",
+        "highlights",
+        "snippet",
+        "snippets",
+        "excerpt",
+        "excerpts",
+        "passage",
+        "passages",
+        "fragment",
+        "fragments",
+        "text",
+        "texts",
+        "content",
+        "contents",
+        "summary",
+        "body",
+        "context",
+        "quote",
+        "quotes",
+        "answer",
+        "chunk",
+        "chunks",
+    ]
+)
+_KEY_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]{0,200})?/?>")
 
 
 def is_id_key(key: str) -> bool:
     """Whether a field name names an id or a source (``doc_id``, ``docId``, ``source_ids``, ``sources``)."""
     return bool(_ID_SUFFIX.search(key)) or key.casefold() in _ID_WORDS
+
+
+def is_text_key(key: str) -> bool:
+    """Whether a field name holds text taken from documents: its last word is ``highlight``, ``snippet``,
+    ``passages``, ``text``, ... (``matchedText`` is, ``content_type`` is not)."""
+    parts = _KEY_PARTS.findall(key)
+    return bool(parts) and parts[-1].casefold() in _TEXT_WORDS
 
 
 def strip_markup(text: str) -> str:
@@ -67,23 +103,27 @@ class ItemField:
     """Where it was: ``source_id``, ``title``, ``metadata.related[0].doc_id``."""
     kind: Literal["id", "text"]
     value: str
+    quoted: bool = False
+    """The value sits under a key that holds text taken from documents (:func:`is_text_key`): a short
+    fragment of it (a highlight) is matched verbatim, not only as a whole title."""
 
 
-def _walk(value: Any, path: str, id_context: bool, depth: int) -> Iterator[ItemField]:
+def _walk(value: Any, path: str, id_context: bool, quoted: bool, depth: int) -> Iterator[ItemField]:
     if depth > MAX_DEPTH:
         return
     if isinstance(value, str):
-        if value.strip():
-            yield ItemField(
-                path, "id" if id_context else "text", value if id_context else strip_markup(value)
-            )
+        if value.strip() and id_context:
+            yield ItemField(path, "id", value)
+        elif value.strip():
+            yield ItemField(path, "text", strip_markup(value), quoted)
     elif isinstance(value, Mapping):
         for key, inner in value.items():
             name = str(key)
-            yield from _walk(inner, f"{path}.{name}" if path else name, is_id_key(name), depth + 1)
+            where = f"{path}.{name}" if path else name
+            yield from _walk(inner, where, is_id_key(name), is_text_key(name), depth + 1)
     elif isinstance(value, (list, tuple)):
         for position, inner in enumerate(value):
-            yield from _walk(inner, f"{path}[{position}]", id_context, depth + 1)
+            yield from _walk(inner, f"{path}[{position}]", id_context, quoted, depth + 1)
 
 
 def item_fields(item: RankedItem) -> tuple[ItemField, ...]:
@@ -94,7 +134,7 @@ def item_fields(item: RankedItem) -> tuple[ItemField, ...]:
     for name, value in ((None, item.extra), ("metadata", item.metadata)):
         if not value:
             continue
-        for got in _walk(value, name or "", False, 0):
+        for got in _walk(value, name or "", False, False, 0):
             found.append(got)
             if len(found) >= MAX_FIELDS:
                 return tuple(found)

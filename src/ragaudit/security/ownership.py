@@ -25,7 +25,8 @@ the caller's would pass any check that trusts the claim, so the audit looks the 
    ``source_id`` and id-named values anywhere in ``metadata`` or the extra fields (``doc_id``,
    ``source_ids``, ...) by id (document id, chunk id or the documents' ``source_id``); titles,
    snippets, highlights and every other text value by content as in 2 (a text shorter than a shingle
-   counts only when it is a whole document title); canaries in any of them.
+   counts only when it is a whole document title, or, under a key that quotes documents such as
+   ``highlight``, when it has 2 words or more and occurs verbatim); canaries in any of them.
 
 **Templated near-duplicates** are told apart by the parts that differ between tenants. When the
 caller's own documents are among the best-containing ones (every tenant has the same template with
@@ -373,6 +374,11 @@ class OwnershipIndex:
             tenants = frozenset(c.tenant_id for c in canaries)
             return FieldEvidence(item.path, "canary", tenants, None, item.value)
         words = normalize_text(item.value).split()
+        if item.quoted and 2 <= len(words) < SHINGLE_WORDS:  # a highlighted fragment: verbatim
+            fragment = self.match_text(item.value)
+            if not fragment.owners:
+                return None
+            return FieldEvidence(item.path, "content", fragment.owners, fragment.doc_id, item.value, fragment)
         if len(words) < SHINGLE_WORDS:
             titled = self._by_title.get(" ".join(words), frozenset())
             if not titled:
