@@ -25,6 +25,10 @@ UNATTRIBUTED_BECAUSE = (
     "rewritten text)"
 )
 ALLOW_FLAG = "--allow-unattributed"
+FIX = (
+    "fix: return each chunk's text as content, or ids the corpus knows (map them with --field "
+    "chunk_id=THEIRS), and check --corpus is the data the service serves"
+)
 
 
 def audit_verdict(
@@ -60,7 +64,7 @@ def audit_verdict(
         )
     if attributed == 0:
         why = (
-            f"none of the {checked} returned chunks could be attributed: {UNATTRIBUTED_BECAUSE}"
+            f"none of the {checked} returned chunks could be attributed: {UNATTRIBUTED_BECAUSE}; {FIX}"
             if checked
             else "the service returned no chunk to any probe, not even to its owner, so nothing was checked"
         )
@@ -70,7 +74,7 @@ def audit_verdict(
             TENANT_ISOLATION,
             "not_verified",
             f"{unattributed} of {checked} returned chunks could not be attributed: {UNATTRIBUTED_BECAUSE}; "
-            f"no foreign chunk among the {attributed} attributed ({ALLOW_FLAG} accepts them)",
+            f"no foreign chunk among the {attributed} attributed ({FIX}, or {ALLOW_FLAG} to accept them)",
             attributed,
             checked,
         )
