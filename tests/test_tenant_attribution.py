@@ -144,6 +144,8 @@ def test_a_service_leaking_through_one_field_is_caught_and_the_record_names_the_
     record = result.leaks[0].to_json()
     leaked = {f["field"].split(".")[0].split("[")[0] for leak in result.leaks for f in leak.fields}
     assert leaked == {field}, leaked
+    # only the foreign evidence is named: fields, never the caller's own id or content
+    assert all("@" in part for leak in result.leaks for part in leak.attributed_by.split("+"))
     assert record["fields"][0]["owner"] and result.leaks[0].caller not in record["fields"][0]["owner"]
 
 

@@ -168,6 +168,19 @@ class Attribution:
         parts += [f"{e.method}@{e.path}" for e in self.fields]
         return "+".join(parts) or "none"
 
+    def foreign_method(self, caller: str | None) -> str:
+        """:attr:`method`, limited to the evidence that makes the chunk a leak for ``caller``
+        (``content+title@title``); ``none`` when it is none."""
+        parts = []
+        if self.id_owner is not None and self.id_owner != caller:
+            parts.append("id")
+        if self.match is not None and self.match.foreign(caller):
+            parts.append("content")
+        if any(c.tenant_id != caller for c in self.canaries):
+            parts.append("canary")
+        parts += [f"{e.method}@{e.path}" for e in self.foreign_fields(caller)]
+        return "+".join(parts) or "none"
+
     def foreign_fields(self, caller: str | None) -> tuple[FieldEvidence, ...]:
         """The fields other than id and content that make the chunk a leak for ``caller``."""
         return tuple(e for e in self.fields if e.foreign(caller))

@@ -335,7 +335,7 @@ class _Checker:
             item.chunk_id,
             rank,
             tuple(sorted(foreign)),
-            who.method,
+            who.method if hostile else who.foreign_method(caller),
             who.doc_id,
             round(who.containment, 4) if who.containment is not None else None,
             tuple(c.secret for c in who.canaries),
