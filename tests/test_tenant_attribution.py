@@ -7,6 +7,7 @@ nothing was attributed) in the JSON, terminal, Markdown, HTML and the gate; hone
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import random
@@ -466,3 +467,29 @@ def test_the_whole_request_plan_is_identical_across_hash_seeds() -> None:
         )
         outputs.add(done.stdout.strip())
     assert len(outputs) == 1 and int(next(iter(outputs)).split()[0]) > 2000, outputs
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Hit:
+    chunk_id: str
+    score: float
+    content: str
+    title: str
+
+
+class _Plain:
+    def __init__(self, chunk_id: str, content: str, snippet: str) -> None:
+        self.chunk_id, self.content, self.snippet = chunk_id, content, snippet
+
+
+def test_python_retrievers_returning_objects_have_every_attribute_inspected(
+    ownership: OwnershipIndex,
+) -> None:
+    own = ownership.documents["acme-faq-billing"]
+    other = ownership.documents["globex-contract-umbrella-partnership"]
+    slotted, plain = to_ranked_items(
+        [_Hit(own.doc_id, 1.0, own.text, other.title), _Plain(own.doc_id, own.text, other.text[:400])]
+    )
+    assert slotted.extra == {"title": other.title} and plain.extra == {"snippet": other.text[:400]}
+    for item in (slotted, plain):
+        assert ownership.attribute_item(item).foreign_owners("acme") == {"globex"}

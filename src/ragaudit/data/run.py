@@ -6,6 +6,7 @@ the evaluator scores. The order of ``items`` is the ranking.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,7 +135,10 @@ ITEM_FIELDS = frozenset({"chunk_id", "score", "tenant_id", "content", "source_id
 
 def _extra(raw: Any) -> dict[str, Any] | None:
     """The fields of ``raw`` beyond :data:`ITEM_FIELDS` (and those under its own ``extra`` object)."""
-    fields = raw if isinstance(raw, dict) else getattr(raw, "__dict__", None)
+    if dataclasses.is_dataclass(raw) and not isinstance(raw, type):
+        fields: Any = {f.name: getattr(raw, f.name, None) for f in dataclasses.fields(raw)}
+    else:
+        fields = raw if isinstance(raw, dict) else getattr(raw, "__dict__", None)
     if not isinstance(fields, dict):
         return None
     given = fields.get("extra")
