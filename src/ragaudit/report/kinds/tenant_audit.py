@@ -190,10 +190,12 @@ class TenantAuditKind(ReportKind):
     def markdown(self, view: ReportView) -> list[str]:
         """The isolation check in three states (a check mark only for a pass), what was asked, the leaks."""
         from ragaudit.artifacts.escape import escape_md as md
+        from ragaudit.report.markdown import SECURITY_MARKS
 
         report = self.read(view)
-        head = _headline(report)
-        lines = [f"**Tenant isolation: {head}**", "", *(f"- {md(line)}" for line in _facts(report)), ""]
+        mark = SECURITY_MARKS[report.isolation.state]
+        head = f"**{mark} {md(_headline(report), 600)}**"
+        lines = [head, "", *(f"- {md(line)}" for line in _facts(report)), ""]
         if report.leaks:
             lines += ["| probe | asked as | chunk | rank | owner | by |", "|---|---|---|---:|---|---|"]
             lines += [
@@ -210,14 +212,15 @@ class TenantAuditKind(ReportKind):
         report = self.read(view)
         tone = {"pass": "ok-line", "fail": "bad-line", "not_verified": "warn-line"}[report.isolation.state]
         facts = "".join(f"<li>{esc(line)}</li>" for line in _facts(report))
-        body = f'<p class="{tone}">{esc(_headline(report))}</p><ul>{facts}</ul>'
+        head = f"{report.isolation.mark} {_headline(report)}"
+        body = f'<p class="{tone}">{esc(head)}</p><ul>{facts}</ul>'
         return [("tenant-audit", "Tenant isolation audit", body)]
 
 
 def _headline(report: TenantAuditReport) -> str:
     iso = report.isolation
     word = {"pass": "verified", "fail": "FAILED", "not_verified": "NOT VERIFIED"}[iso.state]
-    return f"{iso.mark} tenant isolation {word}: {iso.reason}"
+    return f"Tenant isolation {word}: {iso.reason}"
 
 
 def _facts(report: TenantAuditReport) -> list[str]:
