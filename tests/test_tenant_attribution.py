@@ -408,6 +408,19 @@ def test_the_gate_does_not_take_a_not_verified_audit_as_verified(
     assert security_gate(eval_report, lenient, [("opaque.json", opaque)]).accepted
     assert security_gate(eval_report, strict, [("clean.json", clean)]).status == "pass"
     assert "**✅ Tenant isolation verified: no foreign chunk served" in render_markdown(build_view(clean))
+    verified = {
+        "check": "tenant isolation",
+        "state": "pass",
+        "reason": "eval checked its chunks",
+        "verified": 5,
+        "total": 5,
+    }
+    eval_verified = LoadedReport(
+        "eval", "eval.json", {"kind": "eval", "security": {"leaks": 0, "isolation": verified}}
+    )
+    assert security_gate(eval_verified, strict, []).status == "pass"
+    # the eval verified the chunks its cases got; the audit, the stronger check, could not: not a pass
+    assert security_gate(eval_verified, strict, [("opaque.json", opaque)]).status == "not_verified"
     older = {**opaque, "verdict": "clean", "passed": True}  # written before the audit judged attribution
     older.pop("isolation")
     assert security_gate(eval_report, strict, [("older.json", older)]).status == "not_verified"
