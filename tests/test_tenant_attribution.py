@@ -359,6 +359,13 @@ def test_unattributable_output_is_not_verified_never_clean(
 ) -> None:
     opaque = audit(make_leaky("opaque-output", chunks), ownership, few, **ONE_PASS)
     assert opaque.leaks == [] and opaque.unattributed_count == opaque.checked_chunks > 0
+    stemmed = analysed(ownership.documents["globex-faq-billing"].text)
+    titled = ownership.attribute_item(RankedItem("vec-1", content=stemmed, extra={"title": "Billing FAQ"}))
+    assert not titled.attributed  # a title every tenant has does not vouch for unattributable content
+    untexted = ownership.attribute_item(
+        RankedItem("vec-1", extra={"snippet": stemmed, "title": "Billing FAQ"})
+    )
+    assert untexted.attributed and not untexted.is_leak("acme")  # no content: the title is what it returned
     report = opaque.to_dict()
     assert report["verdict"] == "not-verified" and report["passed"] is False
     assert report["isolation"]["state"] == "not_verified" and "none of the" in report["isolation"]["reason"]

@@ -156,7 +156,15 @@ class Attribution:
 
     @property
     def attributed(self) -> bool:
-        return bool(self.owners)
+        """Whether the corpus says whose chunk this is: by its id, an id-named field (``source_id``,
+        ``metadata.doc_id``), a canary, or its content; when it has no content, by any other field.
+        A title or snippet beside unattributable content does not vouch for that content (it can only
+        make the chunk a leak)."""
+        if self.id_owner is not None or self.canaries or self.content_owners:
+            return True
+        if any(e.method == "id" for e in self.fields):
+            return True
+        return self.match is None and bool(self.fields)
 
     @property
     def method(self) -> str:
