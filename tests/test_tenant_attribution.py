@@ -366,6 +366,9 @@ def test_unattributable_output_is_not_verified_never_clean(
         RankedItem("vec-1", extra={"snippet": stemmed, "title": "Billing FAQ"})
     )
     assert untexted.attributed and not untexted.is_leak("acme")  # no content: the title is what it returned
+    own_id = "acme-faq-billing"  # the caller's own id vouches for no text found in any document
+    assert not ownership.attribute_item(RankedItem(own_id, content=stemmed)).attributed
+    assert ownership.attribute_item(RankedItem(own_id)).attributed  # an id alone: checked by id
     report = opaque.to_dict()
     assert report["verdict"] == "not-verified" and report["passed"] is False
     assert report["isolation"]["state"] == "not_verified" and "none of the" in report["isolation"]["reason"]

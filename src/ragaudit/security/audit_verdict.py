@@ -20,9 +20,9 @@ from ragaudit.verdict import TENANT_ISOLATION, CheckVerdict
 
 Verdict = Literal["clean", "leak", "incomplete", "not-verified"]
 UNATTRIBUTED_BECAUSE = (
-    "neither their id, their text nor any other field (title, snippet, highlight, metadata, source id) "
-    "is found in the corpus, so they cannot be shown to be the caller's (opaque ids, analysed or "
-    "rewritten text)"
+    "their text is found in no document, or nothing identifies them at all (id, text, title, snippet, "
+    "highlight, metadata, source id), so they cannot be shown to be the caller's (opaque ids, analysed "
+    "or rewritten text)"
 )
 ALLOW_FLAG = "--allow-unattributed"
 FIX = (

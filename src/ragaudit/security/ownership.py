@@ -156,11 +156,16 @@ class Attribution:
 
     @property
     def attributed(self) -> bool:
-        """Whether the corpus says whose chunk this is: by its id, an id-named field (``source_id``,
-        ``metadata.doc_id``), a canary, or its content; when it has no content, by any other field.
-        A title or snippet beside unattributable content does not vouch for that content (it can only
-        make the chunk a leak)."""
-        if self.id_owner is not None or self.canaries or self.content_owners:
+        """Whether the corpus says whose chunk this is: by a canary, or by its content and else its id or
+        an id-named field (``source_id``, ``metadata.doc_id``); when it has no content, by any field.
+        Content found in no document (analysed, stemmed or rewritten text) is unattributed whatever
+        the id says: the id would vouch for text nobody can check. A title or snippet beside
+        unattributable content does not vouch for it either (it can only make the chunk a leak)."""
+        if self.canaries or self.content_owners:
+            return True
+        if self.match is not None and self.match.containment is not None:
+            return False  # text, found in no document
+        if self.id_owner is not None:
             return True
         if any(e.method == "id" for e in self.fields):
             return True
