@@ -517,3 +517,36 @@ def test_python_retrievers_returning_objects_have_every_attribute_inspected(
     assert slotted.extra == {"title": other.title} and plain.extra == {"snippet": other.text[:400]}
     for item in (slotted, plain):
         assert ownership.attribute_item(item).foreign_owners("acme") == {"globex"}
+
+
+def test_a_nested_search_engine_response_is_inspected_beyond_the_mapped_fields(
+    chunks: list[Chunk], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An Elasticsearch-like body: ids and text mapped with --field, the rest (``_source`` siblings, a
+    nested ``highlight``) kept as extra fields; a foreign highlight in it is caught."""
+    bm25 = BM25Retriever.from_chunks(chunks)
+    field_leak: Any = make_leaky("field-highlight", chunks)
+
+    def handle(request: Request) -> Reply:
+        body = request.json()
+        own = bm25.search_many(body["tenant_id"], [body["query"]], body["top_k"])[0]
+        leaked = field_leak.answer(body["tenant_id"], body["query"], body["top_k"])
+        hits = [
+            {
+                "_id": h["chunk_id"],
+                "_score": h["score"],
+                "_source": {"text": h["content"], "owner": h["tenant_id"], "lang": "en"},
+                "highlight": {"text": x["highlight"]},
+            }
+            for h, x in zip(own, leaked, strict=False)
+        ]
+        return Reply(body={"hits": {"hits": hits}})
+
+    with LocalServer(handle) as server:
+        mapped = ["--field", "chunk_id=_id", "--field", "score=_score", "--field", "content=_source.text",
+                  "--field", "tenant_id=_source.owner", "--results-field", "hits.hits"]  # fmt: skip
+        code, report = _audit_endpoint(server.url, tmp_path / "audit.json", *mapped)
+    assert code == 1 and report["verdict"] == "leak", report["isolation"]
+    fields = {f["field"] for r in report["leaks"]["records"] for f in r["fields"]}
+    assert fields and all(f.startswith("highlight.text[") for f in fields)
+    capsys.readouterr()
