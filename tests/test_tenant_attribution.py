@@ -379,9 +379,31 @@ def test_unattributable_output_is_not_verified_never_clean(
     reason = partly.to_dict()["isolation"]["reason"]
     assert f"{partly.unattributed_count} of {partly.checked_chunks} returned chunks" in reason
     assert "--allow-unattributed" in reason
+    assert partly.leaks == []
     accepted = audit(_PartlyOpaque(chunks), ownership, few, allow_unattributed=True, **ONE_PASS)
     assert accepted.verdict() == "clean" and accepted.to_dict()["unattributed"]["allowed"] is True
     assert "allowed by --allow-unattributed" in accepted.to_dict()["isolation"]["reason"]
+
+
+class _OpaqueWithTitles:
+    """Opaque output (unattributable), but every chunk keeps its real document title: the title leaks."""
+
+    def __init__(self, chunks: list[Chunk]) -> None:
+        self.opaque: Any = make_leaky("opaque-output", chunks)
+        self.shared: Any = make_leaky("post-filter-backfill", chunks)
+
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[dict[str, Any]]:
+        hits = self.opaque.answer(tenant_id, query, top_k)
+        real = self.shared.shared.search(query, top_k)
+        return [{**h, "title": r["metadata"]["title"]} for h, r in zip(hits, real, strict=False)]
+
+
+def test_a_foreign_title_beside_unattributable_text_is_a_leak_not_just_unverified(
+    chunks: list[Chunk], ownership: OwnershipIndex, few: list[Probe]
+) -> None:
+    result = audit(_OpaqueWithTitles(chunks), ownership, few, hostile_probes=0, **ONE_PASS)
+    assert result.verdict() == "leak" and result.unattributed_count > 0
+    assert all(part.endswith("@title") for leak in result.leaks for part in leak.attributed_by.split("+"))
 
 
 def test_cli_exits_1_on_unattributable_output_unless_allowed(
@@ -458,6 +480,12 @@ def test_eval_checks_every_field_and_template_variants_too(ownership: OwnershipI
     )
     found = check_chunks(items, "acme", ownership)
     assert [(leak.rank, leak.claimed_tenant) for leak in found.leaks] == [(2, "globex")]
+    stemmed = analysed(other.text)
+    opaque = RankedItem("vec-9", content=stemmed, tenant_id="acme")  # labelled the caller's: not vouched for
+    secret_title = ownership.documents["globex-contract-umbrella-partnership"].title
+    titled = RankedItem("vec-9", content=stemmed, tenant_id="acme", extra={"title": secret_title})
+    found = check_chunks([opaque, titled], "acme", ownership)
+    assert found.unverified == {("vec-9", 1)} and [leak.rank for leak in found.leaks] == [2]
     index = templated[2]
     variant = RankedItem("tenant3-msa", content=index.documents["tenant1-msa"].text, tenant_id="tenant3")
     assert [leak.claimed_tenant for leak in check_chunks([variant], "tenant3", index).leaks] == ["tenant1"]
@@ -550,3 +578,15 @@ def test_a_nested_search_engine_response_is_inspected_beyond_the_mapped_fields(
     fields = {f["field"] for r in report["leaks"]["records"] for f in r["fields"]}
     assert fields and all(f.startswith("highlight.text[") for f in fields)
     capsys.readouterr()
+
+
+def test_an_index_of_ids_alone_checks_chunks_by_id(kb: Corpus, chunks: list[Chunk]) -> None:
+    """`eval --pipeline` builds the index from ids alone (no text indexed): its chunks are checked by id,
+    never reported as text found in no document."""
+    from ragaudit.runner.tenancy import check_chunks
+
+    ids_only = OwnershipIndex({d.doc_id: d for d in kb.documents}, {c.chunk_id: c.doc_id for c in chunks})
+    mine = RankedItem(chunks[0].chunk_id, content=chunks[0].text, tenant_id=chunks[0].tenant_id)
+    assert ids_only.attribute_item(mine).attributed
+    found = check_chunks([mine], chunks[0].tenant_id, ids_only)
+    assert not found.unverified and not found.leaks

@@ -163,8 +163,8 @@ class Attribution:
         unattributable content does not vouch for it either (it can only make the chunk a leak)."""
         if self.canaries or self.content_owners:
             return True
-        if self.match is not None and self.match.containment is not None:
-            return False  # text, found in no document
+        if self.text_unfound:
+            return False
         if self.id_owner is not None:
             return True
         if any(e.method == "id" for e in self.fields):
@@ -180,6 +180,16 @@ class Attribution:
             parts.append("canary")
         parts += [f"{e.method}@{e.path}" for e in self.fields]
         return "+".join(parts) or "none"
+
+    @property
+    def text_unfound(self) -> bool:
+        """The chunk carries text found in no document (and no canary): nothing can check it."""
+        return (
+            self.match is not None
+            and self.match.containment is not None
+            and not self.match.owners
+            and not self.canaries
+        )
 
     def foreign_method(self, caller: str | None) -> str:
         """:attr:`method`, limited to the evidence that makes the chunk a leak for ``caller``
@@ -352,7 +362,7 @@ class OwnershipIndex:
         doc = self.document_of(chunk_id)
         match: TextMatch | None = None
         canaries: tuple[Canary, ...] = ()
-        if content:
+        if content and self._texts:  # an index of ids alone (a built-in pipeline's) checks no text
             match = self.match_text(content)
             canaries = self.canaries_in(content)
         found = Attribution(

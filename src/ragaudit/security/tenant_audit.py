@@ -299,7 +299,8 @@ class _Checker:
             who = self.ownership.attribute_item(item)
             if item.tenant_id is not None and who.attributed and item.tenant_id not in who.owners:
                 self.mismatches += 1
-            if not who.attributed:
+            foreign = who.owners if hostile else who.foreign_owners(caller)
+            if not who.attributed and not foreign:
                 self.unattributed_count += 1
                 if len(self.unattributed) < MAX_LISTED:
                     self.unattributed.append(
@@ -313,8 +314,7 @@ class _Checker:
                         }
                     )
                 continue
-            foreign = who.owners if hostile else who.foreign_owners(caller)
-            if foreign:
+            if foreign:  # a foreign field is a leak even beside text nobody can attribute
                 found += 1
                 self.leaks.append(self._finding(probe, caller, rank, item, who, foreign, hostile))
         return found
