@@ -191,13 +191,33 @@ def test_a_clean_tenant_audit_verifies_what_the_eval_report_could_not(
     policy = tmp_path / "gates.toml"
     policy.write_text("[security]\nmax_leaks = 0\n", encoding="utf-8")
     audit = tmp_path / "audit.json"
+    passed = {
+        "check": "tenant isolation",
+        "state": "pass",
+        "reason": "no foreign chunk served",
+        "verified": 9,
+    }
     audit.write_text(
-        json.dumps({"kind": "tenant-audit", "passed": True, "verdict": "clean", "leaks": {"count": 0}})
+        json.dumps(
+            {
+                "kind": "tenant-audit",
+                "passed": True,
+                "verdict": "clean",
+                "leaks": {"count": 0},
+                "isolation": passed,
+            }
+        )
     )
     report = str(kb["dir"] / "unlabelled.json")
     capsys.readouterr()
     assert main(["gate", report, "--policy", str(policy), "--audit", str(audit)]) == 0
     assert "verified by audit" in capsys.readouterr().out
+    bare = tmp_path / "bare.json"  # says clean, but records no isolation check and no checked chunk
+    bare.write_text(
+        json.dumps({"kind": "tenant-audit", "passed": True, "verdict": "clean", "leaks": {"count": 0}})
+    )
+    assert main(["gate", report, "--policy", str(policy), "--audit", str(bare)]) == 1
+    assert "it checked no returned chunk" in capsys.readouterr().out
     incomplete = tmp_path / "incomplete.json"
     incomplete.write_text(
         json.dumps({"kind": "tenant-audit", "passed": False, "verdict": "incomplete", "leaks": {"count": 0}})
