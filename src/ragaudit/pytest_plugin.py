@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 OPTIONS: dict[str, str] = {
     "dataset": "golden dataset: JSONL, BEIR folder or TREC qrels (demo:golden.jsonl = the bundled demo)",
     "corpus": "corpus JSONL or BEIR folder the pipeline indexes (demo:corpus.jsonl = the bundled demo)",
-    "pipeline": "built-in pipeline over the corpus: bm25, dense, hybrid, hybrid-rerank or a TOML file",
+    "pipeline": "built-in pipeline over the corpus: bm25, dense, hybrid, hybrid-rerank:MODEL.json or a TOML file",
     "retriever": "your own retriever instead of a pipeline: module:factory",
     "metrics": "comma-separated metrics of eval_result (default nDCG@10,R@5,R@10,R@100,P@5,MRR@10,MAP@100,Hit@5)",
     "top_k": "results requested per query (default: the largest metric cut-off)",
@@ -275,7 +275,7 @@ def _opened(state: _Session, settings: Settings) -> OpenedSource:
     else:
         _usage(
             "no retriever configured; set ragaudit_retriever = module:factory, or ragaudit_pipeline "
-            "(bm25, dense, hybrid, hybrid-rerank or a TOML file) with ragaudit_corpus"
+            "(bm25, dense, hybrid, hybrid-rerank:MODEL.json or a TOML file) with ragaudit_corpus"
         )
     if key not in state.sources:
         corpus = None

@@ -31,7 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_dataset_options(parser)
     parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
     parser.add_argument(
-        "--config", required=True, help="the full pipeline: a TOML file or a preset (e.g. hybrid-rerank)"
+        "--config", required=True, help="the full pipeline: a TOML file or a preset (e.g. hybrid)"
     )
     parser.add_argument(
         "--toggle",

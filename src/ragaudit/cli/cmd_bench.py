@@ -14,6 +14,7 @@ from ragaudit.cli.common import (
     policy_from,
     run_options_from,
 )
+from ragaudit.cli.judged_options import add_holes_options, add_power_options
 
 HELP = "benchmark pipelines side by side (quality, latency, build time, context tokens, significance)"
 
@@ -29,7 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
     parser.add_argument(
         "--pipelines",
-        default="bm25,dense,hybrid,hybrid-rerank",
+        default="bm25,dense,hybrid",
         help="comma-separated presets or pipeline TOML files",
     )
     parser.add_argument("--baseline", help="the pipeline to compare against (default: the first)")
@@ -43,15 +44,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-dir", default="reports/bench", help="where the per-pipeline reports go")
     parser.add_argument("--no-history", action="store_true", help="do not record the runs in the run history")
     add_policy_options(parser)
+    add_holes_options(parser)
+    add_power_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ragaudit.cli.judged_options import check_delta, holes_exit
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.data.loading import load_dataset
     from ragaudit.experiments.benchmark import run_benchmark
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.pipelines.config import resolve_pipeline
 
+    check_delta(args.delta)
     policy = policy_from(args)
     specs = parse_metrics(args.metrics)
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
@@ -86,11 +91,15 @@ def run(args: argparse.Namespace) -> int:
             report_dir=args.out_dir,
             resamples=args.resamples,
             qdrant_url=args.qdrant_url,
+            delta=args.delta,
+            power=args.power,
+            min_judged=args.min_judged,
         )
     )
     from ragaudit.report.terminal import render_terminal
 
-    print(render_terminal(result.to_dict()))
+    report = result.to_dict()
+    print(render_terminal(report))
     print(f"reports written to {args.out_dir}/ (one per pipeline, plus benchmark.json)")
     if not getattr(args, "no_history", False):
         from ragaudit.artifacts.history import record_run
@@ -100,7 +109,9 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.cli.outcome import exit_code, result_outcome
 
     checks = [result_outcome(o.result, f"pipeline {o.name}", "pipeline") for o in result.outcomes]
-    return exit_code(checks, args.max_error_rate)
+    return max(
+        exit_code(checks, args.max_error_rate), holes_exit(args, [p["holes"] for p in report["pipelines"]])
+    )
 
 
 def _baseline(wanted: str | None, given: list[str], names: list[str]) -> str | None:

@@ -29,7 +29,9 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     add_dataset_options(parser)
     parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder (gives the chunk texts)")
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--pipeline", help="a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML")
+    source.add_argument(
+        "--pipeline", help="a preset (bm25, dense, hybrid, hybrid-rerank:MODEL.json) or a pipeline TOML"
+    )
     source.add_argument("--run", type=input_file, help="TREC run file or JSONL run")
     source.add_argument("--report", type=input_file, help="an eval report (ragaudit eval --out)")
     parser.add_argument(

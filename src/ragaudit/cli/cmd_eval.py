@@ -19,6 +19,7 @@ from ragaudit.cli.common import (
     source_spec_from,
 )
 from ragaudit.cli.console import note, shown, step
+from ragaudit.cli.judged_options import add_holes_options
 from ragaudit.cli.outcome import add_outcome_options
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     live.add_argument("--resume", action="store_true", help="continue from --results without redoing cases")
     add_policy_options(parser)
+    add_holes_options(parser)
     add_outcome_options(parser)
 
 
@@ -288,10 +290,15 @@ def _via(args: argparse.Namespace) -> Via:
 
 
 def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None = None) -> int:
-    """Print the table, write the report and the history entry, then apply the exit rule."""
+    """Print the table, write the report and the history entry, then apply the exit rule (and
+    ``--require-judged``)."""
+    from dataclasses import replace
+
+    from ragaudit.cli.judged_options import holes_exit
     from ragaudit.cli.outcome import exit_code, result_outcome
     from ragaudit.report.terminal import render_terminal
 
+    result = replace(result, min_judged=args.min_judged)
     print(render_terminal(result.to_dict()))
     if args.corpus and not (args.pipeline or args.config):
         _warn_unknown_ids(result, args.corpus)
@@ -312,7 +319,7 @@ def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None 
     outcome = result_outcome(
         result, label.get(via, f"--pipeline {args.pipeline or args.config}"), via, run_sample or ()
     )
-    return exit_code([outcome], args.max_error_rate)
+    return max(exit_code([outcome], args.max_error_rate), holes_exit(args, [result.holes().to_json()]))
 
 
 def _warn_unknown_ids(result: Any, corpus: str) -> None:

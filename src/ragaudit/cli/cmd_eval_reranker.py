@@ -16,7 +16,7 @@ HELP = "evaluate a reranker: before/after with significance, oracle ceiling, fir
 
 
 EXAMPLES = """\
-ragaudit eval-reranker --dataset golden.jsonl --corpus corpus.jsonl --pipeline hybrid-rerank
+ragaudit eval-reranker --dataset golden.jsonl --corpus corpus.jsonl --pipeline hybrid-rerank:fusion.json
 ragaudit eval-reranker --dataset golden.jsonl --corpus corpus.jsonl --pipeline my_rerank.toml --top-n 50
 """
 JSON_OUT = True
@@ -29,7 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pipeline",
         required=True,
-        help="a pipeline with a rerank stage: a preset (hybrid-rerank) or a TOML file with a [rerank] table",
+        help="a pipeline with a rerank stage: hybrid-rerank:MODEL.json (ragaudit fit-fusion) or a TOML file with a [rerank] table",
     )
     parser.add_argument(
         "--top-n", type=positive_int, help="candidates the reranker reorders (default: the stage's top_n)"

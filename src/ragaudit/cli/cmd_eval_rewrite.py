@@ -39,7 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pipeline",
         default="bm25",
-        help="a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML file (default bm25)",
+        help="a preset (bm25, dense, hybrid, hybrid-rerank:MODEL.json) or a pipeline TOML file (default bm25)",
     )
     stage = parser.add_mutually_exclusive_group()
     stage.add_argument("--rewrite", metavar="R.toml", help="a TOML file with a [rewrite] table")

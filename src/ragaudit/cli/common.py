@@ -52,7 +52,9 @@ def add_source_options(
 ) -> None:
     """The retrieval source (``--pipeline`` / ``--endpoint`` / ``--retriever``, plus ``--run`` and
     ``--config`` with ``with_run``), how it is queried, and the HTTP endpoint's options."""
-    pipeline_help = "a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML, built over --corpus"
+    pipeline_help = (
+        "a preset (bm25, dense, hybrid, hybrid-rerank:MODEL.json) or a pipeline TOML, built over --corpus"
+    )
     if many_pipelines:
         parser.add_argument("--pipeline", action="append", default=[], help=pipeline_help + " (repeatable)")
         parser.add_argument("--endpoint", help="URL of a retrieval service: POST {tenant_id, query, top_k}")

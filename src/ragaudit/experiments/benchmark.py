@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,9 @@ from ragaudit.corpus.chunkers import count_tokens
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import Run
 from ragaudit.data.schema import Dataset
-from ragaudit.evaluation.compare import LoadedReport, compare_reports
+from ragaudit.evaluation.compare import DEFAULT_DELTA, DEFAULT_POWER, LoadedReport, compare_reports
 from ragaudit.evaluation.evaluate import evaluate
+from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED
 from ragaudit.evaluation.live import RunOptions
 from ragaudit.evaluation.result import EvalResult
 from ragaudit.metrics.names import MetricSpec
@@ -59,6 +60,7 @@ class BenchmarkResult:
     def to_dict(self) -> dict[str, Any]:
         first = self.outcomes[0].result if self.outcomes else None
         corpus = first.context.get("corpus") if first is not None else None
+        holes = {o.name: o.result.holes(o.name) for o in self.outcomes}
         return {
             **envelope(
                 "benchmark",
@@ -79,10 +81,12 @@ class BenchmarkResult:
                     "counts": o.result.counts.__dict__,
                     "leaks": len(o.result.leaks()),
                     "isolation": o.result.tenant_isolation().to_json(),
+                    "holes": holes[o.name].to_json(),
                 }
                 for o in self.outcomes
             ],
             "comparisons": self.comparison.get("comparisons", []),
+            "notes": [f"incomplete judgments: {w}" for h in holes.values() if (w := h.warning())],
         }
 
 
@@ -136,11 +140,16 @@ async def run_benchmark(
     resamples: int = 10_000,
     qdrant_url: str | None = None,
     cache: ComponentCache | None = None,
+    delta: float = DEFAULT_DELTA,
+    power: float = DEFAULT_POWER,
+    min_judged: float = DEFAULT_MIN_JUDGED,
 ) -> BenchmarkResult:
     """Build and evaluate every pipeline; compare each against ``baseline`` (default: the first).
 
     Each pipeline answers one warm-up query before it is timed, so model loading is not counted as
     the first case's latency. ``cache`` shares indexes with other experiments over the same corpus.
+    Each comparison carries its power figures (cases needed for ``delta`` with ``power``), and each
+    pipeline its judged share of the top k (warning under ``min_judged``; :mod:`ragaudit.evaluation.holes`).
     """
     cache = cache if cache is not None else ComponentCache()
     outcomes: list[PipelineOutcome] = []
@@ -148,6 +157,7 @@ async def run_benchmark(
         outcome = await evaluate_pipeline(
             dataset, corpus, config, specs, policy, options, cache, context_k, qdrant_url
         )
+        outcome.result = replace(outcome.result, min_judged=min_judged)
         outcomes.append(outcome)
         result = outcome.result
         if report_dir is not None:
@@ -158,7 +168,14 @@ async def run_benchmark(
         raise ValueError(f"baseline {base_name!r} is not one of the pipelines ({', '.join(names)})")
     loaded = {o.name: LoadedReport(o.name, f"<{o.name}>", o.result.to_dict()) for o in outcomes}
     comparison = (
-        compare_reports([loaded[n] for n in names], loaded[base_name], n_resamples=resamples)
+        compare_reports(
+            [loaded[n] for n in names],
+            loaded[base_name],
+            n_resamples=resamples,
+            delta=delta,
+            power=power,
+            min_judged=min_judged,
+        )
         if len(names) > 1
         else {}
     )
