@@ -89,6 +89,9 @@ class Run:
     """Non-fatal oddities met while reading (duplicate lines, ...), reported with the evaluation."""
     isolation: CheckVerdict | None = None
     """The tenant-isolation verdict over the run (:func:`ragaudit.runner.tenancy.assess_run`)."""
+    latency_basis: str | None = None
+    """How each case's ``latency_ms`` was measured (:func:`ragaudit.runner.execute.latency_basis`; None
+    for a run read from a file)."""
 
     def info(self) -> dict[str, Any]:
         return {"name": self.name, "source": self.source, "sha256": self.sha256, "cases": len(self.cases)}
