@@ -9,8 +9,10 @@ import asyncio
 from ragaudit.cli.argtypes import positive_int, probability
 from ragaudit.cli.common import (
     add_dataset_options,
+    add_executor_options,
     add_experiment_run_options,
     add_policy_options,
+    executor_from,
     policy_from,
     run_options_from,
 )
@@ -34,6 +36,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--metrics", default="nDCG@10,R@5,R@10,MRR@10,P@5")
     add_experiment_run_options(parser)
+    add_executor_options(parser)
     parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
     parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--seed", type=int, default=0)
@@ -56,24 +59,26 @@ def run(args: argparse.Namespace) -> int:
     toggles = [t for raw in args.toggle for t in raw.split(",")] or list(applicable_toggles(base))
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     options = run_options_from(args, specs)
-    result = asyncio.run(
-        run_ablation(
-            dataset,
-            load_corpus(args.corpus),
-            base,
-            toggles,
-            specs,
-            policy,
-            options,
-            context_k=args.context_k,
-            alpha=args.alpha,
-            resamples=args.resamples,
-            seed=args.seed,
-            report_dir=args.out_dir,
-            qdrant_url=args.qdrant_url,
-            where=args.config,
+    with executor_from(args) as executor:
+        result = asyncio.run(
+            run_ablation(
+                dataset,
+                load_corpus(args.corpus),
+                base,
+                toggles,
+                specs,
+                policy,
+                options,
+                context_k=args.context_k,
+                alpha=args.alpha,
+                resamples=args.resamples,
+                seed=args.seed,
+                report_dir=args.out_dir,
+                qdrant_url=args.qdrant_url,
+                where=args.config,
+                executor=executor,
+            )
         )
-    )
     from ragaudit.report.terminal import render_terminal
 
     print(render_terminal(result.to_dict()))

@@ -8,8 +8,10 @@ import asyncio
 from ragaudit.cli.argtypes import positive_int
 from ragaudit.cli.common import (
     add_dataset_options,
+    add_executor_options,
     add_experiment_run_options,
     add_policy_options,
+    executor_from,
     policy_from,
     run_options_from,
 )
@@ -28,6 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline", help="the pipeline to compare against (default: the first)")
     parser.add_argument("--metrics", default="nDCG@10,R@5,R@10,MRR@10,P@5")
     add_experiment_run_options(parser)
+    add_executor_options(parser)
     parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
     parser.add_argument("--out-dir", default="reports/bench", help="where the per-pipeline reports go")
     parser.add_argument("--no-history", action="store_true", help="do not record the runs in the run history")
@@ -53,21 +56,23 @@ def run(args: argparse.Namespace) -> int:
     configs = [resolve_pipeline(p) for p in given]
     baseline = _baseline(args.baseline, given, [c.name for c in configs])
     options = run_options_from(args, specs)
-    result = asyncio.run(
-        run_benchmark(
-            dataset,
-            corpus,
-            configs,
-            specs,
-            policy,
-            options,
-            baseline=baseline,
-            context_k=args.context_k,
-            report_dir=args.out_dir,
-            resamples=args.resamples,
-            qdrant_url=args.qdrant_url,
+    with executor_from(args) as executor:
+        result = asyncio.run(
+            run_benchmark(
+                dataset,
+                corpus,
+                configs,
+                specs,
+                policy,
+                options,
+                baseline=baseline,
+                context_k=args.context_k,
+                report_dir=args.out_dir,
+                resamples=args.resamples,
+                qdrant_url=args.qdrant_url,
+                executor=executor,
+            )
         )
-    )
     from ragaudit.report.terminal import render_terminal
 
     print(render_terminal(result.to_dict()))

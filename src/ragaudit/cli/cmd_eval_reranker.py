@@ -7,7 +7,13 @@ import argparse
 import asyncio
 
 from ragaudit.cli.argtypes import output_file, positive_float, positive_int, probability
-from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.common import (
+    add_dataset_options,
+    add_executor_options,
+    add_policy_options,
+    executor_from,
+    policy_from,
+)
 from ragaudit.cli.outcome import add_outcome_options
 
 HELP = "evaluate a reranker: before/after with significance, oracle ceiling, first-stage recall, latency"
@@ -41,6 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true")
     add_policy_options(parser)
     add_outcome_options(parser)
+    add_executor_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,24 +61,26 @@ def run(args: argparse.Namespace) -> int:
     specs = parse_metrics(args.metrics)
     config = resolve_pipeline(args.pipeline)
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
-    result = asyncio.run(
-        evaluate_reranker(
-            dataset,
-            load_corpus(args.corpus),
-            config,
-            specs,
-            policy,
-            top_n=args.top_n,
-            default_tenant=args.tenant,
-            concurrency=args.concurrency,
-            timeout_s=args.timeout,
-            progress=False if args.no_progress else None,
-            alpha=args.alpha,
-            resamples=args.resamples,
-            seed=args.seed,
-            qdrant_url=args.qdrant_url,
+    with executor_from(args) as executor:
+        result = asyncio.run(
+            evaluate_reranker(
+                dataset,
+                load_corpus(args.corpus),
+                config,
+                specs,
+                policy,
+                top_n=args.top_n,
+                default_tenant=args.tenant,
+                concurrency=args.concurrency,
+                timeout_s=args.timeout,
+                progress=False if args.no_progress else None,
+                alpha=args.alpha,
+                resamples=args.resamples,
+                seed=args.seed,
+                qdrant_url=args.qdrant_url,
+                executor=executor,
+            )
         )
-    )
     from ragaudit.report.terminal import render_terminal
 
     print(render_terminal(result.to_dict()))

@@ -8,8 +8,10 @@ import asyncio
 from ragaudit.cli.argtypes import output_file, positive_int
 from ragaudit.cli.common import (
     add_dataset_options,
+    add_executor_options,
     add_experiment_run_options,
     add_policy_options,
+    executor_from,
     policy_from,
     run_options_from,
 )
@@ -49,6 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--context-k", type=positive_int, default=5, help="k for the token-level precision / IoU (5)"
     )
     add_experiment_run_options(parser)
+    add_executor_options(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--out", type=output_file, default="reports/chunking-sweep.json", help="the JSON artifact"
@@ -75,23 +78,25 @@ def run(args: argparse.Namespace) -> int:
         args.dataset, args.dataset_format, args.split, policy.relevance_threshold, corpus
     )
     options = run_options_from(args, specs)
-    result = asyncio.run(
-        sweep_chunking(
-            dataset,
-            corpus,
-            config,
-            grid,
-            specs,
-            policy,
-            options,
-            context_k=args.context_k,
-            skipped=skipped,
-            resamples=args.resamples,
-            seed=args.seed,
-            qdrant_url=args.qdrant_url,
-            report_dir=args.reports_dir,
+    with executor_from(args) as executor:
+        result = asyncio.run(
+            sweep_chunking(
+                dataset,
+                corpus,
+                config,
+                grid,
+                specs,
+                policy,
+                options,
+                context_k=args.context_k,
+                skipped=skipped,
+                resamples=args.resamples,
+                seed=args.seed,
+                qdrant_url=args.qdrant_url,
+                report_dir=args.reports_dir,
+                executor=executor,
+            )
         )
-    )
     from ragaudit.report.terminal import render_terminal
 
     print(render_terminal(result.to_dict()))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ragaudit.cli.argtypes import input_file, positive_float, positive_int
@@ -14,6 +16,7 @@ if TYPE_CHECKING:
     from ragaudit.evaluation.live import RunOptions
     from ragaudit.metrics.names import MetricSpec
     from ragaudit.pipelines.sources import SourceSpec
+    from ragaudit.runner.executor import Executor
 
 
 def add_policy_options(parser: argparse.ArgumentParser) -> None:
@@ -172,3 +175,47 @@ def source_spec_from(args: argparse.Namespace, **overrides: Any) -> SourceSpec:
     }
     values.update(overrides)
     return SourceSpec(**values)
+
+
+def add_executor_options(parser: argparse.ArgumentParser) -> None:
+    """``--executor local|ray`` and the Ray executor's settings (docs/scale.md)."""
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where the cells run: in this process (local, default) or as Ray tasks (ray; needs "
+        "pip install 'ragaudit[ray]')",
+    )
+    parser.add_argument(
+        "--ray-address",
+        help="the Ray cluster, by ray.init()'s rules: unset = $RAY_ADDRESS, else a new local instance; "
+        "'auto'; or 'ray://host:port'",
+    )
+    parser.add_argument(
+        "--embed-actors",
+        type=positive_int,
+        help="Ray Data actors embedding the corpus (default: the cluster's CPUs; one model load each)",
+    )
+    parser.add_argument(
+        "--task-retries",
+        type=int,
+        default=3,
+        help="Ray retries of a cell task whose worker is lost (default 3)",
+    )
+
+
+@contextmanager
+def executor_from(args: argparse.Namespace) -> Iterator[Executor]:
+    """The executor :func:`add_executor_options` asked for, closed (Ray disconnected) afterwards."""
+    from ragaudit.runner.executor import make_executor
+
+    executor = make_executor(
+        args.executor,
+        address=args.ray_address,
+        embed_actors=args.embed_actors,
+        task_retries=args.task_retries,
+    )
+    try:
+        yield executor
+    finally:
+        executor.close()

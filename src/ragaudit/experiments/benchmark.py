@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,9 @@ from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig
+from ragaudit.pipelines.distribute import prepare_distributed
 from ragaudit.pipelines.prepare import prepare_pipeline
+from ragaudit.runner.executor import Executor, LocalExecutor
 
 
 def context_tokens(run: Run, k: int) -> float:
@@ -55,6 +57,8 @@ class BenchmarkResult:
     comparison: dict[str, Any]
     context_k: int
     invariants: dict[str, Any] = field(default_factory=dict)
+    executor: dict[str, Any] | None = None
+    """Where the pipelines ran (``--executor ray``: the cluster); ``None`` for a local run."""
 
     def to_dict(self) -> dict[str, Any]:
         first = self.outcomes[0].result if self.outcomes else None
@@ -64,7 +68,11 @@ class BenchmarkResult:
                 "benchmark",
                 dataset=first.dataset if first is not None else None,
                 policy=first.policy.to_dict() if first is not None else None,
-                context={"corpus": corpus, "retrieval": {"top_k": self.invariants.get("top_k")}},
+                context={
+                    "corpus": corpus,
+                    "retrieval": {"top_k": self.invariants.get("top_k")},
+                    "executor": self.executor,
+                },
             ),
             "baseline": self.baseline,
             "invariants": self.invariants,
@@ -122,6 +130,41 @@ async def evaluate_pipeline(
     )
 
 
+@dataclass(frozen=True)
+class CellInputs:
+    """What every pipeline of an experiment reads (shipped once to a Ray cluster)."""
+
+    dataset: Dataset
+    corpus: Corpus
+    specs: tuple[MetricSpec, ...]
+    policy: Policy
+    options: RunOptions
+    cache: ComponentCache
+    context_k: int
+    qdrant_url: str | None
+
+
+async def pipeline_cell(shared: CellInputs, config: PipelineConfig) -> PipelineOutcome:
+    """One cell of a benchmark or ablation: :func:`evaluate_pipeline` of ``config``."""
+    s = shared
+    return await evaluate_pipeline(
+        s.dataset, s.corpus, config, s.specs, s.policy, s.options, s.cache, s.context_k, s.qdrant_url
+    )
+
+
+async def run_cells(
+    configs: Sequence[PipelineConfig], inputs: CellInputs, executor: Executor | None
+) -> tuple[list[PipelineOutcome], dict[str, Any] | None]:
+    """Every config's outcome (in order) through ``executor`` (default: in this process, sharing
+    ``inputs.cache``), and the provenance entry of a non-local executor (``None`` when local)."""
+    runner = executor if executor is not None else LocalExecutor()
+    if runner.name == "local":
+        return await runner.map(pipeline_cell, inputs, configs), None
+    remote = prepare_distributed(configs, inputs.corpus, runner, inputs.cache, inputs.qdrant_url)
+    outcomes = await runner.map(pipeline_cell, replace(inputs, cache=remote.cache), configs)
+    return outcomes, remote.provenance
+
+
 async def run_benchmark(
     dataset: Dataset,
     corpus: Corpus,
@@ -136,22 +179,21 @@ async def run_benchmark(
     resamples: int = 10_000,
     qdrant_url: str | None = None,
     cache: ComponentCache | None = None,
+    executor: Executor | None = None,
 ) -> BenchmarkResult:
     """Build and evaluate every pipeline; compare each against ``baseline`` (default: the first).
 
     Each pipeline answers one warm-up query before it is timed, so model loading is not counted as
     the first case's latency. ``cache`` shares indexes with other experiments over the same corpus.
+    ``executor`` runs the pipelines (default: one after another in this process); on Ray each
+    pipeline is one task (see :func:`run_cells`).
     """
     cache = cache if cache is not None else ComponentCache()
-    outcomes: list[PipelineOutcome] = []
-    for config in pipelines:
-        outcome = await evaluate_pipeline(
-            dataset, corpus, config, specs, policy, options, cache, context_k, qdrant_url
-        )
-        outcomes.append(outcome)
-        result = outcome.result
-        if report_dir is not None:
-            result.write_json(Path(report_dir) / f"{config.name}.json")
+    inputs = CellInputs(dataset, corpus, specs, policy, options, cache, context_k, qdrant_url)
+    outcomes, provenance = await run_cells(pipelines, inputs, executor)
+    if report_dir is not None:
+        for outcome in outcomes:
+            outcome.result.write_json(Path(report_dir) / f"{outcome.name}.json")
     names = [o.name for o in outcomes]
     base_name = baseline or names[0]
     if base_name not in names:
@@ -168,7 +210,7 @@ async def run_benchmark(
         "top_k": options.top_k,
         "same_cases_for_every_pipeline": True,
     }
-    bench = BenchmarkResult(outcomes, base_name, comparison, context_k, invariants)
+    bench = BenchmarkResult(outcomes, base_name, comparison, context_k, invariants, provenance)
     if report_dir is not None:
         write_artifact(bench.to_dict(), Path(report_dir) / "benchmark.json")
     return bench

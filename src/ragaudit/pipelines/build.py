@@ -17,13 +17,16 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
 from ragaudit.corpus.loading import Corpus
 from ragaudit.corpus.model import Chunk
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
 from ragaudit.retrieval.protocol import Retriever
+
+if TYPE_CHECKING:
+    from ragaudit.retrieval.embedding_types import TextEncoder
 
 
 @dataclass
@@ -55,9 +58,15 @@ class BuiltPipeline:
         }
 
 
+def chunk_key(config: PipelineConfig, corpus: Corpus) -> str:
+    """What a chunking's chunks and indexes are cached under: the corpus and the chunking."""
+    c = config.chunking
+    return f"{corpus.sha256}:{c.strategy}:{c.size}:{c.overlap}"
+
+
 def chunk_with(config: PipelineConfig, corpus: Corpus, cache: ComponentCache | None = None) -> list[Chunk]:
     c = config.chunking
-    key = f"{corpus.sha256}:{c.strategy}:{c.size}:{c.overlap}"
+    key = chunk_key(config, corpus)
     if cache is not None and key in cache.chunks:
         return cache.chunks[key]
     chunks = chunk_corpus(corpus, make_chunker(c.strategy, c.size, c.overlap))
@@ -72,12 +81,25 @@ def _bm25(stage: StageConfig, chunks: Sequence[Chunk]) -> Retriever:
     return BM25Retriever.from_chunks(chunks, **dict(stage.params))
 
 
+def _stage_params(stage: StageConfig, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    return {**dict(stage.params), **{k: v for k, v in overrides.items() if v is not None}}
+
+
+def stage_encoder(stage: StageConfig, overrides: Mapping[str, Any] | None = None) -> TextEncoder:
+    """The encoder a dense stage embeds with: its model and backend, behind its embedding cache
+    (``cache_dir``; on by default)."""
+    from ragaudit.retrieval.dense import make_encoder
+
+    p = _stage_params(stage, overrides or {})
+    return make_encoder(p.get("model"), p.get("cache_dir", True), backend=p.get("backend"))
+
+
 def _dense(
     stage: StageConfig, chunks: Sequence[Chunk], overrides: Mapping[str, Any], chunk_key: str
 ) -> Retriever:
     from ragaudit.retrieval.dense import DenseRetriever, StoreKind
 
-    p = {**dict(stage.params), **{k: v for k, v in overrides.items() if v is not None}}
+    p = _stage_params(stage, overrides)
     store: StoreKind = (
         "qdrant" if p.get("qdrant_url") or p.get("qdrant_path") or p.get("store") == "qdrant" else "exact"
     )
@@ -96,13 +118,10 @@ def _dense(
         default_name = "ragaudit-" + hashlib.sha256(chunk_key.encode()).hexdigest()[:16]
         options["collection"] = p.get("collection", default_name)
         options["hybrid"] = bool(p.get("hybrid_sparse", False))
-    cache = p.get("cache_dir", True)
-    return DenseRetriever.from_chunks(
-        chunks, store=store, model=p.get("model"), backend=p.get("backend"), cache=cache, **options
-    )
+    return DenseRetriever.from_chunks(chunks, store=store, model=stage_encoder(stage, overrides), **options)
 
 
-def _first_stage(
+def build_first_stage(
     stage: StageConfig,
     chunks: Sequence[Chunk],
     cache: ComponentCache,
@@ -123,7 +142,7 @@ def _first_stage(
     else:
         from ragaudit.retrieval.fusion import HybridRetriever
 
-        built = [_first_stage(c, chunks, cache, chunk_key, overrides) for c in stage.components]
+        built = [build_first_stage(c, chunks, cache, chunk_key, overrides) for c in stage.components]
         parts = [b[0] for b in built]
         parts_seconds = sum(b[1] for b in built)
         started = time.perf_counter()
@@ -162,10 +181,9 @@ def build_pipeline(
 
     shared = cache if cache is not None else ComponentCache()
     chunks = chunk_with(config, corpus, shared)
-    c = config.chunking
-    chunk_key = f"{corpus.sha256}:{c.strategy}:{c.size}:{c.overlap}"
     overrides = {"qdrant_url": qdrant_url}
-    retriever, index_seconds = _first_stage(config.retriever, chunks, shared, chunk_key, overrides)
+    key = chunk_key(config, corpus)
+    retriever, index_seconds = build_first_stage(config.retriever, chunks, shared, key, overrides)
     started = time.perf_counter()
     models: dict[str, Any] = {"embedding": _models(config.retriever)}
     if config.rewrite is not None:  # rewriting feeds the first stage (RM3 takes feedback from it)
