@@ -81,6 +81,26 @@ def _bm25(stage: StageConfig, chunks: Sequence[Chunk]) -> Retriever:
     return BM25Retriever.from_chunks(chunks, **dict(stage.params))
 
 
+QDRANT_CLUSTER_KEYS = {
+    "shards": "shard_number",
+    "replication_factor": "replication_factor",
+    "write_consistency_factor": "write_consistency_factor",
+    "on_disk": "on_disk",
+}
+"""Dense-stage TOML keys that configure a new Qdrant collection on a cluster (docs/scale.md)."""
+
+
+def collection_name(stage: StageConfig, chunk_key: str) -> str:
+    """The default Qdrant collection of a dense stage: one per pipeline index, named after what
+    decides its points (corpus, chunking, model, backend, sparse vectors or not), so a rerun reuses
+    it and two pipelines whose points differ never share one."""
+    p = stage.params
+    ident = json.dumps(
+        [chunk_key, p.get("model"), p.get("backend"), bool(p.get("hybrid_sparse", False))], sort_keys=True
+    )
+    return "ragaudit-" + hashlib.sha256(ident.encode()).hexdigest()[:16]
+
+
 def _stage_params(stage: StageConfig, overrides: Mapping[str, Any]) -> dict[str, Any]:
     return {**dict(stage.params), **{k: v for k, v in overrides.items() if v is not None}}
 
@@ -115,9 +135,11 @@ def _dense(
         else:
             options["location"] = ":memory:"
         # one collection per corpus and chunking, so re-runs reuse it and different corpora never mix
-        default_name = "ragaudit-" + hashlib.sha256(chunk_key.encode()).hexdigest()[:16]
-        options["collection"] = p.get("collection", default_name)
+        options["collection"] = p.get("collection", collection_name(stage, chunk_key))
         options["hybrid"] = bool(p.get("hybrid_sparse", False))
+        for key, option in QDRANT_CLUSTER_KEYS.items():
+            if p.get(key) is not None:
+                options[option] = p[key]
     return DenseRetriever.from_chunks(chunks, store=store, model=stage_encoder(stage, overrides), **options)
 
 
