@@ -15,6 +15,7 @@ on 2 cores, so the default ``pytest`` run leaves them out and ``make test-ray`` 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import threading
@@ -46,7 +47,16 @@ from ragaudit.retrieval.embedding_cache import EmbeddingCache
 pytestmark = pytest.mark.ray
 
 SPECS = parse_metrics("R@5,nDCG@10")
-TIMING = {"created_at", "latency_ms", "index_build_seconds", "build_seconds", "embed_seconds", "git"}
+TIMING = {
+    "created_at",
+    "latency_ms",
+    "index_build_seconds",
+    "build_seconds",
+    "embed_seconds",
+    "first_stage_ms",
+    "rerank_added_ms",
+    "git",
+}
 
 
 def _untimed(value: Any) -> Any:
@@ -235,3 +245,68 @@ def test_a_cell_whose_worker_is_killed_is_rerun_and_the_benchmark_completes(
     )
     assert _untimed(remote) == _untimed(local)
     assert remote["provenance"]["executor"]["name"] == "ray"
+
+
+def test_without_retries_the_killed_cell_fails_the_run(
+    demo: tuple[Dataset, Corpus], ray_cluster: Any
+) -> None:
+    """The control for the test above: it is Ray's task retry that saves the run."""
+    import ray
+
+    from ragaudit.runner.ray_executor import RayExecutor
+
+    dataset, corpus = demo
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(target=_kill_first_cell_worker, args=(stop, killed))
+    killer.start()
+    try:
+        with pytest.raises(ray.exceptions.RayError):
+            asyncio.run(
+                run_benchmark(
+                    dataset,
+                    corpus,
+                    [preset("bm25")],
+                    SPECS,
+                    Policy(),
+                    RunOptions(top_k=10, progress=False),
+                    resamples=200,
+                    executor=RayExecutor(task_retries=0),
+                )
+            )
+    finally:
+        stop.set()
+        killer.join()
+    assert killed
+
+
+def _cli(tmp_path: Path, name: str, argv: list[str]) -> dict[str, Any]:
+    from ragaudit.cli.main import main
+
+    out = tmp_path / f"{name}.json"
+    dataset = ["--dataset", str(KB / "golden.jsonl"), "--corpus", str(KB / "corpus.jsonl")]
+    assert main([*argv, *dataset, "--out", str(out), "--resamples", "200", "--no-progress"]) == 0
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return report
+
+
+def test_eval_reranker_and_ablate_commands_on_ray(ray_cluster: Any, tmp_path: Path) -> None:
+    address = ["--executor", "ray", "--ray-address", ray_cluster.address]
+    rerank = ["eval-reranker", "--pipeline", "hybrid-rerank", "--top-n", "10"]
+    local = _cli(tmp_path, "local", rerank)
+    remote = _cli(tmp_path, "ray", [*rerank, *address])
+    assert remote["provenance"]["executor"]["nodes"] == 2
+    assert _untimed(remote) == _untimed(local)
+    out_dir = tmp_path / "ablation"
+    from ragaudit.cli.main import main
+
+    argv = ["ablate", "--config", "hybrid-rerank", "--toggle", "rerank", "--out-dir", str(out_dir)]
+    dataset = ["--dataset", str(KB / "golden.jsonl"), "--corpus", str(KB / "corpus.jsonl")]
+    assert main([*argv, *dataset, "--resamples", "200", "--no-progress", *address]) == 0
+    ablation = json.loads((out_dir / "ablation.json").read_text(encoding="utf-8"))
+    assert ablation["provenance"]["executor"]["name"] == "ray"
+    assert [v["name"] for v in ablation["variants"]] == [
+        "full",
+        "full-minus-rerank",
+        "bare",
+        "bare-plus-rerank",
+    ]

@@ -194,7 +194,14 @@ def add_executor_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--embed-actors",
         type=positive_int,
-        help="Ray Data actors embedding the corpus (default: the cluster's CPUs; one model load each)",
+        help="Ray Data actors embedding the corpus (default: the cluster's CPUs / --actor-cpus; one model "
+        "load each)",
+    )
+    parser.add_argument(
+        "--actor-cpus",
+        type=positive_int,
+        default=1,
+        help="CPUs per embedding actor, also its ONNX Runtime threads (default 1)",
     )
     parser.add_argument(
         "--task-retries",
@@ -213,6 +220,7 @@ def executor_from(args: argparse.Namespace) -> Iterator[Executor]:
         args.executor,
         address=args.ray_address,
         embed_actors=args.embed_actors,
+        actor_cpus=args.actor_cpus,
         task_retries=args.task_retries,
     )
     try:

@@ -42,9 +42,9 @@ import numpy.typing as npt
 
 from ragaudit.corpus.model import Chunk
 from ragaudit.errors import InputError, MissingDependencyError
-from ragaudit.retry import RetryPolicy
 from ragaudit.retrieval.sparse_weights import SparseEncoder, SparseScheme, SparseVec
 from ragaudit.retrieval.vector_store import Hit
+from ragaudit.retry import RetryPolicy
 
 QueryMode = Literal["dense", "sparse", "hybrid"]
 IdfScope = Literal["tenant", "global"]
@@ -231,7 +231,9 @@ class QdrantVectorStore:
         self.client.create_collection(
             self.collection,
             vectors_config={
-                DENSE: models.VectorParams(size=dim, distance=models.Distance.DOT, on_disk=self.on_disk or None)
+                DENSE: models.VectorParams(
+                    size=dim, distance=models.Distance.DOT, on_disk=self.on_disk or None
+                )
             },
             sparse_vectors_config=(
                 {SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)} if self.hybrid else None

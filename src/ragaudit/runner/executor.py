@@ -73,6 +73,7 @@ def make_executor(
     *,
     address: str | None = None,
     embed_actors: int | None = None,
+    actor_cpus: int = 1,
     task_retries: int = 3,
 ) -> Executor:
     """``local`` or ``ray``; for ``ray``, ``address`` follows ``ray.init()``'s rules (``None``: the
@@ -82,5 +83,7 @@ def make_executor(
     if name == "ray":
         from ragaudit.runner.ray_executor import RayExecutor
 
-        return RayExecutor(address=address, embed_actors=embed_actors, task_retries=task_retries)
+        return RayExecutor(
+            address=address, embed_actors=embed_actors, actor_cpus=actor_cpus, task_retries=task_retries
+        )
     raise InputError("--executor", None, f"unknown executor {name!r}", f"use one of: {', '.join(EXECUTORS)}")

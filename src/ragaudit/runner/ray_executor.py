@@ -20,6 +20,7 @@ Ray is the ``ray`` extra, imported only here and only when this executor is made
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
@@ -52,8 +53,9 @@ def _run_cell(fn: Callable[[Any, Any], Coroutine[Any, Any, Any]], shared: Any, c
 class _EmbedActor:
     """A Ray Data actor: loads the model once, then encodes one group of texts per row."""
 
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
+    def __init__(self, embedder: Embedder, threads: int) -> None:
+        self.embedder = copy.copy(embedder)
+        self.embedder.threads = threads  # ONNX Runtime threads = the CPUs Ray gave this actor
         self.embedder.encode(["ragaudit actor warm-up"])  # the one model load of this actor
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -73,17 +75,26 @@ class _EmbedActor:
 class RayExecutor:
     """Cells as Ray tasks, embedding through Ray Data (see the module docstring).
 
-    ``embed_actors``: actors in the embedding pool (default: the cluster's CPUs, at least 1);
-    ``task_retries``: Ray's ``max_retries`` for a cell task whose worker is lost.
+    ``embed_actors``: actors in the embedding pool (default: the cluster's CPUs / ``actor_cpus``, at
+    least 1); ``actor_cpus``: CPUs Ray reserves for each actor, which are also its ONNX Runtime
+    threads; ``task_retries``: Ray's ``max_retries`` for a cell task whose worker is lost.
     """
 
     name = "ray"
 
     def __init__(
-        self, *, address: str | None = None, embed_actors: int | None = None, task_retries: int = 3
+        self,
+        *,
+        address: str | None = None,
+        embed_actors: int | None = None,
+        actor_cpus: int = 1,
+        task_retries: int = 3,
     ) -> None:
         if embed_actors is not None and embed_actors < 1:
             raise ValueError(f"embed_actors must be a positive integer (got {embed_actors})")
+        if actor_cpus < 1:
+            raise ValueError(f"actor_cpus must be a positive integer (got {actor_cpus})")
+        self.actor_cpus = actor_cpus
         self.ray = import_ray()
         self._owns = not self.ray.is_initialized()
         if self._owns:
@@ -99,7 +110,7 @@ class RayExecutor:
         return {"nodes": len(nodes), "cpus": int(cpus)}
 
     def actors(self) -> int:
-        return self.embed_actors or max(1, self.cluster()["cpus"])
+        return self.embed_actors or max(1, self.cluster()["cpus"] // self.actor_cpus)
 
     async def map(self, fn: Callable[[S, C], Awaitable[R]], shared: S, cells: Sequence[C]) -> list[R]:
         ray = self.ray
@@ -120,11 +131,11 @@ class RayExecutor:
         dataset = ray.data.from_items(items, override_num_blocks=len(items))
         out = dataset.map_batches(
             _EmbedActor,
-            fn_constructor_args=(embedder,),
+            fn_constructor_args=(embedder, self.actor_cpus),
             batch_size=1,
             batch_format="numpy",
             concurrency=actors,
-            num_cpus=1,
+            num_cpus=self.actor_cpus,
         )
         matrices: list[FloatMatrix | None] = [None] * len(groups)
         dim = embedder.dim
@@ -136,6 +147,7 @@ class RayExecutor:
             raise RuntimeError(f"Ray Data returned no vectors for groups {missing[:5]}")
         self.last_embedding = {
             "actors": actors,
+            "actor_cpus": self.actor_cpus,
             "groups": len(groups),
             "texts": sum(len(g) for g in groups),
             "group_size": max(len(g) for g in groups),
