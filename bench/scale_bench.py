@@ -116,6 +116,7 @@ def embedding(corpus: Corpus, executor: Executor, actors: int, work: Path, name:
         got = filled.embed(texts)
         identical = filled.misses == 0 and got.tobytes() == expected.tobytes()
     n = len(set(texts))
+    used = int(prefill.runs[0]["actors"]) if prefill.runs else actors  # at most one actor per batch of 256
     return {
         "corpus": name,
         "texts": n,
@@ -123,7 +124,7 @@ def embedding(corpus: Corpus, executor: Executor, actors: int, work: Path, name:
         "local_texts_per_s": round(n / local_s, 1),
         "ray_s": round(ray_s, 2),
         "ray_texts_per_s": round(n / ray_s, 1),
-        "ray_per_actor_texts_per_s": round(n / ray_s / actors, 1),
+        "ray_per_actor_texts_per_s": round(n / ray_s / used, 1),
         "ratio_ray_over_local": round(local_s / ray_s, 2),
         "bit_identical": identical,
         "ray_run": prefill.runs[0] if prefill.runs else None,

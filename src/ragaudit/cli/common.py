@@ -188,8 +188,9 @@ def add_executor_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--ray-address",
-        help="the Ray cluster, by ray.init()'s rules: unset = $RAY_ADDRESS, else a new local instance; "
-        "'auto'; or 'ray://host:port'",
+        help="the Ray cluster, by ray.init()'s own rules: unset = $RAY_ADDRESS, else the cluster last "
+        "started on this machine, else a new local instance; 'auto' (an existing cluster or an error); "
+        "'ray://host:port' (Ray Client)",
     )
     parser.add_argument(
         "--embed-actors",

@@ -76,8 +76,9 @@ def make_executor(
     actor_cpus: int = 1,
     task_retries: int = 3,
 ) -> Executor:
-    """``local`` or ``ray``; for ``ray``, ``address`` follows ``ray.init()``'s rules (``None``: the
-    ``RAY_ADDRESS`` variable, else a new local instance; ``"auto"``; ``"ray://host:port"``)."""
+    """``local`` or ``ray``; for ``ray``, ``address`` follows ``ray.init()``'s own rules (``None``:
+    ``RAY_ADDRESS``, else the cluster last started on this machine, else a new local instance;
+    ``"auto"``: an existing cluster or an error; ``"ray://host:port"``: Ray Client)."""
     if name == "local":
         return LocalExecutor()
     if name == "ray":

@@ -2,14 +2,18 @@
 
 Only Ray's own machinery is used:
 
-- connecting: ``ray.init(address=...)`` with Ray's rules (``None``: ``RAY_ADDRESS``, else a new
-  local instance; ``"auto"``: the cluster on this machine; ``"ray://host:port"``: Ray Client). A
-  process that already called ``ray.init()`` is reused as it is;
+- connecting: ``ray.init(address=...)`` with Ray's own rules (``None``: ``RAY_ADDRESS``, else the
+  cluster last started on this machine, else a new local instance; ``"auto"``: an existing cluster
+  or an error; ``"ray://host:port"``: Ray Client). A process that already called ``ray.init()`` is
+  reused as it is (and left connected);
 - shared objects: ``ray.put`` once; every task receives the reference, so a node fetches the object
   once, not once per task;
 - cells: one ``@ray.remote`` task each, ``max_retries`` set, so a task whose worker dies (a lost
   node, a killed process) is re-run by Ray; an exception raised by the cell itself is not retried
-  (``retry_exceptions=False``: it would fail the same way again) and reaches the caller;
+  (``retry_exceptions=False``: it would fail the same way again) and reaches the caller. The tasks
+  run with the driver's BLAS thread count (a ``runtime_env`` setting ``OMP_NUM_THREADS`` and
+  friends): Ray gives its workers one BLAS thread, and a matrix product's last bits depend on the
+  thread count, so the exact store's scores, and a near tie's order, would differ from the local run;
 - embedding: a Ray Data dataset of text groups, ``map_batches`` over an actor pool
   (``concurrency=actors``): each actor loads the model once in its constructor and encodes one group
   per call, exactly as :meth:`~ragaudit.retrieval.embedder.Embedder.encode` does locally.
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import os
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
@@ -43,6 +48,27 @@ def import_ray() -> Any:
     except ImportError:
         raise MissingDependencyError("ray[data]", "ray") from None
     return ray
+
+
+BLAS_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def blas_threads() -> int:
+    """The threads this process's BLAS (numpy's matrix products) runs on: what threadpoolctl reports
+    when it is installed, else the usual variables, else the CPU count (OpenBLAS's default)."""
+    try:
+        from threadpoolctl import threadpool_info
+
+        counts = [int(i["num_threads"]) for i in threadpool_info() if i.get("user_api") == "blas"]
+        if counts:
+            return max(counts)
+    except ImportError:
+        pass
+    for key in BLAS_THREAD_VARIABLES:
+        value = os.environ.get(key, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
 
 
 def _run_cell(fn: Callable[[Any, Any], Coroutine[Any, Any, Any]], shared: Any, cell: Any) -> Any:
@@ -101,7 +127,12 @@ class RayExecutor:
             self.ray.init(address=address, log_to_driver=False, configure_logging=False)
         self.embed_actors = embed_actors
         self.task_retries = task_retries
+        self.blas_threads = blas_threads()
         self.last_embedding: dict[str, Any] | None = None
+
+    def cell_env(self) -> dict[str, str]:
+        """The environment variables every cell task runs with (the driver's BLAS thread count)."""
+        return {key: str(self.blas_threads) for key in BLAS_THREAD_VARIABLES}
 
     def cluster(self) -> dict[str, Any]:
         """Alive nodes and the cluster's CPUs, as Ray reports them now."""
@@ -115,7 +146,12 @@ class RayExecutor:
     async def map(self, fn: Callable[[S, C], Awaitable[R]], shared: S, cells: Sequence[C]) -> list[R]:
         ray = self.ray
         shared_ref = ray.put(shared)
-        task = ray.remote(max_retries=self.task_retries, retry_exceptions=False, num_cpus=1)(_run_cell)
+        task = ray.remote(
+            max_retries=self.task_retries,
+            retry_exceptions=False,
+            num_cpus=1,
+            runtime_env={"env_vars": self.cell_env()},
+        )(_run_cell)
         refs = [task.remote(fn, shared_ref, cell) for cell in cells]
         results: list[R] = await asyncio.to_thread(ray.get, refs)
         return results
@@ -157,7 +193,12 @@ class RayExecutor:
         return [m for m in matrices if m is not None]
 
     def info(self) -> dict[str, Any]:
-        return {"name": "ray", **self.cluster(), "ray_version": str(self.ray.__version__)}
+        return {
+            "name": "ray",
+            **self.cluster(),
+            "ray_version": str(self.ray.__version__),
+            "blas_threads": self.blas_threads,
+        }
 
     def close(self) -> None:
         """Disconnect, if this executor was the one that called ``ray.init()``."""
