@@ -68,3 +68,15 @@ def test_experiment_commands_take_an_executor(command: str) -> None:
     assert (
         build_parser().parse_args([command, "--dataset", "d", "--corpus", "c", *required]).executor == "local"
     )
+
+
+def test_executor_ray_without_the_extra_exits_2_naming_the_pip_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conftest import KB
+    from ragaudit.cli.main import main
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    data = ["--dataset", str(KB / "golden.jsonl"), "--corpus", str(KB / "corpus.jsonl")]
+    assert main(["bench", *data, "--pipelines", "bm25", "--executor", "ray"]) == 2
+    assert "pip install 'ragaudit[ray]'" in capsys.readouterr().err

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ragaudit.cli.argtypes import input_file, positive_float, positive_int
+from ragaudit.cli.argtypes import input_file, non_negative_int, positive_float, positive_int
 from ragaudit.cli.outcome import add_outcome_options
 from ragaudit.errors import InputError
 from ragaudit.metrics.policy import Policy
@@ -206,7 +206,7 @@ def add_executor_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--task-retries",
-        type=int,
+        type=non_negative_int,
         default=3,
         help="Ray retries of a cell task whose worker is lost (default 3)",
     )
