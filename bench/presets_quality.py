@@ -1,29 +1,33 @@
-"""Every pipeline preset on the shared BEIR sets: nDCG@10 (linear gain), R@100, build time, queries/s.
+"""Every pipeline preset and every fusion on the shared BEIR sets, with paired significance.
 
-Quality comes from :func:`ragaudit.experiments.benchmark.run_benchmark` with the BEIR folder as both
-dataset and corpus, i.e. exactly what ``ragaudit bench --dataset DIR --corpus DIR --metrics nDCG@10,R@100
---gain linear`` reports. Each set prints one table: preset, nDCG@10, R@100, index build seconds (every
-index the preset uses, as ``ragaudit bench`` counts it), queries/s, and for the ``bm25`` row the nDCG@10
-of bm25s run standalone (``bench/bm25_quality.py``). The Δ column is each system minus the best single
-retriever (``bm25`` or ``dense``, by nDCG@10) with its Holm-corrected paired randomization p-value
-(``ragaudit.evaluation.compare``).
+Two tables per set (``--sets``, default msmarco and dbpedia; business-reports cannot separate systems
+and is not used for quality):
 
-queries/s is measured in a second pass per preset, with the same functions ``run_benchmark`` calls
-(``prepare_pipeline``, then ``run_cases`` with concurrency 8 and depth 100): number of queries over
-the wall time of ``run_cases`` alone. Embeddings (corpus, queries, rerank candidates) come from the
-embedding cache when it holds them, as on any rerun; ``--cache-dir`` chooses it.
+**Fusion** (item 4 of issue 13): bm25, dense on each embedding backend (``onnx-int8``; ``torch`` when
+sentence-transformers is installed), hybrid RRF, hybrid convex with its weight chosen by
+cross-validation, and learned fusion (cross-validated), all on the same answerable cases, with the
+paired randomization test of each against hybrid RRF (Holm-corrected over the rows of the set). The
+cross-validated rows come from :func:`ragaudit.experiments.fusion_fit.cross_validate`, exactly what
+``ragaudit fit-fusion --dataset DIR --corpus DIR --folds 5 --gain linear`` estimates: 5 folds by case,
+each case scored by the convex weight and the model chosen or fitted without it; bm25, dense and RRF
+are the hybrid's own sub-lists and fused list (100 deep), so every row ranks the same candidates.
 
-``hybrid-rerank`` asks its first stage for ``max(top_n, depth)`` candidates and reorders them all, so
-at depth 100 (needed for R@100) it reranks 100 candidates, not 30; the extra row
-``hybrid-rerank @10`` is a depth-10 run, which reranks exactly the top 30.
+**Presets**: ``bm25``, ``dense``, ``hybrid`` through :func:`ragaudit.experiments.benchmark.run_benchmark`
+with the BEIR folder as both dataset and corpus (what ``ragaudit bench --dataset DIR --corpus DIR
+--metrics nDCG@10,R@100 --gain linear`` reports): nDCG@10 (linear gain), R@100, index build seconds,
+queries/s (a second pass: ``prepare_pipeline`` then ``run_cases`` alone timed, concurrency 8, depth
+100), the nDCG@10 of bm25s run standalone (``bench/bm25_quality.py``) for the ``bm25`` row, and each
+preset minus the best single retriever with its Holm-corrected paired randomization p-value.
+(``hybrid-rerank`` needs a model fitted on the set, so it is the *learned fusion (CV)* row here.)
 
 ``--grid`` also runs a small grid of fusion settings (RRF k and weights; weighted sums with min-max or
 z-score normalisation) through ``run_benchmark`` on every set, and prints each setting's nDCG@10 minus
 the best single retriever per set, its worst case over the sets, and its pooled difference from the
 ``hybrid`` preset over every query of every set (paired randomization test, Holm-corrected over the
-grid): the evidence for changing the preset or not.
+grid). ``--no-presets`` skips the presets table.
 
-Run: ``.venv/bin/python bench/presets_quality.py [--sets msmarco,dbpedia] [--cache-dir DIR] [--grid]``
+Run: ``.venv/bin/python bench/presets_quality.py [--sets msmarco,dbpedia] [--backends onnx-int8,torch]
+[--cache-dir DIR] [--grid] [--json FILE]``
 """
 
 from __future__ import annotations
@@ -40,10 +44,12 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_ROOT = HERE.parents[1] / "shared" / "data" / "beir"
+DEFAULT_ROOT = Path(os.environ.get("RAGAUDIT_SHARED_DATA", HERE.parents[1] / "shared" / "data")) / "beir"
 DEFAULT_CACHE = HERE / "_data" / "dense_cache"
-SETS = ("msmarco", "dbpedia", "business-reports")
-PRESET_NAMES = ("bm25", "dense", "hybrid", "hybrid-rerank")
+SETS = ("msmarco", "dbpedia")
+PRESET_NAMES = ("bm25", "dense", "hybrid")
+FUSION_METRICS = "nDCG@10,MRR@10,R@100"
+FOLDS = 5
 SINGLES = ("bm25", "dense")
 METRICS = "nDCG@10,R@100"
 DEPTH = 100
@@ -74,6 +80,24 @@ class SetReport:
     grid: dict[str, dict[str, float]] = field(default_factory=dict)
     grid_per_case: dict[str, dict[str, float]] = field(default_factory=dict)
     """Each grid setting's nDCG@10 per case id."""
+    fusion: list[FusionRow] = field(default_factory=list)
+    fusion_cases: int = 0
+    convex_weights: list[float] = field(default_factory=list)
+    """The dense weight each cross-validation fold chose."""
+    fusion_seconds: float = 0.0
+
+
+@dataclass
+class FusionRow:
+    """One system of the fusion table: mean metrics, and nDCG@10 against hybrid RRF."""
+
+    name: str
+    metrics: dict[str, float]
+    delta: float | None = None
+    wins: int | None = None
+    losses: int | None = None
+    p_value: float | None = None
+    p_holm: float | None = None
 
 
 def _pipeline(name: str, retriever: dict[str, Any]) -> Any:
@@ -209,19 +233,6 @@ def _preset_rows(data: _Set, presets: Sequence[str]) -> tuple[list[PresetRow], s
     return rows, best, bench
 
 
-def _rerank_at_10(data: _Set, best: Any) -> PresetRow:
-    """``hybrid-rerank`` at depth 10, where the reranker sees exactly its top_n = 30 candidates."""
-    from ragaudit.pipelines.config import preset
-
-    at10 = asyncio.run(data.bench([preset("hybrid-rerank")], "nDCG@10", depth=10)).outcomes[0]
-    base = best.result.per_case_values("nDCG@10")
-    mine = at10.result.per_case_values("nDCG@10")
-    delta = sum(mine[i] - base[i] for i in base) / len(base) if base else None
-    return PresetRow(
-        "hybrid-rerank @10", at10.result.metrics["nDCG@10"], None, at10.build_seconds, None, delta
-    )
-
-
 def _grid(data: _Set, best: str) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
     """Every grid setting with the two single retrievers, compared against the best of them; and each
     setting's per-case nDCG@10."""
@@ -243,7 +254,116 @@ def _grid(data: _Set, best: str) -> tuple[dict[str, dict[str, float]], dict[str,
     return summary, {o.name: o.result.per_case_values("nDCG@10") for o in settings}
 
 
-def run_set(folder: Path, presets: Sequence[str], resamples: int, with_grid: bool) -> SetReport:
+def _dense_rankings(data: _Set, backend: str, cases: Sequence[Any], depth: int) -> list[list[str]]:
+    """The dense retriever's ranking of each case on ``backend`` (its own index, same corpus)."""
+    from ragaudit.pipelines.config import parse_pipeline
+    from ragaudit.pipelines.prepare import prepare_pipeline
+
+    config = parse_pipeline({"name": f"dense-{backend}", "retriever": {"type": "dense", "backend": backend}})
+    retriever = prepare_pipeline(data.dataset, data.corpus, config).pipeline.retriever
+
+    async def one(case: Any) -> list[str]:
+        tenant = case.case.tenant_id
+        return [
+            c["chunk_id"]
+            for c in await retriever.search(tenant_id=tenant, query=case.case.query, top_k=depth)
+        ]
+
+    async def every() -> list[list[str]]:
+        return [await one(c) for c in cases]
+
+    return asyncio.run(every())
+
+
+def fusion_rows(data: _Set, backends: Sequence[str], folds: int) -> tuple[list[FusionRow], int, list[float]]:
+    """The fusion table of one set (module docstring), the number of cases and each fold's convex weight."""
+    from ragaudit.experiments.fusion_fit import collect, cross_validate, score_rankings
+    from ragaudit.metrics.names import parse_metrics
+    from ragaudit.pipelines.config import preset
+    from ragaudit.pipelines.prepare import prepare_pipeline
+    from ragaudit.stats.correction import holm_bonferroni
+    from ragaudit.stats.paired import randomization_test
+
+    specs = parse_metrics(FUSION_METRICS)
+    prepared = prepare_pipeline(data.dataset, data.corpus, preset("hybrid"))
+    collected = asyncio.run(
+        collect(
+            prepared.dataset,
+            prepared.pipeline.retriever,
+            candidates=DEPTH,
+            depth=DEPTH,
+            default_tenant=None,
+            threshold=data.policy.relevance_threshold,
+        )
+    )
+    cases = collected.cases
+    cv = cross_validate(
+        collected, specs, data.policy, folds=folds, candidates=DEPTH, depth=DEPTH, resamples=data.resamples
+    )
+
+    def scored(rankings: list[list[str]]) -> dict[str, list[float]]:
+        return {k: v.tolist() for k, v in score_rankings(cases, rankings, specs, data.policy).items()}
+
+    systems: dict[str, dict[str, list[float]]] = {
+        "bm25": scored([[d for d, _ in c.lists[0][:DEPTH]] for c in cases]),
+    }
+    for backend in backends:
+        if backend == "onnx-int8":  # the hybrid's own dense list
+            systems["dense (onnx-int8)"] = scored([[d for d, _ in c.lists[1][:DEPTH]] for c in cases])
+        else:
+            systems[f"dense ({backend})"] = scored(_dense_rankings(data, backend, cases, DEPTH))
+    systems["hybrid RRF"] = cv.per_case["rrf"]
+    systems["hybrid convex (CV weight)"] = cv.per_case["convex"]
+    systems["learned fusion (CV)"] = cv.per_case["learned"]
+    base = systems["hybrid RRF"]["nDCG@10"]
+    others = [n for n in systems if n != "hybrid RRF"]
+    p_values = [randomization_test(base, systems[n]["nDCG@10"], n_resamples=data.resamples) for n in others]
+    holm = dict(zip(others, holm_bonferroni(p_values), strict=True))
+    raw_p = dict(zip(others, p_values, strict=True))
+    rows = []
+    for name, values in systems.items():
+        means = {k: sum(v) / len(v) for k, v in values.items()}
+        row = FusionRow(name, means)
+        if name in raw_p:
+            diffs = [m - b for m, b in zip(values["nDCG@10"], base, strict=True)]
+            row.delta = sum(diffs) / len(diffs)
+            row.wins, row.losses = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
+            row.p_value, row.p_holm = raw_p[name], holm[name]
+        rows.append(row)
+    return rows, len(cases), [f["convex_dense_weight"] for f in cv.folds]
+
+
+def _p(value: float | None) -> str:
+    return "–" if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
+
+
+def fusion_table(report: SetReport) -> str:
+    weights = ", ".join(f"{w:g}" for w in report.convex_weights)
+    lines = [
+        f"### {report.name}: fusion ({report.docs:,} docs, {report.fusion_cases} answerable queries, "
+        f"{len(report.convex_weights)}-fold CV; convex dense weight per fold: {weights})",
+        "",
+        "| system | nDCG@10 | MRR@10 | R@100 | Δ nDCG@10 vs hybrid RRF | wins/losses | p | p (Holm) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in report.fusion:
+        m = r.metrics
+        if r.delta is None:
+            tail = "– | – | – | –"
+        else:
+            tail = f"{r.delta:+.4f} | {r.wins}/{r.losses} | {_p(r.p_value)} | {_p(r.p_holm)}"
+        lines.append(f"| {r.name} | {m['nDCG@10']:.4f} | {m['MRR@10']:.4f} | {m['R@100']:.4f} | {tail} |")
+    return "\n".join(lines)
+
+
+def run_set(
+    folder: Path,
+    presets: Sequence[str],
+    resamples: int,
+    with_grid: bool,
+    backends: Sequence[str] = ("onnx-int8",),
+    folds: int = FOLDS,
+) -> SetReport:
     from bm25_quality import run_set as bm25s_reference
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.data.loading import load_dataset
@@ -251,21 +371,24 @@ def run_set(folder: Path, presets: Sequence[str], resamples: int, with_grid: boo
 
     started = time.perf_counter()
     data = _Set(folder, load_dataset(folder), load_corpus(folder), Policy(gain="linear"), resamples)
-    rows, best, bench = _preset_rows(data, presets)
-    if "hybrid-rerank" in presets:
-        best_outcome = next(o for o in bench.outcomes if o.name == best)
-        rows.append(_rerank_at_10(data, best_outcome))
+    rows, best, _ = _preset_rows(data, presets) if presets else ([], "dense", None)
     grid, per_case = _grid(data, best) if with_grid else ({}, {})
+    fusion_started = time.perf_counter()
+    fusion, fusion_cases, weights = fusion_rows(data, backends, folds)
     return SetReport(
         folder.name,
         len(data.corpus.documents),
         len(data.dataset.cases),
         rows,
         best,
-        bm25s_reference(folder).reference["nDCG@10"],
+        bm25s_reference(folder).reference["nDCG@10"] if presets else float("nan"),
         time.perf_counter() - started,
         grid,
         per_case,
+        fusion,
+        fusion_cases,
+        weights,
+        time.perf_counter() - fusion_started,
     )
 
 
@@ -341,6 +464,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="folder holding the BEIR sets")
     parser.add_argument("--sets", default=",".join(SETS), help="comma-separated set names")
     parser.add_argument("--presets", default=",".join(PRESET_NAMES), help="comma-separated presets")
+    parser.add_argument("--no-presets", action="store_true", help="skip the presets table")
+    parser.add_argument(
+        "--backends",
+        default=None,
+        help="dense backends for the fusion table (default onnx-int8, plus torch when sentence-transformers is installed)",
+    )
+    parser.add_argument("--folds", type=int, default=FOLDS, help="cross-validation folds (default 5)")
     parser.add_argument(
         "--cache-dir", type=Path, default=DEFAULT_CACHE, help="embedding cache folder (RAGAUDIT_CACHE_DIR)"
     )
@@ -350,7 +480,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ["RAGAUDIT_CACHE_DIR"] = str(args.cache_dir)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    presets = [p.strip() for p in args.presets.split(",") if p.strip()]
+    presets = [] if args.no_presets else [p.strip() for p in args.presets.split(",") if p.strip()]
+    if args.backends is None:
+        import importlib.util
+
+        torch = importlib.util.find_spec("sentence_transformers") is not None
+        args.backends = "onnx-int8,torch" if torch else "onnx-int8"
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     reports: list[SetReport] = []
     for name in args.sets.split(","):
         folder = args.root / name.strip()
@@ -358,9 +494,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"skipped {name}: no {folder / 'corpus.jsonl'}", file=sys.stderr)
             continue
         load = os.getloadavg()[0]
-        report = run_set(folder, presets, args.resamples, args.grid)
+        report = run_set(folder, presets, args.resamples, args.grid, backends, args.folds)
         reports.append(report)
-        print(set_table(report))
+        print(fusion_table(report))
+        print(f"\n(fusion {report.fusion_seconds:.0f} s)\n")
+        if presets:
+            print(set_table(report))
         print(f"\n({report.seconds:.0f} s; load average {load:.2f} at the start)\n", flush=True)
     if not reports:
         print(f"no BEIR set found under {args.root}", file=sys.stderr)

@@ -30,6 +30,15 @@ from ragaudit.pipelines.config import parse_pipeline, preset
 from ragaudit.report.terminal import render_terminal
 from ragaudit.stats.correction import holm_bonferroni
 
+# a hybrid with a rerank stage (planning only: nothing is built)
+RERANKED = parse_pipeline(
+    {
+        "name": "hybrid-bi-encoder",
+        "retriever": {"type": "hybrid", "components": [{"type": "bm25"}, {"type": "dense"}]},
+        "rerank": {"type": "bi-encoder", "top_n": 30},
+    }
+)
+
 # two BM25 variants fused: a hybrid retriever that needs no embedding model, so the test stays fast
 TWO_BM25 = """\
 name = "two-bm25-rm3"
@@ -49,8 +58,8 @@ def schema_errors(report: dict[str, Any]) -> list[str]:
     return errors
 
 
-def test_variants_of_hybrid_rerank() -> None:
-    base = preset("hybrid-rerank")
+def test_variants_of_a_reranked_hybrid() -> None:
+    base = RERANKED
     assert applicable_toggles(base) == ("rerank", "hybrid")
     variants = {v.name: v for v in plan_variants(base, ("rerank", "hybrid"))}
     assert list(variants) == [
@@ -68,6 +77,14 @@ def test_variants_of_hybrid_rerank() -> None:
     assert variants["bare-plus-rerank"].same_as == "full-minus-hybrid"
     assert variants["bare-plus-hybrid"].same_as == "full-minus-rerank"
     assert variants["full"].same_as is None and variants["bare"].same_as is None
+
+
+def test_a_learned_stage_keeps_its_hybrid() -> None:
+    learned = preset("hybrid-rerank:fusion.json")
+    assert applicable_toggles(learned) == ("rerank",)
+    for toggle in ("hybrid", "dense", "bm25"):
+        with pytest.raises(InputError, match="learned rerank stage reads the bm25 \\+ dense hybrid"):
+            check_toggles(learned, ["rerank", toggle])
 
 
 def test_component_toggles_keep_weights_with_their_components() -> None:
@@ -94,7 +111,7 @@ def test_component_toggles_keep_weights_with_their_components() -> None:
 
 def test_bad_toggles_are_refused_with_a_fix() -> None:
     with pytest.raises(InputError, match="unknown toggle 'chunking'") as unknown:
-        check_toggles(preset("hybrid-rerank"), ["chunking"])
+        check_toggles(RERANKED, ["chunking"])
     assert "rewrite, rerank, hybrid, bm25, dense" in str(unknown.value)
     with pytest.raises(InputError, match="no \\[rerank\\] table") as absent:
         check_toggles(preset("bm25"), ["rerank"], "base.toml")
@@ -103,7 +120,7 @@ def test_bad_toggles_are_refused_with_a_fix() -> None:
         check_toggles(preset("dense"), ["hybrid"])
     with pytest.raises(InputError, match="nothing to ablate"):
         check_toggles(preset("bm25"), [])
-    assert check_toggles(preset("hybrid-rerank"), ["Rerank", " hybrid", "rerank"]) == ("rerank", "hybrid")
+    assert check_toggles(RERANKED, ["Rerank", " hybrid", "rerank"]) == ("rerank", "hybrid")
 
 
 def _report(ids: list[str], tenants: dict[str, str], top_k: int = 10) -> dict[str, Any]:

@@ -169,10 +169,14 @@ def test_hybrid_fuses_with_rrf_and_keeps_the_payload() -> None:
         "src-a",
         "t",
     )
-    assert results[1]["metadata"] == {"page": 1, "fusion": {"method": "rrf", "ranks": [1, 3]}}
+    assert results[1]["metadata"] == {
+        "page": 1,
+        "fusion": {"method": "rrf", "ranks": [1, 3], "scores": [10.0, 0.1]},
+    }
     # c's payload comes from the first retriever that returned it, so the second's page=9 is not used.
-    assert results[0]["metadata"] == {"fusion": {"method": "rrf", "ranks": [3, 1]}}
+    assert results[0]["metadata"] == {"fusion": {"method": "rrf", "ranks": [3, 1], "scores": [2.0, 0.9]}}
     assert results[2]["metadata"]["fusion"]["ranks"] == [None, 2]
+    assert results[2]["metadata"]["fusion"]["scores"] == [None, 0.5]
     assert first.calls == second.calls == [("t", "refund", 50)]
     assert first.results[0]["metadata"] == {"page": 1}  # sub-results are not mutated
 

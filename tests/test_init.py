@@ -4,6 +4,10 @@ the scaffolded tests run green on the demo knowledge base and the scaffolded pol
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -69,13 +73,14 @@ def test_init_never_overwrites_and_reports_skipped_files(
 ) -> None:
     mine = tmp_path / "gates.toml"
     mine.write_text("# my own policy\n", encoding="utf-8")
-    assert main(["init", str(tmp_path)]) == 0
+    fast = ["--install", "ragaudit[bm25]"]  # no wheel build: this test is about not overwriting
+    assert main(["init", str(tmp_path), *fast]) == 0
     out = capsys.readouterr().out
     assert (
         f"skipped  {mine}  - exists, not overwritten" in out and out.count("created  ") == len(SCAFFOLD) - 1
     )
     assert mine.read_text() == "# my own policy\n"
-    assert main(["init", str(tmp_path)]) == 0
+    assert main(["init", str(tmp_path), *fast]) == 0
     assert capsys.readouterr().out.count("skipped  ") == len(SCAFFOLD)
     assert main(["init", str(mine)]) == 2 and "is a file, not a folder" in capsys.readouterr().err
 
@@ -101,3 +106,87 @@ def test_the_scaffolded_project_passes_its_tests_and_its_gates(
     capsys.readouterr()
     assert main(["gate", str(report), "--policy", str(pytester.path / "gates.toml")]) == 0
     assert "ragaudit gate: PASS (4 gates)" in capsys.readouterr().out
+
+
+LEAKY_MODULE = """
+from ragaudit.security.leaky import _demo_chunks, make_leaky
+
+
+def make():
+    # tenant-partitioned BM25 except pages of more than 20 results, served unfiltered: one query at
+    # top_k 10 never sees it, the tenant audit's top_k 50 does
+    return make_leaky("top-k-path", _demo_chunks())
+"""
+
+
+def test_the_scaffolded_leak_test_runs_the_full_audit_and_catches_a_conditional_leak(
+    pytester: pytest.Pytester,
+) -> None:
+    scaffold(pytester.path)
+    pytester.makepyfile(leaky_topk=LEAKY_MODULE)
+    pytester.syspathinsert()
+    result = pytester.runpytest(
+        *PLUGIN_ARGS,
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:hypothesispytest",
+        "tests/evals",
+        "-m",
+        "security",
+        "-k",
+        "tenants_chunks",
+        "--ragaudit-retriever",
+        "leaky_topk:make",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*tenant audit: leak*"])
+
+
+def test_init_from_a_clone_builds_a_wheel_the_workflow_installs_offline(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    assert main(["init", str(repo)]) == 0
+    workflow = (repo / ".github" / "workflows" / "ragaudit.yml").read_text(encoding="utf-8")
+    found = re.search(r'pip install "([^"]+)" pytest', workflow)
+    assert found is not None and "ragaudit[bm25]" not in workflow
+    spec = found.group(1)
+    assert spec.startswith("vendor/ragaudit-") and spec.endswith(".whl[bm25]")
+    wheel = repo / spec.removesuffix("[bm25]")
+    assert wheel.is_file()
+    # offline: no index; the dependencies are this environment's, ragaudit is the wheel's
+    site = tmp_path / "site"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    origin = subprocess.run(
+        [sys.executable, "-c", "import ragaudit; print(ragaudit.__file__)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert origin.stdout.startswith(str(site))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/evals"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0 and "3 passed" in proc.stdout, proc.stdout[-2000:]
+    assert not (repo / "build").exists() and not list(repo.glob("**/*.egg-info"))

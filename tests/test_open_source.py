@@ -72,7 +72,8 @@ def test_an_endpoint_is_queried_with_the_credential_from_the_environment(
         found = asyncio.run(ask())
     assert _ids(found) == ["q#0", "q#1"]
     assert server.hits[0].headers["authorization"] == "Bearer s3cret"
-    assert source.label == "endpoint" and "pw" not in str(source.provenance())
+    assert source.label == server.url.split("://")[1].rstrip("/") and "pw" not in str(source.provenance())
+    assert "pw" not in source.label and "user" not in source.label
     assert source.provenance() == {"source": source.context} and source.chunks == []
 
 

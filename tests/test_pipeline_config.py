@@ -82,5 +82,18 @@ def test_presets(name: str) -> None:
 
 def test_preset_hashes_differ_and_unknown_preset_lists_valid_ones() -> None:
     assert len({preset(n).sha256() for n in PRESETS}) == len(PRESETS)
-    with pytest.raises(InputError, match="bm25, dense, hybrid, hybrid-rerank"):
+    with pytest.raises(InputError, match=r"bm25, dense, hybrid, hybrid-rerank:MODEL\.json"):
         resolve_pipeline("hybird")
+
+
+def test_hybrid_rerank_needs_a_fitted_model() -> None:
+    with pytest.raises(InputError, match="none was given") as bare:
+        resolve_pipeline("hybrid-rerank")
+    assert "ragaudit fit-fusion --dataset D --corpus C --out fusion.json" in str(bare.value)
+    learned = resolve_pipeline("hybrid-rerank:models/fusion.json")
+    assert learned.name == "hybrid-rerank" and learned.retriever == preset("hybrid").retriever
+    assert learned.rerank is not None and learned.rerank.to_dict() == {
+        "type": "learned",
+        "model": "models/fusion.json",
+        "top_n": 100,
+    }

@@ -122,5 +122,6 @@ def test_demo_prints_the_side_by_side_table(tmp_path: Path, capsys: pytest.Captu
     by_name = {p["name"]: p for p in bench["pipelines"]}
     assert by_name["hybrid"]["metrics"]["nDCG@10"] > by_name["bm25"]["metrics"]["nDCG@10"]
     assert all(p["leaks"] == 0 for p in bench["pipelines"])
-    assert {c["system"] for c in bench["comparisons"]} == {"dense", "hybrid", "hybrid-rerank"}
-    assert (tmp_path / "hybrid-rerank.json").is_file()
+    assert {c["system"] for c in bench["comparisons"]} == {"dense", "hybrid"}
+    # hybrid-rerank needs a fitted model (ragaudit fit-fusion), so the demo does not pretend to rerank
+    assert (tmp_path / "hybrid.json").is_file() and not (tmp_path / "hybrid-rerank.json").exists()

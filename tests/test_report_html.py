@@ -92,6 +92,7 @@ def test_every_section_is_present_when_its_data_is(page: str, reports: dict[str,
         "metrics",
         "changes",
         "queries",
+        "holes",
         "latency",
         "k-sweep",
         "chunking",
@@ -142,7 +143,9 @@ def test_compare_and_benchmark_pages(reports: dict[str, Path]) -> None:
     loaded = [load_report(reports["base"]), load_report(reports["better"])]
     compare = json.loads(json.dumps(compare_reports(loaded, n_resamples=200)))
     html = render_html(build_view(compare))
-    assert re.findall(r'<section id="([^"]+)"', html) == ["compare", "provenance"]
+    sections = re.findall(r'<section id="([^"]+)"', html)
+    assert sections == ["compare", "holes", "power", "problems", "provenance"]
+    assert "lower bounds" in html  # the fixture's systems return unjudged chunks: the notes warn
     assert html.count('<circle class="pt') == 4 and "better · MRR@10" in html
     assert embedded(html)["cases"] == []
 

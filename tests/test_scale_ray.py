@@ -299,9 +299,21 @@ def _cli(tmp_path: Path, name: str, argv: list[str]) -> dict[str, Any]:
     return report
 
 
+RERANKED = """name = "hybrid-bi"
+[retriever]
+type = "hybrid"
+components = [{ type = "bm25" }, { type = "dense" }]
+[rerank]
+type = "bi-encoder"
+top_n = 30
+"""
+
+
 def test_eval_reranker_and_ablate_commands_on_ray(ray_cluster: Any, tmp_path: Path) -> None:
     address = ["--executor", "ray", "--ray-address", ray_cluster.address]
-    rerank = ["eval-reranker", "--pipeline", "hybrid-rerank", "--top-n", "10"]
+    pipeline = tmp_path / "hybrid-bi.toml"
+    pipeline.write_text(RERANKED, encoding="utf-8")
+    rerank = ["eval-reranker", "--pipeline", str(pipeline), "--top-n", "10"]
     local = _cli(tmp_path, "local", rerank)
     remote = _cli(tmp_path, "ray", [*rerank, *address])
     assert remote["provenance"]["executor"]["nodes"] == 2
@@ -309,7 +321,7 @@ def test_eval_reranker_and_ablate_commands_on_ray(ray_cluster: Any, tmp_path: Pa
     out_dir = tmp_path / "ablation"
     from ragaudit.cli.main import main
 
-    argv = ["ablate", "--config", "hybrid-rerank", "--toggle", "rerank", "--out-dir", str(out_dir)]
+    argv = ["ablate", "--config", str(pipeline), "--toggle", "rerank", "--out-dir", str(out_dir)]
     dataset = ["--dataset", str(KB / "golden.jsonl"), "--corpus", str(KB / "corpus.jsonl")]
     assert main([*argv, *dataset, "--resamples", "200", "--no-progress", *address]) == 0
     ablation = json.loads((out_dir / "ablation.json").read_text(encoding="utf-8"))

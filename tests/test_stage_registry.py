@@ -15,7 +15,7 @@ from ragaudit.errors import InputError, ValidationError
 from ragaudit.pipelines import stages
 from ragaudit.pipelines.build import build_pipeline
 from ragaudit.pipelines.config import parse_pipeline
-from ragaudit.retrieval import rerankers, rewriters
+from ragaudit.retrieval import learned_fusion, rerankers, rewriters
 
 
 class KeywordReranker:
@@ -109,7 +109,8 @@ def test_an_entry_point_stage_plugs_in_like_the_built_ins(entry_point: None, cor
 def test_built_ins_are_found_through_the_same_registry() -> None:
     assert stages.stage_factory("rerank", "cross-encoder") is rerankers.cross_encoder_stage
     assert stages.stage_factory("rewrite", "rm3") is rewriters.rm3_stage
-    assert stages.stage_names("rerank")[:3] == ["bi-encoder", "cross-encoder", "llm"]
+    assert stages.stage_names("rerank")[:4] == ["bi-encoder", "cross-encoder", "learned", "llm"]
+    assert stages.stage_factory("rerank", "learned") is learned_fusion.learned_stage
 
 
 def test_bad_user_stages_are_input_errors(corpus) -> None:  # type: ignore[no-untyped-def]

@@ -21,6 +21,8 @@ from ragaudit.errors import TenantError, ValidationError
 from ragaudit.pipelines.build import ComponentCache, build_pipeline
 from ragaudit.pipelines.config import parse_pipeline, preset
 from ragaudit.retrieval.bm25 import BM25Retriever
+from ragaudit.retrieval.fusion_features import FEATURES
+from ragaudit.retrieval.learned_fusion import FusionModel
 from ragaudit.retrieval.protocol import RetrievedChunk
 from ragaudit.security.canaries import Canary, load_canaries
 from ragaudit.security.leaky import CONDITIONAL, DEFAULT_SYNONYMS, LEAKY, RelabelingRetriever, make_leaky
@@ -323,8 +325,12 @@ def test_builtin_pipelines_are_clean_on_the_demo_kb(
 
 @pytest.mark.slow
 def test_hybrid_rerank_and_chunked_pipelines_are_clean(
-    kb: Corpus, canaries: tuple[Canary, ...], shared: ComponentCache
+    kb: Corpus, canaries: tuple[Canary, ...], shared: ComponentCache, tmp_path: Path
 ) -> None:
+    model = tmp_path / "fusion.json"  # a learned-fusion model that favours dense rank and title overlap
+    weights = [0.0] * len(FEATURES)
+    weights[FEATURES.index("dense_log_rank")], weights[FEATURES.index("title_overlap")] = -1.0, 1.0
+    FusionModel(tuple(weights), (0.0,) * len(FEATURES), (1.0,) * len(FEATURES)).write(model)
     few = generate_probes(kb.documents, canaries=canaries, per_tenant=4, generic=["severance clauses"])
     chunked = parse_pipeline(
         {
@@ -333,7 +339,7 @@ def test_hybrid_rerank_and_chunked_pipelines_are_clean(
             "retriever": {"type": "bm25"},
         }
     )
-    for config in (preset("hybrid-rerank"), chunked):
+    for config in (preset(f"hybrid-rerank:{model}"), chunked):
         built = build_pipeline(config, kb, cache=shared)
         index = OwnershipIndex.build(kb.documents, built.chunks, canaries)
         result = audit(built.retriever, index, few, hostile_probes=1, **ONE_PASS)

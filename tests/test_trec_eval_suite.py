@@ -4,7 +4,7 @@ Each reference output (``out.test*``) is what trec_eval printed for some flags o
 (the suite's README lists them). Both engines (``ragaudit.evaluate`` and the ``--fast`` engine) score
 the same files with the matching policy (``--gain linear``, ``-l`` as the relevance threshold, ``-M``
 as ``max_depth``) and must print trec_eval's numbers, per query and averaged, for every measure
-ragaudit has: P_k, recall_k, ndcg, ndcg_cut_k, map, map_cut_k, recip_rank, Rprec, success_k.
+ragaudit has: P_k, recall_k, ndcg, ndcg_cut_k, map, map_cut_k, recip_rank, Rprec, success_k, bpref.
 
 Values are printed with 4 decimals, so agreement is to 5e-5. Queries with no relevant item are the
 one documented difference (ragaudit leaves them out of its averages; trec_eval scores them), so the
@@ -35,7 +35,7 @@ _PATTERNS = (
     (re.compile(r"map_cut_(\d+)"), "MAP@{}"),
     (re.compile(r"success_(\d+)"), "Hit@{}"),
 )
-_PLAIN = {"ndcg": "nDCG", "map": "MAP", "recip_rank": "MRR", "Rprec": "RPrec"}
+_PLAIN = {"ndcg": "nDCG", "map": "MAP", "recip_rank": "MRR", "Rprec": "RPrec", "bpref": "bpref"}
 
 
 def ragaudit_name(measure: str) -> str | None:

@@ -7,7 +7,9 @@ Fixtures (built once per session for each distinct configuration)
     ``retriever``       the system under test (:class:`~ragaudit.retrieval.protocol.Retriever`): a built-in
                         pipeline over a corpus, or your own ``module:factory``;
     ``eval_result``     every golden case run through ``retriever`` and scored
-                        (:class:`~ragaudit.evaluation.result.EvalResult`).
+                        (:class:`~ragaudit.evaluation.result.EvalResult`);
+    ``tenant_audit``    the full tenant audit of ``retriever`` over the corpus, as ``ragaudit
+                        audit-tenants`` runs it (:class:`~ragaudit.security.tenant_audit.TenantAudit`).
 
 Configuration, most specific last wins over earlier: ini options (``[tool.pytest.ini_options]``:
 ``ragaudit_dataset``, ``ragaudit_corpus``, ``ragaudit_pipeline``, ``ragaudit_retriever``,
@@ -32,7 +34,7 @@ event loop per session (so a session-scoped retriever holding connections stays 
 pytest-asyncio or anyio is installed and has claimed the test.
 
 Assertion helpers whose failures read as a report: :func:`assert_floor`, :func:`assert_floors`,
-:func:`assert_no_leaks`, :func:`assert_no_errors`.
+:func:`assert_no_leaks`, :func:`assert_no_errors`, :func:`assert_tenant_audit_clean`.
 """
 
 from __future__ import annotations
@@ -52,11 +54,12 @@ if TYPE_CHECKING:
     from ragaudit.evaluation.result import EvalResult
     from ragaudit.pipelines.sources import OpenedSource
     from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
+    from ragaudit.security.tenant_audit import TenantAudit
 
 OPTIONS: dict[str, str] = {
     "dataset": "golden dataset: JSONL, BEIR folder or TREC qrels (demo:golden.jsonl = the bundled demo)",
     "corpus": "corpus JSONL or BEIR folder the pipeline indexes (demo:corpus.jsonl = the bundled demo)",
-    "pipeline": "built-in pipeline over the corpus: bm25, dense, hybrid, hybrid-rerank or a TOML file",
+    "pipeline": "built-in pipeline over the corpus: bm25, dense, hybrid, hybrid-rerank:MODEL.json or a TOML file",
     "retriever": "your own retriever instead of a pipeline: module:factory",
     "metrics": "comma-separated metrics of eval_result (default nDCG@10,R@5,R@10,R@100,P@5,MRR@10,MAP@100,Hit@5)",
     "top_k": "results requested per query (default: the largest metric cut-off)",
@@ -215,6 +218,7 @@ class _Session:
     sources: dict[tuple[str, str | None], OpenedSource] = field(default_factory=dict)
     results: dict[Settings, EvalResult] = field(default_factory=dict)
     ownership: dict[tuple[str, str | None], Any] = field(default_factory=dict)
+    audits: dict[Settings, TenantAudit] = field(default_factory=dict)
 
     def event_loop(self) -> asyncio.AbstractEventLoop:
         if self.loop is None or self.loop.is_closed():
@@ -271,7 +275,7 @@ def _opened(state: _Session, settings: Settings) -> OpenedSource:
     else:
         _usage(
             "no retriever configured; set ragaudit_retriever = module:factory, or ragaudit_pipeline "
-            "(bm25, dense, hybrid, hybrid-rerank or a TOML file) with ragaudit_corpus"
+            "(bm25, dense, hybrid, hybrid-rerank:MODEL.json or a TOML file) with ragaudit_corpus"
         )
     if key not in state.sources:
         corpus = None
@@ -333,6 +337,36 @@ def _evaluate(state: _Session, settings: Settings) -> EvalResult:
     return result
 
 
+def _audit(state: _Session, settings: Settings) -> TenantAudit:
+    """The full tenant audit (``ragaudit audit-tenants`` with its defaults) of the configured source:
+    probes made from every tenant's documents, asked as every other tenant, at several ``top_k`` values
+    and concurrency levels, plus hostile tenant ids; each returned chunk's owner is read in the corpus."""
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.security.ownership import OwnershipIndex
+    from ragaudit.security.probes import generate_probes
+    from ragaudit.security.tenant_audit import AuditOptions, audit_tenants
+
+    if settings in state.audits:
+        return state.audits[settings]
+    if not settings.corpus:
+        _usage(
+            "the tenant audit needs the corpus the retriever serves (its owners decide what is a leak); "
+            "set ragaudit_corpus"
+        )
+    source = _opened(state, settings)
+    if settings.corpus not in state.corpora:
+        state.corpora[settings.corpus] = load_corpus(settings.corpus)
+    documents = state.corpora[settings.corpus].documents
+    ownership = OwnershipIndex.build(documents, source.chunks)
+    probes = generate_probes(documents)
+    context = {"source": {"label": source.label, **source.context}}
+    audit = state.event_loop().run_until_complete(
+        audit_tenants(source.retriever, ownership, probes, AuditOptions(progress=False), context=context)
+    )
+    state.audits[settings] = audit
+    return audit
+
+
 def _fixture_errors(build: Any) -> Any:
     """Run ``build``; a ragaudit input error becomes a short setup failure instead of a traceback."""
     from ragaudit.errors import RagauditError, ValidationError
@@ -373,6 +407,25 @@ def eval_result(request: pytest.FixtureRequest, ragaudit_settings: Settings) -> 
     state = _session(request.config)
     result: EvalResult = _fixture_errors(lambda: _evaluate(state, ragaudit_settings))
     return result
+
+
+@pytest.fixture
+def tenant_audit(request: pytest.FixtureRequest, ragaudit_settings: Settings) -> TenantAudit:
+    """The full tenant audit of the retriever over the corpus (once per session and configuration)."""
+    state = _session(request.config)
+    result: TenantAudit = _fixture_errors(lambda: _audit(state, ragaudit_settings))
+    return result
+
+
+def assert_tenant_audit_clean(audit: TenantAudit, *, max_error_rate: float = 0.0) -> None:
+    """Fail unless the audit's verdict is ``clean``: no foreign chunk served to any tenant, and every
+    request answered (within ``max_error_rate``); the message is the audit's own summary."""
+    verdict = audit.verdict(max_error_rate)
+    if verdict != "clean":
+        from ragaudit.report.terminal import render_terminal
+
+        summary = render_terminal(audit.to_dict(max_error_rate))
+        raise AssertionError(f"tenant audit: {verdict}\n{summary}")
 
 
 def _metric_values(

@@ -14,6 +14,9 @@ leaks, the tenant-isolation verdict in three states (``pass``, ``fail``, ``not_v
 reason (a run recorded before verdicts had three states reads back as ``not_verified``), latency p95, the ragaudit version and the git commit (and whether the working tree had local
 changes) of the user's repository: the report's provenance, else ``git`` asked in the current directory.
 Recording the same report twice is a no-op (reports are keyed by the sha256 of their canonical JSON).
+A run may carry a ``key`` (``ragaudit eval --results FILE`` uses the results file): a resumed run
+(``replaces=True``) takes the place of the entry of the run it continues, so one run is one entry
+however many times it was resumed; a new run under the same key starts a new entry.
 
 Comparability: a metric value only means something against the same golden set scored under the same
 policy. :func:`series` therefore groups runs by **dataset sha256 and policy** first and by pipeline
@@ -39,12 +42,12 @@ from ragaudit.artifacts.provenance import sha256_of
 from ragaudit.errors import InputError
 from ragaudit.verdict import STATES, VerdictState, isolation_of
 
-ADDED_COLUMNS = {"isolation": "TEXT", "isolation_reason": "TEXT"}
-"""Columns added after schema version 1; an older history file gains them when opened."""
+ADDED_COLUMNS = {"isolation": "TEXT", "isolation_reason": "TEXT", "run_key": "TEXT"}
+"""Columns added after schema version 1 (``run_key``: version 3); an older history file gains them when opened."""
 
 HISTORY_ENV = "RAGAUDIT_HISTORY"
 HISTORY_FILE = Path(".ragaudit") / "history.sqlite"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -181,10 +184,24 @@ class History:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def record(self, report: Mapping[str, Any], *, cwd: str | Path | None = None) -> int:
-        """Store one eval report; return its run id (the existing id when it was recorded before)."""
+    def record(
+        self,
+        report: Mapping[str, Any],
+        *,
+        cwd: str | Path | None = None,
+        key: str | None = None,
+        replaces: bool = False,
+    ) -> int:
+        """Store one eval report; return its run id (the existing id when it was recorded before).
+
+        ``key`` names the run across invocations; with ``replaces`` the entries recorded under ``key``
+        are removed first (a resumed run replaces the entry of the run it continues), without it
+        they lose the key (a new run under the same key starts a new entry)."""
         row = _row_of(report, cwd)
+        row["run_key"] = key
         with self._db:
+            if key is not None:
+                self._forget(key, delete=replaces)
             cursor = self._db.execute(
                 f"INSERT OR IGNORE INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                 tuple(row.values()),
@@ -200,6 +217,18 @@ class History:
                 [(run_id, str(name), _finite(value)) for name, value in dict(report["metrics"]).items()],
             )
         return run_id
+
+    def keyed(self, key: str) -> list[int]:
+        """The ids of the runs recorded under ``key``."""
+        return [int(r[0]) for r in self._db.execute("SELECT id FROM runs WHERE run_key = ?", (key,))]
+
+    def _forget(self, key: str, *, delete: bool) -> None:
+        if not delete:
+            self._db.execute("UPDATE runs SET run_key = NULL WHERE run_key = ?", (key,))
+            return
+        ids = [(run_id,) for run_id in self.keyed(key)]
+        self._db.executemany("DELETE FROM metrics WHERE run_id = ?", ids)
+        self._db.executemany("DELETE FROM runs WHERE id = ?", ids)
 
     def runs(
         self,
@@ -359,20 +388,45 @@ def _opened(path: str | Path | None, create: bool) -> Iterator[History]:
         history.close()
 
 
-def record(report_dict: Mapping[str, Any], path: str | Path | None = None) -> int:
-    """Record one eval report (``EvalResult.to_dict()``) in the history; return its run id."""
+def record(
+    report_dict: Mapping[str, Any],
+    path: str | Path | None = None,
+    *,
+    key: str | None = None,
+    replaces: bool = False,
+) -> int:
+    """Record one eval report (``EvalResult.to_dict()``) in the history; return its run id
+    (``key``, ``replaces``: see :meth:`History.record`)."""
     with _opened(path, create=True) as history:
-        return history.record(report_dict)
+        return history.record(report_dict, key=key, replaces=replaces)
 
 
-def record_run(report_dict: Mapping[str, Any], path: str | Path | None = None) -> str:
+def record_run(
+    report_dict: Mapping[str, Any],
+    path: str | Path | None = None,
+    *,
+    key: str | None = None,
+    replaces: bool = False,
+) -> str:
     """Record a run for a command that has already done its job: never raises for an unwritable or
-    damaged history file, and returns the line to print (where it went, or why it did not)."""
+    damaged history file, and returns the line to print (where it went, or why it did not). With
+    ``replaces`` (a resumed run) the line names the entries it replaced."""
     target = Path(path) if path is not None else default_history_path()
     try:
-        run_id = record(report_dict, target)
+        before: list[int] = []
+        if key is not None and replaces and target.is_file():
+            with _opened(target, create=False) as history:
+                before = history.keyed(key)
+        run_id = record(report_dict, target, key=key, replaces=replaces)
     except (OSError, sqlite3.Error, InputError) as exc:
         return f"warning: run not recorded in the history {target}: {exc}"
+    replaced = [i for i in before if i != run_id]
+    if replaced:
+        which = ", ".join(str(i) for i in replaced)
+        return (
+            f"run recorded in the history {target} (run {run_id}, replacing run {which} it resumed: one "
+            "entry per run; see 'ragaudit history')"
+        )
     return f"run recorded in the history {target} (run {run_id}; see 'ragaudit history')"
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ragaudit.cli.announce import pipeline_text, plan
 from ragaudit.cli.argtypes import positive_int, probability
 from ragaudit.cli.common import (
+    SEED_HELP,
     add_dataset_options,
     add_executor_options,
     add_experiment_run_options,
@@ -20,11 +22,17 @@ from ragaudit.cli.common import (
 HELP = "ablation: what each component (rewrite, rerank, hybrid, bm25, dense) adds, with significance"
 
 
+EXAMPLES = """\
+ragaudit ablate --dataset golden.jsonl --corpus corpus.jsonl --config full.toml --toggle rewrite,rerank,hybrid
+ragaudit ablate --dataset golden.jsonl --corpus corpus.jsonl --config hybrid --toggle bm25,dense
+"""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     add_dataset_options(parser)
     parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
     parser.add_argument(
-        "--config", required=True, help="the full pipeline: a TOML file or a preset (e.g. hybrid-rerank)"
+        "--config", required=True, help="the full pipeline: a TOML file or a preset (e.g. hybrid)"
     )
     parser.add_argument(
         "--toggle",
@@ -34,12 +42,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a component to switch off and on: rewrite, rerank, hybrid, bm25, dense (repeatable or "
         "comma-separated; default: every rewrite/rerank/hybrid stage the config has)",
     )
-    parser.add_argument("--metrics", default="nDCG@10,R@5,R@10,MRR@10,P@5")
+    parser.add_argument(
+        "--metrics",
+        default="nDCG@10,R@5,R@10,MRR@10,P@5",
+        help="comma-separated metric names (default %(default)s)",
+    )
     add_experiment_run_options(parser)
     add_executor_options(parser)
     parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
     parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     parser.add_argument(
         "--out-dir", default="reports/ablation", help="where ablation.json and the variant reports go"
     )
@@ -59,6 +71,14 @@ def run(args: argparse.Namespace) -> int:
     toggles = [t for raw in args.toggle for t in raw.split(",")] or list(applicable_toggles(base))
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     options = run_options_from(args, specs)
+    plan(
+        "ablate",
+        ["base pipeline " + pipeline_text(base), "switching off and on: " + ", ".join(toggles)],
+        dataset,
+        policy.relevance_threshold,
+        top_k=options.top_k,
+        metrics=args.metrics,
+    )
     with executor_from(args) as executor:
         result = asyncio.run(
             run_ablation(

@@ -6,8 +6,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ragaudit.cli.console import shown
+
 HELP = "inter-annotator agreement of judgments files: alpha, kappa, per tenant, disagreements"
 SHOWN = 20
+
+
+EXAMPLES = """\
+ragaudit agreement judgments/ana.jsonl judgments/bob.jsonl
+ragaudit agreement judgments/*.jsonl --weights linear --min-alpha 0.667 --out agreement.json
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +33,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pool", help="the pool: also report the model's suggested grades against each annotator"
     )
-    parser.add_argument("--out", help="write the full report (every disagreement) as JSON here")
+    parser.add_argument(
+        "--out", help="write the full report (every disagreement) as JSON here (- for standard output)"
+    )
 
 
 def _fmt(value: float | None) -> str:
@@ -62,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     dis = report["disagreements"]
     if dis:
         print(f"\n{len(dis)} disagreements to adjudicate (largest spread first):")
-        shown = [
+        rows = [
             [
                 d["case_id"],
                 d["chunk_id"],
@@ -71,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
             ]
             for d in dis[:SHOWN]
         ]
-        print(render_table(["case", "candidate", "tenant", "grades"], shown))
+        print(render_table(["case", "candidate", "tenant", "grades"], rows))
         if len(dis) > SHOWN:
             print(f"... and {len(dis) - SHOWN} more (all in --out)")
         print(
@@ -102,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"case {u['case_id']}: unanswerable marks differ: {u['marks']}")
     if args.out:
         write_artifact(report, args.out)
-        print(f"agreement report written to {args.out}")
+        print(f"agreement report written to {shown(args.out)}")
     alpha = report["overall"]["alpha_ordinal"]
     if args.min_alpha is not None:
         if alpha is None:

@@ -6,9 +6,18 @@ import argparse
 
 from ragaudit.cli.argtypes import input_file, output_file, positive_int, share
 from ragaudit.cli.common import add_dataset_options, add_source_options
+from ragaudit.cli.console import shown
 from ragaudit.cli.outcome import add_outcome_options
 
 HELP = "audit stale versions: share of superseded documents retrieved in the top k, per pipeline"
+
+
+EXAMPLES = """\
+ragaudit audit-stale --dataset golden.jsonl --corpus corpus.jsonl --pipeline hybrid --k 5
+ragaudit audit-stale --dataset golden.jsonl --corpus corpus.jsonl --run bm25.trec --run dense.trec
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--k", type=positive_int, default=5, help="cut-off (default 5)")
     parser.add_argument("--tenant", help="tenant for cases that name none")
-    parser.add_argument("--out", type=output_file, help="write the audit JSON here")
+    parser.add_argument("--out", type=output_file, help="write the audit JSON here (- for standard output)")
     parser.add_argument(
         "--max-stale-share",
         type=share,
@@ -108,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         target = Path(args.out)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"report written to {args.out}")
+        print(f"report written to {shown(args.out)}")
     code = exit_code(checks, args.max_error_rate)
     limit = args.max_stale_share
     if limit is not None:

@@ -12,12 +12,21 @@ import argparse
 from typing import Any
 
 from ragaudit.cli.common import add_source_options, check_positive, check_share
+from ragaudit.cli.console import shown
 from ragaudit.errors import InputError
 
 HELP = (
     "audit tenant isolation: ask each tenant's probes as its owner, then as every other tenant and as "
     "hostile tenant ids, at several top_k values and concurrency levels; exit 1 on any leak"
 )
+
+
+EXAMPLES = """\
+ragaudit audit-tenants --corpus corpus.jsonl --pipeline hybrid --canaries canaries.jsonl
+ragaudit audit-tenants --corpus corpus.jsonl --endpoint http://localhost:8000/search --auth-env SEARCH_TOKEN
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def endpoint_or_plugin(args: argparse.Namespace) -> Any:
@@ -36,7 +45,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_source_options(parser)
     parser.add_argument("--canaries", help="JSONL of planted secrets: {tenant_id, doc_id?, secret} per line")
-    parser.add_argument("--out", help="write the audit JSON here")
+    parser.add_argument("--out", help="write the audit JSON here (- for standard output)")
     parser.add_argument("--top-k", type=int, default=10, help="results requested per probe (default 10)")
     parser.add_argument(
         "--probes-per-tenant", type=int, default=24, help="probes made per tenant (default 24)"
@@ -160,5 +169,5 @@ def run(args: argparse.Namespace) -> int:
     print(render_terminal(audit.to_dict(args.max_error_rate)))
     if args.out:
         audit.write_json(args.out, args.max_error_rate)
-        print(f"report written to {args.out}")
+        print(f"report written to {shown(args.out)}")
     return 0 if audit.verdict(args.max_error_rate) == "clean" else 1

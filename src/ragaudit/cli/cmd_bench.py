@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ragaudit.cli.announce import pipeline_text, plan
 from ragaudit.cli.argtypes import positive_int
 from ragaudit.cli.common import (
     add_dataset_options,
@@ -15,8 +16,15 @@ from ragaudit.cli.common import (
     policy_from,
     run_options_from,
 )
+from ragaudit.cli.judged_options import add_holes_options, add_power_options
 
 HELP = "benchmark pipelines side by side (quality, latency, build time, context tokens, significance)"
+
+
+EXAMPLES = """\
+ragaudit bench --dataset golden.jsonl --corpus corpus.jsonl --pipelines bm25,dense,hybrid --baseline bm25
+ragaudit bench --dataset golden.jsonl --corpus corpus.jsonl --pipelines bm25,my_pipeline.toml --out-dir reports/b
+"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -24,26 +32,34 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
     parser.add_argument(
         "--pipelines",
-        default="bm25,dense,hybrid,hybrid-rerank",
+        default="bm25,dense,hybrid",
         help="comma-separated presets or pipeline TOML files",
     )
     parser.add_argument("--baseline", help="the pipeline to compare against (default: the first)")
-    parser.add_argument("--metrics", default="nDCG@10,R@5,R@10,MRR@10,P@5")
+    parser.add_argument(
+        "--metrics",
+        default="nDCG@10,R@5,R@10,MRR@10,P@5",
+        help="comma-separated metric names (default %(default)s)",
+    )
     add_experiment_run_options(parser)
     add_executor_options(parser)
     parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
     parser.add_argument("--out-dir", default="reports/bench", help="where the per-pipeline reports go")
     parser.add_argument("--no-history", action="store_true", help="do not record the runs in the run history")
     add_policy_options(parser)
+    add_holes_options(parser)
+    add_power_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ragaudit.cli.judged_options import check_delta, holes_exit
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.data.loading import load_dataset
     from ragaudit.experiments.benchmark import run_benchmark
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.pipelines.config import resolve_pipeline
 
+    check_delta(args.delta)
     policy = policy_from(args)
     specs = parse_metrics(args.metrics)
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
@@ -56,6 +72,15 @@ def run(args: argparse.Namespace) -> int:
     configs = [resolve_pipeline(p) for p in given]
     baseline = _baseline(args.baseline, given, [c.name for c in configs])
     options = run_options_from(args, specs)
+    plan(
+        "bench",
+        ["pipeline " + pipeline_text(c) for c in configs],
+        dataset,
+        policy.relevance_threshold,
+        top_k=options.top_k,
+        baseline=baseline or configs[0].name,
+        metrics=args.metrics,
+    )
     with executor_from(args) as executor:
         result = asyncio.run(
             run_benchmark(
@@ -70,12 +95,16 @@ def run(args: argparse.Namespace) -> int:
                 report_dir=args.out_dir,
                 resamples=args.resamples,
                 qdrant_url=args.qdrant_url,
+                delta=args.delta,
+                power=args.power,
+                min_judged=args.min_judged,
                 executor=executor,
             )
         )
     from ragaudit.report.terminal import render_terminal
 
-    print(render_terminal(result.to_dict()))
+    report = result.to_dict()
+    print(render_terminal(report))
     print(f"reports written to {args.out_dir}/ (one per pipeline, plus benchmark.json)")
     if not getattr(args, "no_history", False):
         from ragaudit.artifacts.history import record_run
@@ -85,7 +114,9 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.cli.outcome import exit_code, result_outcome
 
     checks = [result_outcome(o.result, f"pipeline {o.name}", "pipeline") for o in result.outcomes]
-    return exit_code(checks, args.max_error_rate)
+    return max(
+        exit_code(checks, args.max_error_rate), holes_exit(args, [p["holes"] for p in report["pipelines"]])
+    )
 
 
 def _baseline(wanted: str | None, given: list[str], names: list[str]) -> str | None:

@@ -14,8 +14,18 @@ from ragaudit.cli.cmd_context import (
     load_source,
     retrieval_outcome,
 )
+from ragaudit.cli.console import shown, step
 
 HELP = "groundedness of answers, retrieval-vs-generation attribution and abstention"
+
+
+EXAMPLES = """\
+ragaudit check-answers --dataset golden.jsonl --corpus corpus.jsonl --pipeline hybrid --answers answers.jsonl
+ragaudit check-answers --dataset golden.jsonl --corpus corpus.jsonl --report hybrid.json \\
+    --endpoint http://localhost:8000/v1 --model my-model --api-key-env OPENAI_API_KEY
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     check.add_argument(
         "--embedding-min", type=share, default=0.7, help="embedding support threshold (default 0.7)"
     )
-    parser.add_argument("--out", type=output_file, help="write the JSON report here")
+    parser.add_argument("--out", type=output_file, help="write the JSON report here (- for standard output)")
 
 
 def _chat_client(
@@ -119,7 +129,8 @@ def _answers(args: argparse.Namespace, source: Any, counter: Any, options: Any) 
     answerer = EndpointAnswerer(client, prompt, max_tokens=args.max_tokens)
     contexts = build_contexts(source, counter, options)
     jobs = [(case, contexts[case.id]) for case in source.dataset.cases]
-    answers = asyncio.run(answer_cases(answerer, jobs, concurrency=args.answer_concurrency))
+    with step(f"check-answers: asking {client.info().get('model', args.model)} to answer {len(jobs)} cases"):
+        answers = asyncio.run(answer_cases(answerer, jobs, concurrency=args.answer_concurrency))
     client.close()
     return answers, answers_info(
         answers, {"endpoint": client.info(), "prompt": "custom" if args.answer_prompt else "default"}
@@ -166,30 +177,47 @@ def run(args: argparse.Namespace) -> int:
 
     counter = token_counter(args.tokenizer)
     options = context_options(args)
-    source = load_source(args)
+    source = load_source(args, "check-answers")
     answers, answers_source = _answers(args, source, counter, options)
-    contexts = build_contexts(source, counter, options, answers)
-    metrics = add_context_quality(source, contexts, counter, options)
+    with step(f"check-answers: assembling and scoring {len(source.dataset.cases)} contexts"):
+        contexts = build_contexts(source, counter, options, answers)
+        metrics = add_context_quality(source, contexts, counter, options)
     plans = (
         [p.strip() for p in args.plans.split(",") if p.strip()]
         if args.plans
         else harvest_plan_names((d.title, d.text) for d in source.corpus.documents)
     )
     notes: list[str] = []
-    checker = GroundednessChecker(
-        plans, encoder=_encoder(args, notes), lexical_min=args.lexical_min, embedding_min=args.embedding_min
-    )
-    judge = _judge(args, source, contexts, answers) if args.judge else None
-    add_answer_checks(
-        source,
-        contexts,
-        metrics,
-        answers,
-        checker,
-        answers_source=answers_source,
-        threshold=args.relevance_threshold,
-        judge=judge,
-    )
+    with step(
+        "check-answers: loading the embedding model (sentence support)"
+        if not args.no_embeddings
+        else "check-answers: lexical sentence support only"
+    ):
+        checker = GroundednessChecker(
+            plans,
+            encoder=_encoder(args, notes),
+            lexical_min=args.lexical_min,
+            embedding_min=args.embedding_min,
+        )
+    judge = None
+    if args.judge:
+        with step(
+            f"check-answers: asking the judge about {len(answers)} answers ({args.judge_repeats} verdicts each)"
+        ):
+            judge = _judge(args, source, contexts, answers)
+    with step(
+        f"check-answers: checking {len(answers)} answers (values, plans, names, sentence support, attribution)"
+    ):
+        add_answer_checks(
+            source,
+            contexts,
+            metrics,
+            answers,
+            checker,
+            answers_source=answers_source,
+            threshold=args.relevance_threshold,
+            judge=judge,
+        )
     if notes:
         source.report["notes"] = [*source.report.get("notes", []), *notes]
     from ragaudit.report.terminal import render_terminal
@@ -197,7 +225,7 @@ def run(args: argparse.Namespace) -> int:
     print(render_terminal(source.report))
     if args.out:
         write_artifact(source.report, args.out)
-        print(f"report written to {args.out}")
+        print(f"report written to {shown(args.out)}")
     return _exit_code(args, source, answers, judge)
 
 

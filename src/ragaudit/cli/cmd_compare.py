@@ -6,8 +6,19 @@ import argparse
 from pathlib import Path
 
 from ragaudit.cli.argtypes import input_file, output_file, positive_int, probability
+from ragaudit.cli.common import SEED_HELP
+from ragaudit.cli.console import shown
+from ragaudit.cli.judged_options import add_holes_options, add_power_options
 
 HELP = "compare eval reports: deltas, CIs, corrected p-values and significance"
+
+
+EXAMPLES = """\
+ragaudit compare bm25.json hybrid.json                      # first report is the baseline
+ragaudit compare bm25.json dense.json hybrid.json --metrics nDCG@10 --alpha 0.01 --out compare.json
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -22,25 +33,41 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resamples", type=positive_int, default=10_000, help="randomization and bootstrap resamples"
     )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=output_file, help="write the comparison JSON here")
+    parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
+    parser.add_argument(
+        "--out", type=output_file, help="write the comparison JSON here (- for standard output)"
+    )
+    add_holes_options(parser)
+    add_power_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from ragaudit.artifacts.envelope import write_artifact
+    from ragaudit.cli.judged_options import check_delta, holes_exit
     from ragaudit.evaluation.compare import compare_reports, load_report
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.report.terminal import render_terminal
 
+    check_delta(args.delta)
     paths = list(dict.fromkeys([*([args.baseline] if args.baseline else []), *args.reports]))
     reports = [load_report(p) for p in paths]
     labels = [r.label for r in reports]
     if len(set(labels)) != len(labels):  # two runs with the same name: tell them apart by file name
         reports = [load_report(p, Path(p).stem) for p in paths]
     metrics = [m.name for m in parse_metrics(args.metrics)] if args.metrics else None
-    result = compare_reports(reports, reports[0], metrics, args.alpha, args.resamples, args.seed)
+    result = compare_reports(
+        reports,
+        reports[0],
+        metrics,
+        args.alpha,
+        args.resamples,
+        args.seed,
+        delta=args.delta,
+        power=args.power,
+        min_judged=args.min_judged,
+    )
     print(render_terminal(result))
     if args.out:
         write_artifact(result, args.out)
-        print(f"comparison written to {args.out}")
-    return 0
+        print(f"comparison written to {shown(args.out)}")
+    return holes_exit(args, result["holes"])

@@ -6,11 +6,21 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ragaudit.cli.announce import plan, source_text
 from ragaudit.cli.argtypes import above_zero_share, input_file, output_file, positive_float, positive_int
-from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.common import RUN_FORMAT_HELP, add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.console import shown, step
 from ragaudit.cli.outcome import add_outcome_options
 
 HELP = "context precision, evidence coverage, redundancy, staleness, token cost and abstention AUROC"
+
+
+EXAMPLES = """\
+ragaudit context --dataset golden.jsonl --corpus corpus.jsonl --pipeline hybrid
+ragaudit context --dataset golden.jsonl --corpus corpus.jsonl --report hybrid.json --k 8 --token-budget 2000
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def add_source_options(parser: argparse.ArgumentParser) -> None:
@@ -19,10 +29,14 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     add_dataset_options(parser)
     parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder (gives the chunk texts)")
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--pipeline", help="a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML")
+    source.add_argument(
+        "--pipeline", help="a preset (bm25, dense, hybrid, hybrid-rerank:MODEL.json) or a pipeline TOML"
+    )
     source.add_argument("--run", type=input_file, help="TREC run file or JSONL run")
     source.add_argument("--report", type=input_file, help="an eval report (ragaudit eval --out)")
-    parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
+    parser.add_argument(
+        "--run-format", choices=["auto", "trec", "jsonl"], default="auto", help=RUN_FORMAT_HELP
+    )
     parser.add_argument(
         "--chunking",
         help="chunking the run/report ids refer to: whole (default) or STRATEGY[:SIZE[:OVERLAP]]; "
@@ -57,8 +71,9 @@ def add_context_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_source(args: argparse.Namespace) -> Any:
-    """The :class:`ragaudit.context.sources.RetrievalSource` the arguments name."""
+def load_source(args: argparse.Namespace, command: str = "context") -> Any:
+    """The :class:`ragaudit.context.sources.RetrievalSource` the arguments name; ``command`` says what
+    it runs first (:func:`ragaudit.cli.announce.plan`)."""
     import asyncio
 
     from ragaudit.context import sources
@@ -68,6 +83,15 @@ def load_source(args: argparse.Namespace) -> Any:
     policy = policy_from(args)
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     corpus = load_corpus(args.corpus)
+    plan(
+        command,
+        [source_text(args)],
+        dataset,
+        policy.relevance_threshold,
+        top_k=args.top_k if args.pipeline else None,
+        k=args.k,
+        token_budget=args.token_budget,
+    )
     if args.run:
         run = load_run(args.run, args.run_format)
         return sources.from_run(dataset, corpus, run, policy, args.chunking or "whole")
@@ -76,9 +100,10 @@ def load_source(args: argparse.Namespace) -> Any:
     from ragaudit.evaluation.live import RunOptions
 
     options = RunOptions(args.top_k, args.tenant, args.concurrency, args.timeout, progress=False)
-    return asyncio.run(
-        sources.from_pipeline(dataset, corpus, args.pipeline, policy, options, args.qdrant_url)
-    )
+    with step(f"{command}: building {args.pipeline} over {args.corpus} and retrieving {len(dataset)} cases"):
+        return asyncio.run(
+            sources.from_pipeline(dataset, corpus, args.pipeline, policy, options, args.qdrant_url)
+        )
 
 
 def context_options(args: argparse.Namespace) -> Any:
@@ -91,7 +116,7 @@ def context_options(args: argparse.Namespace) -> Any:
 def configure(parser: argparse.ArgumentParser) -> None:
     add_source_options(parser)
     add_context_options(parser)
-    parser.add_argument("--out", type=output_file, help="write the JSON report here")
+    parser.add_argument("--out", type=output_file, help="write the JSON report here (- for standard output)")
 
 
 def retrieval_outcome(args: argparse.Namespace, source: Any) -> Any:
@@ -115,12 +140,13 @@ def run(args: argparse.Namespace) -> int:
     counter = token_counter(args.tokenizer)
     options = context_options(args)
     source = load_source(args)
-    contexts = build_contexts(source, counter, options)
-    add_context_quality(source, contexts, counter, options)
+    with step(f"context: assembling and scoring {len(source.dataset.cases)} contexts"):
+        contexts = build_contexts(source, counter, options)
+        add_context_quality(source, contexts, counter, options)
     print(render_terminal(source.report))
     if args.out:
         write_artifact(source.report, args.out)
-        print(f"report written to {args.out}")
+        print(f"report written to {shown(args.out)}")
     from ragaudit.cli.outcome import exit_code
 
     return exit_code([retrieval_outcome(args, source)], args.max_error_rate)

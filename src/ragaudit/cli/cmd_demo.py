@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "run bm25 / dense / hybrid / hybrid-rerank on the bundled demo knowledge base"
+HELP = "run bm25 / dense / hybrid on the bundled demo knowledge base"
+
+
+EXAMPLES = """\
+ragaudit demo                                   # bm25, dense, hybrid on the bundled data
+ragaudit demo --pipelines bm25,hybrid --out-dir reports/quick
+"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out-dir", default="reports/demo", help="where the reports go (default reports/demo)"
     )
-    parser.add_argument("--pipelines", default="bm25,dense,hybrid,hybrid-rerank")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--pipelines",
+        default="bm25,dense,hybrid",
+        help="comma-separated presets or pipeline TOML files (default %(default)s)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:

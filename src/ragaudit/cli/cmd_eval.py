@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragaudit.cli.announce import pipeline_text, plan, source_text
 from ragaudit.cli.argtypes import output_file, positive_int
 from ragaudit.cli.common import (
+    RUN_FORMAT_HELP,
     add_dataset_options,
     add_policy_options,
     add_source_options,
     policy_from,
     source_spec_from,
 )
+from ragaudit.cli.console import note, shown, step
+from ragaudit.cli.judged_options import add_holes_options
 from ragaudit.cli.outcome import add_outcome_options
 
 if TYPE_CHECKING:
@@ -22,6 +27,18 @@ if TYPE_CHECKING:
 
 FAST_PATH_BYTES = 100 * 2**20
 HELP = "evaluate a run file, a pipeline over a corpus, an HTTP endpoint or a Python retriever"
+
+
+EXAMPLES = """\
+ragaudit eval --dataset golden.jsonl --run run.trec --metrics nDCG@10,R@5,MRR --out report.json
+ragaudit eval --dataset golden.jsonl --corpus corpus.jsonl --pipeline hybrid --out hybrid.json
+ragaudit eval --dataset golden.jsonl --endpoint http://localhost:8000/search --auth-env SEARCH_TOKEN \\
+    --results run.jsonl --resume
+ragaudit eval --dataset golden.jsonl --retriever mypkg.search:make_retriever   # module from this folder
+ragaudit eval --dataset golden.jsonl --run run.trec --out - | jq .metrics      # JSON on stdout
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +49,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="corpus JSONL or BEIR folder (needed with --pipeline/--config); with any source, each "
         "returned chunk's tenant is verified from it by id and content (see docs/security.md)",
     )
-    parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
+    parser.add_argument(
+        "--run-format", choices=["auto", "trec", "jsonl"], default="auto", help=RUN_FORMAT_HELP
+    )
     parser.add_argument(
         "--fast",
         choices=["auto", "on", "off"],
@@ -52,7 +71,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="score only each case's top N results, in the run's order (trec_eval's -M; run files are "
         "ordered as trec_eval orders them: score descending, doc id descending)",
     )
-    parser.add_argument("--out", type=output_file, help="write the JSON report here")
+    parser.add_argument("--out", type=output_file, help="write the JSON report here (- for standard output)")
     parser.add_argument(
         "--no-history",
         action="store_true",
@@ -71,6 +90,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     live.add_argument("--resume", action="store_true", help="continue from --results without redoing cases")
     add_policy_options(parser)
+    add_holes_options(parser)
     add_outcome_options(parser)
 
 
@@ -140,6 +160,14 @@ def run(args: argparse.Namespace) -> int:
 
         _warn(unknown_ids_warning(dataset, args.corpus))
     if args.run:
+        plan(
+            "eval",
+            [f"run file {args.run}"],
+            dataset,
+            policy.relevance_threshold,
+            metrics=",".join(str(s) for s in specs),
+            max_depth=args.max_depth,
+        )
         run_file = load_run(args.run, args.run_format, args.name)
         if args.corpus:  # check each listed chunk's owner from the corpus (by id; by content when given)
             from ragaudit.runner.tenancy import assess_run
@@ -147,9 +175,29 @@ def run(args: argparse.Namespace) -> int:
             assess_run(run_file, {c.id: c.tenant_id for c in dataset.cases}, _ownership(args.corpus))
         result = evaluate(dataset, run_file, specs, policy)
         return _finish(args, result, run_sample=list(run_file.cases)[:3])
-    retriever, scored_on, label, context, ownership = _live_source(args, dataset, policy.relevance_threshold)
+    if args.pipeline or args.config:
+        with step(f"eval: building pipeline {args.pipeline or args.config} over {args.corpus}"):
+            retriever, scored_on, label, context, ownership = _live_source(
+                args, dataset, policy.relevance_threshold
+            )
+    else:
+        retriever, scored_on, label, context, ownership = _live_source(
+            args, dataset, policy.relevance_threshold
+        )
+    depth = retrieval_depth(specs, args.top_k)
+    plan(
+        "eval",
+        [_what_runs(args, context, args.name or label)],
+        scored_on,
+        policy.relevance_threshold,
+        top_k=depth,
+        concurrency=args.concurrency,
+        metrics=",".join(str(s) for s in specs),
+    )
+    if args.resume:
+        _say_reused(args.results, scored_on)
     options = RunOptions(
-        retrieval_depth(specs, args.top_k),
+        depth,
         args.tenant,
         args.concurrency,
         args.timeout,
@@ -172,6 +220,29 @@ def run(args: argparse.Namespace) -> int:
     return _finish(args, result)
 
 
+def _what_runs(args: argparse.Namespace, context: dict[str, Any], name: str) -> str:
+    """The source about to be queried, as the plan line names it (a built pipeline with its models)."""
+    pipeline = context.get("pipeline")
+    if isinstance(pipeline, dict) and isinstance(pipeline.get("config"), dict):
+        return "pipeline " + pipeline_text(pipeline["config"], pipeline.get("models"))
+    text = source_text(args)
+    if args.endpoint:
+        how = "--name" if args.name else "host and path; --name to change"
+        return f"{text} (named {name!r} in reports and the history: {how})"
+    return text
+
+
+def _say_reused(results: str, dataset: Any) -> None:
+    """``--resume``: how many cases the results file already holds (reused, not queried again)."""
+    from ragaudit.runner.checkpoint import read_results
+
+    path = Path(results)
+    finished = read_results(path)[0] if path.is_file() else {}
+    reused = sum(1 for case in dataset.cases if case.id in finished)
+    total = len(dataset.cases)
+    note(f"eval: --resume: {reused} of {total} cases reused from {results}, {total - reused} to run")
+
+
 def _with_max_depth(policy: Any, max_depth: int | None) -> Any:
     from dataclasses import replace
 
@@ -182,8 +253,8 @@ def _warn(notes: Any) -> None:
     """How the dataset was read, on stderr (each note once: count and first examples)."""
     import sys
 
-    for note in notes:
-        print(f"warning: {note}", file=sys.stderr)
+    for line in notes:
+        print(f"warning: {line}", file=sys.stderr)
 
 
 def _fast_path(args: argparse.Namespace) -> bool:
@@ -218,20 +289,26 @@ def _via(args: argparse.Namespace) -> Via:
 
 
 def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None = None) -> int:
-    """Print the table, write the report and the history entry, then apply the exit rule."""
+    """Print the table, write the report and the history entry, then apply the exit rule (and
+    ``--require-judged``)."""
+    from dataclasses import replace
+
+    from ragaudit.cli.judged_options import holes_exit
     from ragaudit.cli.outcome import exit_code, result_outcome
     from ragaudit.report.terminal import render_terminal
 
+    result = replace(result, min_judged=args.min_judged)
     print(render_terminal(result.to_dict()))
     if args.corpus and not (args.pipeline or args.config):
         _warn_unknown_ids(result, args.corpus)
     if args.out:
         result.write_json(args.out)
-        print(f"report written to {args.out}")
+        print(f"report written to {shown(args.out)}")
     if not args.no_history:
         from ragaudit.artifacts.history import record_run
 
-        print(record_run(result.to_dict()))
+        key = f"results:{Path(args.results).resolve()}" if getattr(args, "results", None) else None
+        print(record_run(result.to_dict(), key=key, replaces=bool(getattr(args, "resume", False))))
     via = _via(args)
     label = {
         "run": f"--run {args.run}",
@@ -241,7 +318,7 @@ def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None 
     outcome = result_outcome(
         result, label.get(via, f"--pipeline {args.pipeline or args.config}"), via, run_sample or ()
     )
-    return exit_code([outcome], args.max_error_rate)
+    return max(exit_code([outcome], args.max_error_rate), holes_exit(args, [result.holes().to_json()]))
 
 
 def _warn_unknown_ids(result: Any, corpus: str) -> None:
@@ -262,9 +339,9 @@ def _warn_unknown_ids(result: Any, corpus: str) -> None:
         cases += bool(found)
         unknown.update(dict.fromkeys(found))
     if unknown:
-        shown = ", ".join(repr(i) for i in list(unknown)[:5]) + (" ..." if len(unknown) > 5 else "")
+        listed = ", ".join(repr(i) for i in list(unknown)[:5]) + (" ..." if len(unknown) > 5 else "")
         print(
             f"warning: {len(unknown)} returned id(s) in {cases} case(s) are not in the corpus {corpus}: "
-            f"{shown} (map the service's id field with --field chunk_id=THEIRS, or pass the corpus it serves)",
+            f"{listed} (map the service's id field with --field chunk_id=THEIRS, or pass the corpus it serves)",
             file=sys.stderr,
         )

@@ -6,17 +6,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ragaudit.cli.announce import pipeline_text, plan
 from ragaudit.cli.argtypes import output_file, positive_float, positive_int, probability
 from ragaudit.cli.common import (
+    SEED_HELP,
     add_dataset_options,
     add_executor_options,
     add_policy_options,
     executor_from,
     policy_from,
 )
+from ragaudit.cli.console import shown
 from ragaudit.cli.outcome import add_outcome_options
 
 HELP = "evaluate a reranker: before/after with significance, oracle ceiling, first-stage recall, latency"
+
+
+EXAMPLES = """\
+ragaudit eval-reranker --dataset golden.jsonl --corpus corpus.jsonl --pipeline hybrid-rerank:fusion.json
+ragaudit eval-reranker --dataset golden.jsonl --corpus corpus.jsonl --pipeline my_rerank.toml --top-n 50
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +36,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pipeline",
         required=True,
-        help="a pipeline with a rerank stage: a preset (hybrid-rerank) or a TOML file with a [rerank] table",
+        help="a pipeline with a rerank stage: hybrid-rerank:MODEL.json (ragaudit fit-fusion) or a TOML file with a [rerank] table",
     )
     parser.add_argument(
         "--top-n", type=positive_int, help="candidates the reranker reorders (default: the stage's top_n)"
@@ -40,11 +51,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--timeout", type=positive_float, default=30.0, help="per-query timeout in seconds")
     parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
-    parser.add_argument("--resamples", type=positive_int, default=10_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=output_file, help="write the JSON artifact here")
+    parser.add_argument(
+        "--resamples",
+        type=positive_int,
+        default=10_000,
+        help="randomization and bootstrap resamples (default 10000)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
+    parser.add_argument(
+        "--out", type=output_file, help="write the JSON artifact here (- for standard output)"
+    )
     parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_policy_options(parser)
     add_outcome_options(parser)
     add_executor_options(parser)
@@ -61,6 +79,15 @@ def run(args: argparse.Namespace) -> int:
     specs = parse_metrics(args.metrics)
     config = resolve_pipeline(args.pipeline)
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
+    plan(
+        "eval-reranker",
+        ["pipeline " + pipeline_text(config)],
+        dataset,
+        policy.relevance_threshold,
+        top_n=args.top_n,
+        concurrency=args.concurrency,
+        metrics=args.metrics,
+    )
     with executor_from(args) as executor:
         result = asyncio.run(
             evaluate_reranker(
@@ -86,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     print(render_terminal(result.to_dict()))
     if args.out:
         result.write_json(args.out)
-        print(f"written to {args.out}")
+        print(f"written to {shown(args.out)}")
     from ragaudit.cli.outcome import exit_code, result_outcome
 
     return exit_code(

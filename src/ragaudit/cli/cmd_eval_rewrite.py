@@ -10,16 +10,27 @@ import argparse
 import asyncio
 from typing import Any
 
+from ragaudit.cli.announce import pipeline_text, plan, stage_text
 from ragaudit.cli.argtypes import non_negative_int, output_file, positive_int, probability, share
 from ragaudit.cli.common import (
+    SEED_HELP,
     add_dataset_options,
     add_experiment_run_options,
     add_policy_options,
     policy_from,
     run_options_from,
 )
+from ragaudit.cli.console import shown
 
 HELP = "evaluate a query rewrite: entity/constraint loss per case, metric deltas with significance, latency"
+
+
+EXAMPLES = """\
+ragaudit eval-rewrite --dataset golden.jsonl --corpus corpus.jsonl --pipeline bm25 --rm3
+ragaudit eval-rewrite --dataset golden.jsonl --corpus corpus.jsonl --pipeline bm25 --synonyms synonyms.txt
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -28,7 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pipeline",
         default="bm25",
-        help="a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML file (default bm25)",
+        help="a preset (bm25, dense, hybrid, hybrid-rerank:MODEL.json) or a pipeline TOML file (default bm25)",
     )
     stage = parser.add_mutually_exclusive_group()
     stage.add_argument("--rewrite", metavar="R.toml", help="a TOML file with a [rewrite] table")
@@ -46,14 +57,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="known entity names, one per line: 'Professional | Pro' (aliases count as the same entity)",
     )
-    parser.add_argument("--metrics", default="R@5,R@10,nDCG@10,MRR@10")
+    parser.add_argument(
+        "--metrics",
+        default="R@5,R@10,nDCG@10,MRR@10",
+        help="comma-separated metric names (default %(default)s)",
+    )
     add_experiment_run_options(
         parser, concurrency=1, concurrency_help="queries in flight (default 1: latency is timed alone)"
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     parser.add_argument(
-        "--out", type=output_file, default="reports/rewrite-eval.json", help="the JSON artifact"
+        "--out",
+        type=output_file,
+        default="reports/rewrite-eval.json",
+        help="the JSON artifact (- for standard output)",
     )
     parser.add_argument("--reports-dir", help="also write baseline.json and rewrite.json eval reports here")
     parser.add_argument(
@@ -104,6 +122,14 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     corpus = load_corpus(args.corpus)
     options = run_options_from(args, specs)
+    plan(
+        "eval-rewrite",
+        ["pipeline " + pipeline_text(config), "rewrite " + stage_text(stage)],
+        dataset,
+        policy.relevance_threshold,
+        top_k=options.top_k,
+        metrics=args.metrics,
+    )
     result = asyncio.run(
         evaluate_rewrite(
             dataset,
@@ -125,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
 
     print(render_terminal(result.to_dict(), limit=args.show))
     result.write_json(args.out)
-    print(f"rewrite evaluation written to {args.out}")
+    print(f"rewrite evaluation written to {shown(args.out)}")
     from ragaudit.cli.outcome import exit_code, result_outcome
 
     checks = [

@@ -6,8 +6,18 @@ import argparse
 import sys
 
 from ragaudit.cli.argtypes import input_file, output_file, positive_int
+from ragaudit.cli.common import SEED_HELP
+from ragaudit.cli.console import shown
 
 HELP = "enforce release gates (metric self-test, quality, security, operations) on an eval report"
+
+
+EXAMPLES = """\
+ragaudit gate hybrid.json --policy gates.toml --baseline bm25.json      # exit 0 pass, 1 fail
+ragaudit gate hybrid.json --policy gates.toml --audit tenants.json --out verdict.json
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -31,9 +41,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a tenant-audit report (from 'ragaudit audit-tenants'); its leaks count too (repeatable)",
     )
-    parser.add_argument("--out", type=output_file, help="write the verdict JSON (kind 'gate') here")
+    parser.add_argument(
+        "--out", type=output_file, help="write the verdict JSON (kind 'gate') here (- for standard output)"
+    )
     parser.add_argument("--resamples", type=positive_int, default=10_000, help="randomization-test resamples")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,5 +75,5 @@ def run(args: argparse.Namespace) -> int:
     print(render_terminal(verdict.to_dict()))
     if args.out:
         verdict.write_json(args.out)
-        print(f"verdict written to {args.out}")
+        print(f"verdict written to {shown(args.out)}")
     return verdict.exit_code

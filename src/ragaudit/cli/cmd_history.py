@@ -9,6 +9,12 @@ from ragaudit.cli.argtypes import output_file, positive_int
 HELP = "show the trend of metrics across recorded runs (terminal sparklines, --html for a plot)"
 
 
+EXAMPLES = """\
+ragaudit history --metric nDCG@10
+ragaudit history --metric nDCG@10,R@5 --pipeline hybrid --last 20 --html history.html
+"""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--metric",

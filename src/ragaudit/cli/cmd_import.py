@@ -9,12 +9,24 @@ from ragaudit.cli.argtypes import positive_int
 HELP = "import a BEIR folder as OUT/corpus.jsonl and OUT/dataset.jsonl"
 
 
+EXAMPLES = """\
+ragaudit import beir path/to/msmarco --out data/msmarco
+ragaudit import beir path/to/scifact --split dev --relevance-threshold 2 --out data/scifact
+"""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source_format", choices=["beir"], help="the format to import")
     parser.add_argument("path", help="the BEIR folder (corpus.jsonl, queries.jsonl, qrels/)")
     parser.add_argument("--out", required=True, help="output folder")
-    parser.add_argument("--split", default="test")
-    parser.add_argument("--relevance-threshold", type=positive_int, default=1, metavar="GRADE")
+    parser.add_argument("--split", default="test", help="BEIR qrels split (default test)")
+    parser.add_argument(
+        "--relevance-threshold",
+        type=positive_int,
+        default=1,
+        metavar="GRADE",
+        help="a case with no qrel of grade >= GRADE is written as unanswerable (default 1)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

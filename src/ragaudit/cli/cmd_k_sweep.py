@@ -6,9 +6,18 @@ from __future__ import annotations
 import argparse
 
 from ragaudit.cli.argtypes import input_file, output_file, positive_int
-from ragaudit.cli.common import add_policy_options, policy_from
+from ragaudit.cli.common import RUN_FORMAT_HELP, add_policy_options, policy_from
+from ragaudit.cli.console import shown
 
 HELP = "Recall@k, Precision@k and context tokens for k = 1..K from one report or run (no re-querying)"
+
+
+EXAMPLES = """\
+ragaudit k-sweep hybrid.json --max-k 20
+ragaudit k-sweep --run run.trec --dataset golden.jsonl --corpus corpus.jsonl --metrics R,P,nDCG
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -18,7 +27,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--run", type=input_file, help="a TREC or JSONL run file instead of a report (needs --dataset)"
     )
-    parser.add_argument("--run-format", choices=["auto", "trec", "jsonl"], default="auto")
+    parser.add_argument(
+        "--run-format", choices=["auto", "trec", "jsonl"], default="auto", help=RUN_FORMAT_HELP
+    )
     parser.add_argument(
         "--dataset", help="golden JSONL, BEIR folder or qrels (a report's own dataset by default)"
     )
@@ -38,7 +49,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--max-k", type=positive_int, help="largest k (default: the ranking depth, at most 20)"
     )
     parser.add_argument("--metrics", default="R,P", help="metric families to sweep (default R,P)")
-    parser.add_argument("--out", type=output_file, help="write the JSON artifact here")
+    parser.add_argument(
+        "--out", type=output_file, help="write the JSON artifact here (- for standard output)"
+    )
     add_policy_options(parser)
 
 
@@ -80,5 +93,5 @@ def run(args: argparse.Namespace) -> int:
     print(render_terminal(result.to_dict()))
     if args.out:
         result.write_json(args.out)
-        print(f"written to {args.out}")
+        print(f"written to {shown(args.out)}")
     return 0

@@ -25,6 +25,12 @@ HELP = "label a pool in the browser (keyboard grading, evidence spans, undo), or
 NAME = re.compile(r"^[\w.@-]{1,64}$")
 
 
+EXAMPLES = """\
+ragaudit label pool.jsonl --out judgments/ana.jsonl --annotator ana
+ragaudit label merge judgments/*.jsonl --into golden.jsonl
+"""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "inputs", nargs="+", metavar="POOL | merge FILES", help="a pool file, or 'merge' and judgments files"

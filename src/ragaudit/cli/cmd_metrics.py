@@ -7,6 +7,12 @@ import argparse
 HELP = "list metric names and what they mean"
 
 
+EXAMPLES = """\
+ragaudit metrics                     # every metric name and what it means
+ragaudit metrics ndcg@10 recall@5    # check names and print them canonically
+"""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("names", nargs="*", help="names to check (parse and print canonically)")
 

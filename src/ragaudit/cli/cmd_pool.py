@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragaudit.cli.common import check_positive, source_spec_from
+from ragaudit.cli.common import DATASET_FORMAT_HELP, check_positive, source_spec_from
 
 if TYPE_CHECKING:
     from ragaudit.data.run import Run
@@ -20,11 +20,23 @@ EFFORT_ROWS = 40
 LOW_JUDGED = 0.8
 
 
+EXAMPLES = """\
+ragaudit pool --queries queries.jsonl --corpus corpus.jsonl --pipelines bm25,dense,hybrid --depth 20 \\
+    --out pool.jsonl
+ragaudit pool --dataset golden.jsonl --runs a.trec,b.trec --out pool.jsonl
+"""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dataset", help="an existing golden set (JSONL, BEIR folder or qrels): its grades carry over"
     )
-    parser.add_argument("--dataset-format", choices=["auto", "jsonl", "beir", "qrels"], default="auto")
+    parser.add_argument(
+        "--dataset-format",
+        choices=["auto", "jsonl", "beir", "qrels"],
+        default="auto",
+        help=DATASET_FORMAT_HELP,
+    )
     parser.add_argument("--split", default="test", help="BEIR qrels split (default test)")
     parser.add_argument("--queries", help='new queries without labels: JSONL of {"id", "query", "tenant_id"}')
     parser.add_argument(
@@ -58,7 +70,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     llm.add_argument("--suggest-api-key-env", help="env var holding the API key (none for a local server)")
     parser.add_argument("--out", required=True, help="the pool file to write (JSONL)")
     parser.add_argument("--tenant", help="tenant for cases that name none")
-    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, default=8, help="queries in flight per system (default 8)")
     parser.add_argument("--timeout", type=float, default=30.0, help="per-query timeout in seconds")
     parser.add_argument("--qdrant-url", help="use this Qdrant server as the dense store of --pipelines")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

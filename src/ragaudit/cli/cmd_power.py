@@ -7,7 +7,17 @@ from __future__ import annotations
 import argparse
 import math
 
+from ragaudit.cli.console import shown
+
 HELP = "cases needed to detect a metric difference, and the smallest difference the set can detect"
+
+
+EXAMPLES = """\
+ragaudit power hybrid.json --baseline bm25.json --delta 0.02
+ragaudit power hybrid.json --metric R@5 --alpha 0.01 --power 0.9
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--alpha", type=float, default=0.05, help="significance level, two-sided (default 0.05)"
     )
     parser.add_argument("--power", type=float, default=0.8, help="wanted detection probability (default 0.8)")
-    parser.add_argument("--out", help="write the figures as JSON here")
+    parser.add_argument("--out", help="write the figures as JSON here (- for standard output)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,5 +125,5 @@ def run(args: argparse.Namespace) -> int:
             },
             args.out,
         )
-        print(f"power figures written to {args.out}")
+        print(f"power figures written to {shown(args.out)}")
     return 0

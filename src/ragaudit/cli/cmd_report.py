@@ -7,8 +7,15 @@ import sys
 from pathlib import Path
 
 from ragaudit.cli.argtypes import input_file, output_file, positive_int, probability
+from ragaudit.cli.common import DATASET_FORMAT_HELP, SEED_HELP
 
 HELP = "render a report as Markdown (PR comment) or a self-contained HTML page, optionally vs a baseline"
+
+
+EXAMPLES = """\
+ragaudit report hybrid.json --baseline bm25.json --format html --out report.html
+ragaudit report hybrid.json --format md > comment.md
+"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +28,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=["md", "html"], default="md", help="md (default) or html")
     parser.add_argument("--out", type=output_file, help="write here (default: standard output)")
     parser.add_argument("--dataset", help="the golden dataset, to show each query's text")
-    parser.add_argument("--dataset-format", choices=["auto", "jsonl", "beir", "qrels"], default="auto")
+    parser.add_argument(
+        "--dataset-format",
+        choices=["auto", "jsonl", "beir", "qrels"],
+        default="auto",
+        help=DATASET_FORMAT_HELP,
+    )
     parser.add_argument("--split", default="test", help="BEIR qrels split (default test)")
     parser.add_argument(
         "--alpha", type=probability, default=0.05, help="significance level against the baseline"
@@ -29,7 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resamples", type=positive_int, default=10_000, help="bootstrap and randomization resamples"
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
 
 
 def run(args: argparse.Namespace) -> int:

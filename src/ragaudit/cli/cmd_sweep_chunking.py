@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ragaudit.cli.announce import chunking_text, pipeline_text, plan
 from ragaudit.cli.argtypes import output_file, positive_int
 from ragaudit.cli.common import (
+    SEED_HELP,
     add_dataset_options,
     add_executor_options,
     add_experiment_run_options,
@@ -15,8 +17,18 @@ from ragaudit.cli.common import (
     policy_from,
     run_options_from,
 )
+from ragaudit.cli.console import shown
 
 HELP = "sweep chunk strategies, sizes and overlaps; score each against evidence spans"
+
+
+EXAMPLES = """\
+ragaudit sweep-chunking --dataset golden.jsonl --corpus corpus.jsonl --sizes 128,256 --overlaps 0,32
+ragaudit sweep-chunking --dataset golden.jsonl --corpus corpus.jsonl --strategies fixed,sentence \\
+    --pipeline dense --out chunking.json
+"""
+JSON_OUT = True
+"""``--out -`` writes the JSON report to standard output."""
 
 
 def _ints(flag: str, text: str) -> list[int]:
@@ -52,9 +64,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_experiment_run_options(parser)
     add_executor_options(parser)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     parser.add_argument(
-        "--out", type=output_file, default="reports/chunking-sweep.json", help="the JSON artifact"
+        "--out",
+        type=output_file,
+        default="reports/chunking-sweep.json",
+        help="the JSON artifact (- for standard output)",
     )
     parser.add_argument("--reports-dir", help="also write each point's eval report here")
     add_policy_options(parser)
@@ -78,6 +93,19 @@ def run(args: argparse.Namespace) -> int:
         args.dataset, args.dataset_format, args.split, policy.relevance_threshold, corpus
     )
     options = run_options_from(args, specs)
+    plan(
+        "sweep-chunking",
+        [
+            "pipeline " + pipeline_text(config) + " (its chunking is replaced by each point)",
+            f"{len(grid)} chunkings: "
+            + "; ".join(chunking_text(g).removeprefix("chunking ") for g in grid[:6])
+            + (" ..." if len(grid) > 6 else ""),
+        ],
+        dataset,
+        policy.relevance_threshold,
+        top_k=options.top_k,
+        metrics=args.metrics,
+    )
     with executor_from(args) as executor:
         result = asyncio.run(
             sweep_chunking(
@@ -101,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
 
     print(render_terminal(result.to_dict()))
     result.write_json(args.out)
-    print(f"chunking sweep written to {args.out}")
+    print(f"chunking sweep written to {shown(args.out)}")
     from ragaudit.cli.outcome import exit_code, result_outcome
 
     checks = [result_outcome(p.result, f"chunking {p.name}", "pipeline") for p in result.points]

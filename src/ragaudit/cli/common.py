@@ -55,7 +55,9 @@ def add_source_options(
 ) -> None:
     """The retrieval source (``--pipeline`` / ``--endpoint`` / ``--retriever``, plus ``--run`` and
     ``--config`` with ``with_run``), how it is queried, and the HTTP endpoint's options."""
-    pipeline_help = "a preset (bm25, dense, hybrid, hybrid-rerank) or a pipeline TOML, built over --corpus"
+    pipeline_help = (
+        "a preset (bm25, dense, hybrid, hybrid-rerank:MODEL.json) or a pipeline TOML, built over --corpus"
+    )
     if many_pipelines:
         parser.add_argument("--pipeline", action="append", default=[], help=pipeline_help + " (repeatable)")
         parser.add_argument("--endpoint", help="URL of a retrieval service: POST {tenant_id, query, top_k}")
@@ -128,7 +130,10 @@ def add_experiment_run_options(
     )
     parser.add_argument("--tenant", help="tenant for cases that name none")
     parser.add_argument(
-        "--concurrency", type=positive_int, default=concurrency, help=concurrency_help or None
+        "--concurrency",
+        type=positive_int,
+        default=concurrency,
+        help=concurrency_help or f"queries in flight per pipeline (default {concurrency})",
     )
     parser.add_argument("--timeout", type=positive_float, default=30.0, help="per-query timeout in seconds")
     parser.add_argument(
@@ -175,6 +180,11 @@ def source_spec_from(args: argparse.Namespace, **overrides: Any) -> SourceSpec:
     }
     values.update(overrides)
     return SourceSpec(**values)
+
+
+SEED_HELP = "random seed of the randomization test and bootstrap (default 0: the same figures every run)"
+RUN_FORMAT_HELP = "format of --run: trec (6 columns) or jsonl (default: detected from the content)"
+DATASET_FORMAT_HELP = "format of the dataset: jsonl, beir (a folder) or qrels (default: detected)"
 
 
 def add_executor_options(parser: argparse.ArgumentParser) -> None:

@@ -1,7 +1,10 @@
 """Entry point of the ``ragaudit`` command.
 
-Each command lives in its own module ``cmd_<name>.py`` exposing ``HELP``, ``configure(parser)`` and
-``run(args) -> int`` (found automatically; ``cmd_audit_tenants`` is ``ragaudit audit-tenants``); heavy imports happen inside ``run`` so ``ragaudit --help`` stays fast.
+Each command lives in its own module ``cmd_<name>.py`` exposing ``HELP``, ``EXAMPLES`` (shown at the
+end of its ``--help``), ``configure(parser)`` and ``run(args) -> int`` (found automatically;
+``cmd_audit_tenants`` is ``ragaudit audit-tenants``); a module whose ``--out`` is a JSON report sets
+``JSON_OUT = True`` and gets ``--out -`` (the JSON on standard output, nothing else there). Every command
+also gets ``--quiet``. Heavy imports happen inside ``run`` so ``ragaudit --help`` stays fast.
 Exit codes: 0 success, 1 the check failed (validation errors, a failed gate, a run that failed under
 the rule of :mod:`ragaudit.cli.outcome`), 2 bad usage or input (options are range-checked at parse time
 by :mod:`ragaudit.cli.argtypes`).
@@ -10,10 +13,14 @@ by :mod:`ragaudit.cli.argtypes`).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import sys
+import time
 from collections.abc import Sequence
 from importlib import import_module
+from types import ModuleType
 
 from ragaudit.errors import RagauditError, ValidationError
 from ragaudit.version import __version__
@@ -42,8 +49,22 @@ def build_parser() -> argparse.ArgumentParser:
         module = import_module(f"ragaudit.cli.cmd_{name}")
         command = sub.add_parser(name.replace("_", "-"), help=module.HELP, description=module.HELP)
         module.configure(command)
-        command.set_defaults(handler=module.run)
+        command.add_argument(
+            "-q",
+            "--quiet",
+            action="store_true",
+            help="print nothing but warnings and errors (stderr) and, with --out -, the JSON; no progress",
+        )
+        _add_examples(command, module)
+        command.set_defaults(handler=module.run, json_out=getattr(module, "JSON_OUT", False))
     return parser
+
+
+def _add_examples(command: argparse.ArgumentParser, module: ModuleType) -> None:
+    """Put the module's ``EXAMPLES`` at the end of the command's ``--help``, before any epilog it set."""
+    lines = [f"  {line}" if line else "" for line in module.EXAMPLES.strip("\n").splitlines()]
+    command.epilog = "\n\n".join(p for p in ("examples:\n" + "\n".join(lines), command.epilog) if p)
+    command.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
 def _quiet_offline_environment() -> None:
@@ -60,8 +81,17 @@ def _quiet_offline_environment() -> None:
         os.environ.setdefault(key, value)
 
 
+def _importable_cwd() -> None:
+    """Modules in the current directory can be named (``--retriever mypkg.search:make_retriever``, a
+    stage ``type = "my_stages:Factory"``) as with ``python -m``; appended, so installed packages win."""
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _quiet_offline_environment()
+    _importable_cwd()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -71,8 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        code: int = args.handler(args)
-        return code
+        return _run(args)
     except ValidationError as exc:
         for problem in exc.problems:
             print(f"error: {problem}", file=sys.stderr)
@@ -94,6 +123,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command: ``--quiet`` silences standard output and progress; ``--out -`` sends the JSON
+    report to standard output and everything else the command prints to stderr."""
+    from ragaudit.cli import console
+
+    console.set_quiet(args.quiet)
+    if args.quiet and hasattr(args, "no_progress"):
+        args.no_progress = True
+    with contextlib.ExitStack() as stack:
+        if args.json_out and getattr(args, "out", None) == console.STDOUT:
+            args.out = stack.enter_context(console.json_to_stdout(sys.stdout))
+        if args.quiet:
+            stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+        started = time.perf_counter()
+        code: int = args.handler(args)
+        took = time.perf_counter() - started
+        if took > console.SLOW_S:
+            console.note(f"{args.command}: finished in {took:.1f} s (exit {code})")
+        return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,6 +1,7 @@
 """The one exit rule of every command that runs retrieval or a judge (docs/cli.md, "Exit codes").
 
-After writing its report, such a command exits 1 when any source it ran (an endpoint, a Python
+After writing its report, such a command says how each source went (``done LABEL: 84 cases, 0 failed,
+75 of 75 answerable scored``, stderr, not with ``--quiet``) and exits 1 when any source it ran (an endpoint, a Python
 retriever, a pipeline, a run file, a chat endpoint answering or judging) has:
 
 - a failed share above ``--max-error-rate``::
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TextIO
 
 from ragaudit.cli.argtypes import share
+from ragaudit.cli.console import quiet
 from ragaudit.security.error_rate import MISSING, classify_error
 
 Via = Literal["endpoint", "retriever", "pipeline", "run", "report", "chat", "judge"]
@@ -82,6 +84,16 @@ class SourceOutcome:
     """Run files: how many of them are cases of the dataset."""
     dataset_sample: tuple[str, ...] = ()
     run_sample: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        """How the run went, in one line: cases, failed, scored."""
+        unit = {"chat": "answers", "judge": "judgements"}.get(self.via, "cases")
+        scored = (
+            f"{self.scored} scored"
+            if self.answerable is None
+            else f"{self.scored} of {self.answerable} answerable scored"
+        )
+        return f"{self.total} {unit}, {len(self.failures)} failed, {scored}"
 
     @property
     def rate(self) -> float:
@@ -318,6 +330,9 @@ def exit_code(
     source fails the run, else 0 (a tolerated failure is still printed, as a note)."""
     out = stream if stream is not None else sys.stderr
     failed = False
+    if not quiet():
+        for outcome in outcomes:
+            print(f"done {outcome.label}: {outcome.summary()}", file=out)
     for outcome in outcomes:
         problems = outcome.problems(max_error_rate)
         if problems:

@@ -23,6 +23,18 @@ DEFAULT_TENANT = "default"
 
 def beir_paths(folder: str | Path, split: str = "test") -> tuple[Path, Path, Path]:
     root = Path(folder)
+    if not root.exists():
+        raise InputError(
+            str(root),
+            None,
+            "BEIR folder not found",
+            f"check the path (it is read relative to {Path.cwd()}); a BEIR folder holds corpus.jsonl, "
+            "queries.jsonl and qrels/",
+        )
+    if not root.is_dir():
+        raise InputError(
+            str(root), None, "is a file, expected a BEIR folder", "pass the folder holding queries.jsonl"
+        )
     corpus, queries, qrels = root / "corpus.jsonl", root / "queries.jsonl", root / "qrels" / f"{split}.tsv"
     for path, what in ((queries, "queries.jsonl"), (qrels, f"qrels/{split}.tsv")):
         if not path.is_file():

@@ -16,9 +16,14 @@ import numpy as np
 
 from ragaudit.artifacts.envelope import envelope, read_report
 from ragaudit.errors import InputError
+from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED, report_holes
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.stats.correction import bonferroni_confidence, ci_method, holm_bonferroni
 from ragaudit.stats.paired import paired_effect_size, paired_t_test, randomization_test, win_tie_loss
+from ragaudit.stats.power import estimate_power
+
+DEFAULT_DELTA = 0.02
+DEFAULT_POWER = 0.8
 
 MOVED = 5
 
@@ -90,6 +95,9 @@ class Comparison:
     ci_level: float = 0.95
     """The confidence level of ``ci``: ``1 - alpha/m`` over a family of ``m`` Holm-corrected comparisons."""
     ci_method: str = "percentile bootstrap, unadjusted"
+    power: dict[str, Any] = field(default_factory=dict)
+    """How many cases the comparison needs (:func:`ragaudit.stats.power.estimate_power` of the per-case
+    differences, as ``ragaudit power --baseline`` gives it): cases to detect ``delta``, smallest detectable."""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -133,6 +141,8 @@ def compare_pair(
     n_resamples: int,
     seed: int,
     family: int = 1,
+    delta: float = DEFAULT_DELTA,
+    power: float = DEFAULT_POWER,
 ) -> Comparison:
     """One paired comparison in a family of ``family`` comparisons that are Holm-corrected together: the
     delta's percentile-bootstrap CI is at level ``1 - alpha/family`` (Bonferroni; see
@@ -168,6 +178,7 @@ def compare_pair(
         most_regressed=_moved(ids, d, False),
         ci_level=level,
         ci_method=ci_method(level, family),
+        power=estimate_power(d.tolist(), delta, alpha, power).to_json(),
     )
 
 
@@ -178,9 +189,15 @@ def compare_reports(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int = 0,
+    *,
+    delta: float = DEFAULT_DELTA,
+    power: float = DEFAULT_POWER,
+    min_judged: float = DEFAULT_MIN_JUDGED,
 ) -> dict[str, Any]:
     """Compare every system against the baseline on every metric; Holm-correct the p-values across the
-    whole table and give each delta's CI at the matching Bonferroni level ``1 - alpha/m``."""
+    whole table and give each delta's CI at the matching Bonferroni level ``1 - alpha/m``. Each row
+    carries its power figures (cases needed to detect ``delta`` with ``power`` at ``alpha``, smallest
+    detectable difference), and each system its judged share of the top k (warning under ``min_judged``)."""
     if len(reports) < 2:
         raise InputError("compare", None, "need at least two reports", "pass two or more report files")
     base = baseline or reports[0]
@@ -193,7 +210,17 @@ def compare_reports(
     )
     family = (len(everyone) - 1) * len(names)
     rows = [
-        compare_pair(base, other, m, alpha=alpha, n_resamples=n_resamples, seed=seed, family=family)
+        compare_pair(
+            base,
+            other,
+            m,
+            alpha=alpha,
+            n_resamples=n_resamples,
+            seed=seed,
+            family=family,
+            delta=delta,
+            power=power,
+        )
         for other in everyone[1:]
         for m in names
     ]
@@ -210,6 +237,7 @@ def compare_reports(
         for r, c in zip(rows, corrected, strict=True)
     ]
     dataset = dict(base.data.get("dataset", {}))
+    holes = [report_holes(r.data, r.label, min_judged) for r in everyone]
     return {
         **envelope("compare", dataset=dataset, policy=base.policy),
         "dataset": dataset,
@@ -224,4 +252,6 @@ def compare_reports(
         "seed": seed,
         "reports": {r.label: r.path for r in everyone},
         "comparisons": [c.to_json() for c in final],
+        "holes": [h.to_json() for h in holes],
+        "notes": [f"incomplete judgments: {w}" for h in holes if (w := h.warning())],
     }

@@ -9,6 +9,7 @@ from typing import Any
 from ragaudit.data.loading import load_dataset, load_run
 from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates
 from ragaudit.data.schema import Dataset
+from ragaudit.evaluation.holes import judged_k
 from ragaudit.evaluation.result import CaseResult, CaseStatus, Counts, EvalResult, RetrievedRecord
 from ragaudit.metrics.bulk import compute_rankings
 from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
@@ -73,7 +74,8 @@ def evaluate(
     rankings = [
         cr.ranking[: policy.max_depth] if cr is not None and cr.error is None else [] for cr in case_runs
     ]
-    values = compute_rankings(rankings, rel_sets, grades, specs, policy.gain)
+    hole_spec = MetricSpec("Judged", judged_k(specs))  # every report says how much of the top k is judged
+    values = compute_rankings(rankings, rel_sets, grades, (*specs, hole_spec), policy.gain)
     means = {s.name: float(values[s.name].mean()) for s in specs}
 
     isolation = the_run.isolation or assess_run(the_run, {c.id: c.tenant_id for c in ds.cases})
@@ -113,6 +115,7 @@ def evaluate(
                 duplicates=case_run.duplicates if case_run is not None else 0,
                 leaks=tuple(leak.to_json() for leak in case_run.leaks) if case_run is not None else (),
                 query=case.query or None,
+                judged=float(values[hole_spec.name][row]) if row is not None and rankings[row] else None,
             )
         )
     dataset_ids = {c.id for c in ds.cases}
@@ -143,4 +146,5 @@ def evaluate(
         tuple(notes),
         dict(context or {}),
         isolation=isolation,
+        judged_k=hole_spec.k,
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
+from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED, HoleSummary, judged_k_of_names, summarize
 from ragaudit.metrics.policy import Policy
 from ragaudit.verdict import TENANT_ISOLATION, CheckVerdict, decide, not_verified
 
@@ -53,6 +54,8 @@ class CaseResult:
     leaks: tuple[dict[str, Any], ...] = ()
     """Returned chunks the caller's tenant must not see (chunk_id, rank, claimed and caller tenant)."""
     query: str | None = None
+    judged: float | None = None
+    """Judged@k of the case's top k (``EvalResult.judged_k``); None when it returned nothing or was not measured."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -63,7 +66,7 @@ class CaseResult:
             "metrics": self.metrics,
             "retrieved": [r.to_json() for r in self.retrieved],
         }
-        for key in ("query", "tenant_id", "error", "latency_ms"):
+        for key in ("query", "tenant_id", "error", "latency_ms", "judged"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -109,6 +112,10 @@ class EvalResult:
     created_at: str = field(default_factory=utc_timestamp)
     isolation: CheckVerdict | None = None
     """The tenant-isolation verdict over every returned chunk (:mod:`ragaudit.runner.tenancy`)."""
+    judged_k: int | None = None
+    """The k of each case's ``judged`` share (None: not measured, e.g. by the fast TREC engine)."""
+    min_judged: float = DEFAULT_MIN_JUDGED
+    """The judged share under which the report warns (``--min-judged``; :mod:`ragaudit.evaluation.holes`)."""
 
     @property
     def missing(self) -> list[str]:
@@ -153,12 +160,25 @@ class EvalResult:
             "no tenant check ran on this evaluation (a TREC run file carries no tenant labels)",
         )
 
+    def holes(self, system: str | None = None) -> HoleSummary:
+        """How much of the top k is judged, with the warning when too little is (:mod:`ragaudit.evaluation.holes`)."""
+        name = system or str(self.run.get("name") or "this run")
+        if self.judged_k is None:
+            k = judged_k_of_names(self.metrics)
+            return summarize(
+                name, {}, k, self.min_judged, "the --fast TREC engine keeps no per-case result lists"
+            )
+        values = {c.id: c.judged for c in self.per_case if c.judged is not None}
+        return summarize(name, values, self.judged_k, self.min_judged)
+
     def per_case_values(self, metric: str) -> dict[str, float]:
         """``{case_id: value}`` of one metric over the answerable cases (the basis of paired tests)."""
         return {c.id: c.metrics[metric] for c in self.per_case if metric in c.metrics}
 
     def to_dict(self) -> dict[str, Any]:
         """The ``eval`` report (NaN where a value is undefined; :meth:`write_json` writes it as ``null``)."""
+        holes = self.holes()
+        warning = holes.warning()
         return {
             **envelope(
                 "eval",
@@ -181,8 +201,9 @@ class EvalResult:
                 "records": self.leaks(),
                 "isolation": self.tenant_isolation().to_json(),
             },
+            "holes": holes.to_json(),
             **dict(self.context),
-            "notes": list(self.notes),
+            "notes": [*self.notes, *([f"incomplete judgments: {warning}"] if warning else [])],
             "per_case": [c.to_json() for c in self.per_case],
         }
 

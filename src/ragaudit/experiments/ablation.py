@@ -77,9 +77,16 @@ def _present(base: PipelineConfig, toggle: str) -> bool:
     return toggle == "hybrid" or any(c.type == toggle for c in base.retriever.components)
 
 
+def _needs_hybrid(base: PipelineConfig) -> bool:
+    """Whether the rerank stage reads the bm25 + dense hybrid's own lists (the learned fusion stage)."""
+    return base.rerank is not None and base.rerank.type == "learned"
+
+
 def applicable_toggles(base: PipelineConfig) -> tuple[str, ...]:
-    """The default toggles of ``base``: rewrite, rerank and hybrid, where the configuration has them."""
-    return tuple(t for t in ("rewrite", "rerank", "hybrid") if _present(base, t))
+    """The default toggles of ``base``: rewrite, rerank and hybrid, where the configuration has them
+    (not the hybrid under a learned rerank stage, which cannot run without it)."""
+    defaults = ("rewrite", "rerank") if _needs_hybrid(base) else ("rewrite", "rerank", "hybrid")
+    return tuple(t for t in defaults if _present(base, t))
 
 
 def _first_stage_without(stage: StageConfig, off: Set[str], where: str) -> StageConfig:
@@ -142,6 +149,14 @@ def check_toggles(base: PipelineConfig, toggles: Sequence[str], where: str = "--
                 f"or drop --toggle {name}"
             )
             raise InputError(where, None, f"--toggle {name}: the pipeline has no {TOGGLES[name]}", fix)
+        if name in ("hybrid", *COMPONENTS) and _needs_hybrid(base):
+            raise InputError(
+                where,
+                None,
+                f"--toggle {name}: the learned rerank stage reads the bm25 + dense hybrid's lists, so no "
+                "variant can keep it without the hybrid",
+                "toggle rerank (and rewrite) only, or ablate the hybrid in a pipeline without the learned stage",
+            )
     variant_config(base, names, frozenset(), "bare", where)  # the bare pipeline must still retrieve
     return names
 

@@ -19,8 +19,9 @@ from ragaudit.corpus.chunkers import count_tokens
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import Run
 from ragaudit.data.schema import Dataset
-from ragaudit.evaluation.compare import LoadedReport, compare_reports
+from ragaudit.evaluation.compare import DEFAULT_DELTA, DEFAULT_POWER, LoadedReport, compare_reports
 from ragaudit.evaluation.evaluate import evaluate
+from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED
 from ragaudit.evaluation.live import RunOptions
 from ragaudit.evaluation.result import EvalResult
 from ragaudit.metrics.names import MetricSpec
@@ -63,6 +64,7 @@ class BenchmarkResult:
     def to_dict(self) -> dict[str, Any]:
         first = self.outcomes[0].result if self.outcomes else None
         corpus = first.context.get("corpus") if first is not None else None
+        holes = {o.name: o.result.holes(o.name) for o in self.outcomes}
         return {
             **envelope(
                 "benchmark",
@@ -87,10 +89,12 @@ class BenchmarkResult:
                     "counts": o.result.counts.__dict__,
                     "leaks": len(o.result.leaks()),
                     "isolation": o.result.tenant_isolation().to_json(),
+                    "holes": holes[o.name].to_json(),
                 }
                 for o in self.outcomes
             ],
             "comparisons": self.comparison.get("comparisons", []),
+            "notes": [f"incomplete judgments: {w}" for h in holes.values() if (w := h.warning())],
         }
 
 
@@ -180,6 +184,9 @@ async def run_benchmark(
     qdrant_url: str | None = None,
     cache: ComponentCache | None = None,
     executor: Executor | None = None,
+    delta: float = DEFAULT_DELTA,
+    power: float = DEFAULT_POWER,
+    min_judged: float = DEFAULT_MIN_JUDGED,
 ) -> BenchmarkResult:
     """Build and evaluate every pipeline; compare each against ``baseline`` (default: the first).
 
@@ -187,10 +194,14 @@ async def run_benchmark(
     the first case's latency. ``cache`` shares indexes with other experiments over the same corpus.
     ``executor`` runs the pipelines (default: one after another in this process); on Ray each
     pipeline is one task (see :func:`run_cells`).
+    Each comparison carries its power figures (cases needed for ``delta`` with ``power``), and each
+    pipeline its judged share of the top k (warning under ``min_judged``; :mod:`ragaudit.evaluation.holes`).
     """
     cache = cache if cache is not None else ComponentCache()
     inputs = CellInputs(dataset, corpus, specs, policy, options, cache, context_k, qdrant_url)
     outcomes, provenance = await run_cells(pipelines, inputs, executor)
+    for outcome in outcomes:
+        outcome.result = replace(outcome.result, min_judged=min_judged)
     if report_dir is not None:
         for outcome in outcomes:
             outcome.result.write_json(Path(report_dir) / f"{outcome.name}.json")
@@ -200,7 +211,14 @@ async def run_benchmark(
         raise ValueError(f"baseline {base_name!r} is not one of the pipelines ({', '.join(names)})")
     loaded = {o.name: LoadedReport(o.name, f"<{o.name}>", o.result.to_dict()) for o in outcomes}
     comparison = (
-        compare_reports([loaded[n] for n in names], loaded[base_name], n_resamples=resamples)
+        compare_reports(
+            [loaded[n] for n in names],
+            loaded[base_name],
+            n_resamples=resamples,
+            delta=delta,
+            power=power,
+            min_judged=min_judged,
+        )
         if len(names) > 1
         else {}
     )

@@ -56,7 +56,12 @@ DEFAULT_TOP_N = 50
 
 
 class StageTimer:
-    """A retriever that delegates to ``base`` and records each search's milliseconds by (tenant, query)."""
+    """A retriever that delegates to ``base`` and records each search's milliseconds by (tenant, query).
+
+    ``transparent``: it returns its base's results unchanged, so a stage that needs to know the
+    first stage (the learned fusion stage) looks through it."""
+
+    transparent = True
 
     def __init__(self, base: Retriever) -> None:
         self.base = base
@@ -260,7 +265,7 @@ def split_rerank(
             where,
             None,
             f"the pipeline {config.name!r} has no rerank stage to evaluate",
-            "use a pipeline with a [rerank] table, e.g. --pipeline hybrid-rerank",
+            "use a pipeline with a [rerank] table, e.g. --pipeline hybrid-rerank:fusion.json (ragaudit fit-fusion)",
         )
     if top_n is not None and (isinstance(top_n, bool) or top_n <= 0):
         raise InputError("--top-n", None, f"must be a positive integer (got {top_n})", "e.g. --top-n 30")

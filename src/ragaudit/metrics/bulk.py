@@ -50,9 +50,12 @@ def width_groups(widths: npt.NDArray[np.int64]) -> Iterator[tuple[npt.NDArray[np
 
 
 def _needed_depth(specs: Sequence[MetricSpec]) -> int | None:
-    """The deepest rank any metric reads: the largest cut-off, or ``None`` (whole ranking) if one has none."""
+    """The deepest rank any metric reads: the largest cut-off, or ``None`` (whole ranking) if one has
+    none or reads past it (a condensed-list measure such as ``nDCG'@k``)."""
     cutoffs = [s.k for s in specs]
-    return None if any(k is None for k in cutoffs) else max((k for k in cutoffs if k is not None), default=1)
+    if any(k is None or measure_of(s.family).reads_past_cutoff for s, k in zip(specs, cutoffs, strict=True)):
+        return None
+    return max((k for k in cutoffs if k is not None), default=1)
 
 
 def compute_rankings(

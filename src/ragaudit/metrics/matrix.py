@@ -6,7 +6,8 @@
 * ``ideal[q, j]``    the grades > 0 of all judged items, sorted descending, zero-padded;
 * ``judged[q, i]``   whether that item has a grade in the judgments (any grade >= 0; False for
   duplicates, padding and unjudged items) — optional, for measures that count judgments;
-* ``length[q]``      the ranking's length within the matrix (duplicates keep their slot) — optional.
+* ``length[q]``      the ranking's length within the matrix (duplicates keep their slot) — optional;
+* ``n_nonrelevant[q]`` judged items that are not relevant (retrieved or not; bpref's N) — optional.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class RankMatrix:
     ideal: npt.NDArray[np.float64]
     judged: npt.NDArray[np.bool_] | None = None
     length: npt.NDArray[np.int64] | None = None
+    n_nonrelevant: npt.NDArray[np.int64] | None = None
 
     def __post_init__(self) -> None:
         n = self.grades.shape[0]
@@ -76,6 +78,14 @@ def build_rank_matrix(
     judged = np.zeros((n, width), dtype=np.bool_)
     length = np.fromiter((min(len(r), width) for r in rankings), dtype=np.int64, count=n)
     n_relevant = np.fromiter((len(s) for s in relevant_sets), dtype=np.int64, count=n)
+    n_nonrelevant = np.fromiter(
+        (
+            sum(1 for d in rel if d not in rel_set)
+            for rel, rel_set in zip(relevances, relevant_sets, strict=True)
+        ),
+        dtype=np.int64,
+        count=n,
+    )
     ideal_lists = [
         sorted((g for g in rel.values() if g > 0), reverse=True)[:ideal_depth] for rel in relevances
     ]
@@ -90,7 +100,7 @@ def build_rank_matrix(
             relevant[q, i] = doc_id in rel_set
             judged[q, i] = doc_id in rel
         ideal[q, : len(ideal_lists[q])] = ideal_lists[q]
-    return RankMatrix(grades, relevant, n_relevant, ideal, judged, length)
+    return RankMatrix(grades, relevant, n_relevant, ideal, judged, length, n_nonrelevant)
 
 
 class Ranks:

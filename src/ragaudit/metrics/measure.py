@@ -70,7 +70,10 @@ class Measure:
     reads_ideal: bool = False
     """The kernel reads :attr:`RankMatrix.ideal` up to its cut-off."""
     reads_judged: bool = False
-    """The kernel reads :attr:`RankMatrix.judged` and :attr:`RankMatrix.length`."""
+    """The kernel reads :attr:`RankMatrix.judged`, :attr:`RankMatrix.length` and :attr:`RankMatrix.n_nonrelevant`."""
+    reads_past_cutoff: bool = False
+    """``family@k`` may read ranks below k (a condensed list: the top k *judged* items), so the bulk
+    engine must not cut the rankings at the largest cut-off."""
     trec_eval: TrecName = TrecName()
     ranx: Callable[[int | None, int, Gain], str | None] = lambda k, threshold, gain: None
     """ranx's metric for ``(k, relevance threshold, gain)`` where it is defined identically."""

@@ -2,7 +2,7 @@
 
 ::
 
-    name = "hybrid-rerank"
+    name = "hybrid-learned"
 
     [chunking]              # whole | fixed | sentence | recursive
     strategy = "whole"
@@ -12,9 +12,10 @@
     method = "rrf"          # rrf | weighted
     components = [{ type = "bm25" }, { type = "dense", store = "exact" }]
 
-    [rerank]                # bi-encoder | cross-encoder | llm
-    type = "bi-encoder"
-    top_n = 30
+    [rerank]                # learned | bi-encoder | cross-encoder | llm
+    type = "learned"        # the model ragaudit fit-fusion wrote, over a bm25 + dense hybrid
+    model = "fusion.json"
+    top_n = 100
 
     [rewrite]               # synonyms | rm3 | llm
     type = "rm3"
@@ -58,6 +59,7 @@ RETRIEVER_KEYS: dict[str, set[str]] = {
     "hybrid": {"method", "weights", "rrf_k", "normalize", "depth", "components"},
 }
 RERANK_KEYS: dict[str, set[str]] = {
+    "learned": {"top_n", "model"},
     "bi-encoder": {"top_n", "model", "backend"},
     "cross-encoder": {"top_n", "model"},
     "llm": {"top_n", "model", "base_url", "api_key_env", "prompt"},
@@ -326,21 +328,38 @@ PRESETS: dict[str, dict[str, Any]] = {
     "hybrid": {
         "retriever": {"type": "hybrid", "method": "rrf", "components": [{"type": "bm25"}, {"type": "dense"}]}
     },
-    "hybrid-rerank": {
-        "retriever": {"type": "hybrid", "method": "rrf", "components": [{"type": "bm25"}, {"type": "dense"}]},
-        "rerank": {"type": "bi-encoder", "top_n": 30},
-    },
 }
+LEARNED_PRESET = "hybrid-rerank"
+"""``hybrid-rerank:MODEL.json``: the ``hybrid`` preset reranked by the learned fusion model that
+``ragaudit fit-fusion`` wrote. Without a model there is nothing trained to rerank with, so the bare
+name is refused rather than run as a reranker that is not one."""
+LEARNED_TOP_N = 100
+FIT_FUSION_FIX = (
+    "fit one on your golden set: ragaudit fit-fusion --dataset D --corpus C --out fusion.json, "
+    f"then --pipeline {LEARNED_PRESET}:fusion.json"
+)
 
 
 def preset(name: str) -> PipelineConfig:
-    """One of the named presets: ``bm25``, ``dense``, ``hybrid``, ``hybrid-rerank``."""
+    """One of the named presets: ``bm25``, ``dense``, ``hybrid``, or ``hybrid-rerank:MODEL.json``."""
+    base, colon, model = name.partition(":")
+    if base == LEARNED_PRESET:
+        if not colon or not model:
+            raise InputError(
+                "--pipeline",
+                None,
+                f"{LEARNED_PRESET} reranks with a fitted fusion model and none was given",
+                FIT_FUSION_FIX,
+            )
+        learned = {"type": "learned", "model": model, "top_n": LEARNED_TOP_N}
+        raw = {"name": LEARNED_PRESET, **PRESETS["hybrid"], "rerank": learned}
+        return parse_pipeline(raw, f"preset:{LEARNED_PRESET}", LEARNED_PRESET)
     if name not in PRESETS:
         raise InputError(
             "--pipeline",
             None,
             f"unknown preset {name!r}",
-            f"use one of: {', '.join(PRESETS)}, or --config FILE.toml",
+            f"use one of: {', '.join(PRESETS)}, {LEARNED_PRESET}:MODEL.json, or --config FILE.toml",
         )
     return parse_pipeline({"name": name, **PRESETS[name]}, f"preset:{name}", name)
 

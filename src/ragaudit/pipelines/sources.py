@@ -95,7 +95,7 @@ def open_source(
         info = {"pipeline": built.info()}
         return OpenedSource(built.retriever, built.chunks, config.name, info, built, the_corpus)
     if spec.endpoint:
-        from ragaudit.retrieval.http import HttpRetriever, display_url
+        from ragaudit.retrieval.http import HttpRetriever, display_url, endpoint_name
 
         retriever = HttpRetriever(
             spec.endpoint,
@@ -105,7 +105,8 @@ def open_source(
             timeout_s=spec.timeout_s,
             max_connections=spec.concurrency,
         )
-        return OpenedSource(retriever, [], "endpoint", {"endpoint": display_url(spec.endpoint)})
+        name = endpoint_name(spec.endpoint)
+        return OpenedSource(retriever, [], name, {"endpoint": display_url(spec.endpoint)})
     if spec.retriever:
         from ragaudit.retrieval.plugin import load_plugin
 

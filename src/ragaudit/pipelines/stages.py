@@ -7,7 +7,7 @@ a :class:`~ragaudit.retrieval.rerank.Reranker` (``name`` and ``async score(query
 ``[rerank] top_n`` (default 50) belongs to the stage, not the factory. A type is found, in order:
 
 1. registered in this process with :func:`register_stage`;
-2. a built-in (:data:`BUILTIN_STAGES`: ``rerank.bi-encoder``, ``rerank.cross-encoder``, ``rerank.llm``,
+2. a built-in (:data:`BUILTIN_STAGES`: ``rerank.learned``, ``rerank.bi-encoder``, ``rerank.cross-encoder``, ``rerank.llm``,
    ``rewrite.synonyms``, ``rewrite.rm3``, ``rewrite.llm``), each a ``module:factory`` string;
 3. an entry point of the group ``ragaudit.stages`` named ``<role>.<type>`` (``rerank.my-reranker``),
    whose value is a ``module:factory`` string, loaded exactly like the built-ins;
@@ -28,6 +28,7 @@ from ragaudit.retrieval.protocol import Retriever
 Role = Literal["rerank", "rewrite"]
 ENTRY_POINT_GROUP = "ragaudit.stages"
 BUILTIN_STAGES: dict[str, str] = {
+    "rerank.learned": "ragaudit.retrieval.learned_fusion:learned_stage",
     "rerank.bi-encoder": "ragaudit.retrieval.rerankers:bi_encoder_stage",
     "rerank.cross-encoder": "ragaudit.retrieval.rerankers:cross_encoder_stage",
     "rerank.llm": "ragaudit.retrieval.rerankers:llm_stage",

@@ -22,7 +22,8 @@ order give bit-identical scores.
 :class:`HybridRetriever` queries each sub-retriever for ``depth`` candidates concurrently, for the
 same tenant, fuses, and returns the top ``top_k`` with each chunk's payload (content, source,
 tenant, metadata) from the first sub-retriever that returned it, plus ``metadata["fusion"]`` with
-the method and the chunk's rank in every sub-list (``None`` where absent). The tenant a
+the method, the chunk's rank and its score in every sub-list (``None`` where absent), which is what a
+learned second stage (:mod:`ragaudit.retrieval.learned_fusion`) reads its features from. The tenant a
 sub-retriever reported is passed through untouched, so a leak in one sub-retriever shows up in
 ragaudit's tenant audit instead of being hidden by the fusion.
 """
@@ -200,7 +201,7 @@ class HybridRetriever:
         raw = await asyncio.gather(
             *(r.search(tenant_id=tenant, query=query, top_k=depth) for r in self.retrievers)
         )
-        return self._fused(list(raw), k)
+        return self.fuse_results(list(raw), k)
 
     @property
     def batchable(self) -> bool:
@@ -216,25 +217,35 @@ class HybridRetriever:
             raise TypeError("a sub-retriever has no search_many; use search")
         depth = max(self.depth, k)
         per_retriever = [r.search_many(tenant, queries, depth) for r in self.retrievers]  # type: ignore[attr-defined]
-        return [self._fused([lists[i] for lists in per_retriever], k) for i in range(len(queries))]
+        return [self.fuse_results([lists[i] for lists in per_retriever], k) for i in range(len(queries))]
 
-    def _fused(self, raw: list[Any], k: int) -> list[RetrievedChunk]:
-        """Fuse one query's result lists (one per sub-retriever) and cut to ``k``."""
+    def fuse_results(self, raw: Sequence[Any], k: int) -> list[RetrievedChunk]:
+        """Fuse one query's result lists (one per sub-retriever, as their ``search`` returned them) and
+        cut to ``k``: what :meth:`search` returns for them."""
         lists = [to_ranked_items(results) for results in raw]
         payload: dict[str, RankedItem] = {}
         ranks: list[dict[str, int]] = []
+        scores: list[dict[str, float | None]] = []
         for items in lists:
             rank_of: dict[str, int] = {}
+            score_of: dict[str, float | None] = {}
             for item in items:
                 payload.setdefault(item.chunk_id, item)
-                rank_of.setdefault(item.chunk_id, len(rank_of) + 1)
+                if item.chunk_id not in rank_of:
+                    rank_of[item.chunk_id] = len(rank_of) + 1
+                    score_of[item.chunk_id] = item.score
             ranks.append(rank_of)
+            scores.append(score_of)
         fused = self.fuse([[(it.chunk_id, it.score) for it in items] for items in lists])
         return [
             _as_chunk(
                 payload[chunk_id],
                 score,
-                {"method": self.method, "ranks": [rank_of.get(chunk_id) for rank_of in ranks]},
+                {
+                    "method": self.method,
+                    "ranks": [rank_of.get(chunk_id) for rank_of in ranks],
+                    "scores": [score_of.get(chunk_id) for score_of in scores],
+                },
             )
             for chunk_id, score in fused[:k]
         ]

@@ -242,6 +242,13 @@ def display_url(url: str) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
+def endpoint_name(url: str) -> str:
+    """A service's name in reports and the run history: host, port and path of ``url``
+    (``localhost:8000/search``), so two services never share a name; no scheme, user info or query."""
+    display = display_url(url)
+    return display.split("://", 1)[-1].rstrip("/") or "endpoint"
+
+
 class _ShardedClients:
     """A connection pool of ``size`` connections made of httpx clients of at most 8 connections each.
 

@@ -65,7 +65,8 @@ def _import(spec: str, module: str) -> ModuleType:
             raise _fail(
                 spec,
                 f"module {module!r} not found",
-                "install it, add its directory to PYTHONPATH, or give a file path: ./file.py:factory",
+                "run from the folder that holds it, install it, add its folder to PYTHONPATH, or give a file "
+                "path: ./file.py:factory",
             ) from None
         raise _fail(
             spec, f"importing {module!r} failed: {exc}", f"install {exc.name!r} for the plugin"

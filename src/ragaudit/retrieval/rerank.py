@@ -20,6 +20,12 @@ reranker evaluation (before/after metrics, the oracle ceiling of the candidate s
 - ``first_stage_rank``: 1-based position in the base's list;
 - ``first_stage_score``: the base's score (``None`` when it gave none).
 
+A reranker that scores from the first stage's evidence as well as the text (the learned fusion stage,
+:mod:`ragaudit.retrieval.learned_fusion`) implements :class:`CandidateReranker` too: it then gets
+``score_candidates(query, candidates)`` with one :class:`Candidate` per text (the text, title and
+content, the first-stage rank and score, and the chunk's metadata, which holds a hybrid first stage's
+per-retriever ranks and scores), still without chunk ids or tenants.
+
 The reranker neither widens nor narrows tenant scope: whatever the base returned is what gets
 reordered (a foreign chunk the base leaked stays visible to the tenant-leakage audit).
 """
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
@@ -48,6 +55,31 @@ class Reranker(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """What a :class:`CandidateReranker` sees of one first-stage candidate (no chunk id, no tenant)."""
+
+    text: str
+    """``title`` + newline + ``content`` (the content alone without a title), as :meth:`Reranker.score` gets it."""
+    title: str
+    content: str
+    rank: int
+    """1-based position in the first stage's list."""
+    score: float | None
+    metadata: Mapping[str, Any]
+    """The chunk's metadata: the document's (``version``, ``status``, ``source_id``, ...) and, behind a
+    hybrid first stage, ``fusion`` with every sub-retriever's rank and score."""
+
+
+@runtime_checkable
+class CandidateReranker(Reranker, Protocol):
+    """A :class:`Reranker` that also reads the first stage's evidence about each candidate."""
+
+    async def score_candidates(self, query: str, candidates: Sequence[Candidate]) -> list[float]:
+        """One finite score per candidate, in the same order."""
+        ...
+
+
 def check_scores(scores: object, expected: int, reranker: str) -> list[float]:
     """``scores`` as a list of ``expected`` finite floats; a clear error naming the reranker otherwise."""
     wrong = TypeError(f"reranker {reranker!r} returned {type(scores).__name__}, expected a list of numbers")
@@ -65,7 +97,8 @@ def check_scores(scores: object, expected: int, reranker: str) -> list[float]:
     return values
 
 
-def _candidate_text(chunk: object, position: int) -> str:
+def candidate(chunk: object, position: int) -> Candidate:
+    """The :class:`Candidate` view of the first stage's result #``position`` (1-based)."""
     if not isinstance(chunk, Mapping):
         raise TypeError(f"first-stage result #{position} is {type(chunk).__name__}, expected a chunk dict")
     content = chunk.get("content")
@@ -74,9 +107,29 @@ def _candidate_text(chunk: object, position: int) -> str:
             f"first-stage result #{position} ({chunk.get('chunk_id')!r}) has no 'content' text; "
             "a reranker scores the chunk text, so the base retriever must return it"
         )
-    metadata = chunk.get("metadata")
-    title = metadata.get("title") if isinstance(metadata, Mapping) else None
-    return f"{title}\n{content}" if isinstance(title, str) and title else content
+    raw_metadata = chunk.get("metadata")
+    metadata: Mapping[str, Any] = raw_metadata if isinstance(raw_metadata, Mapping) else {}
+    raw_title = metadata.get("title")
+    title = raw_title if isinstance(raw_title, str) else ""
+    score = chunk.get("score")
+    return Candidate(
+        f"{title}\n{content}" if title else content,
+        title,
+        content,
+        position,
+        float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
+        metadata,
+    )
+
+
+async def rerank_scores(reranker: Reranker, query: str, candidates: Sequence[Candidate]) -> list[float]:
+    """The reranker's checked scores for ``candidates``: from ``score_candidates`` when it has one,
+    else from ``score`` over the texts."""
+    if isinstance(reranker, CandidateReranker):
+        raw = await reranker.score_candidates(query, candidates)
+    else:
+        raw = await reranker.score(query, [c.text for c in candidates])
+    return check_scores(raw, len(candidates), reranker.name)
 
 
 class RerankRetriever:
@@ -98,9 +151,8 @@ class RerankRetriever:
         if not candidates:
             return []
         head = candidates[: self.top_n]
-        texts = [_candidate_text(c, i) for i, c in enumerate(head, start=1)]
-        name = self.reranker.name
-        scores = check_scores(await self.reranker.score(query, texts), len(texts), name)
+        views = [candidate(c, i) for i, c in enumerate(head, start=1)]
+        scores = await rerank_scores(self.reranker, query, views)
         order = sorted(range(len(head)), key=lambda i: -scores[i])
         reranked = [_rescored(head[i], scores[i], i + 1) for i in order]
         floor = min(scores)

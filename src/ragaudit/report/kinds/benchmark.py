@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.report.kinds.base import ReportKind
-from ragaudit.report.kinds.fields import Fields, Latency, Paired
+from ragaudit.report.kinds.fields import Fields, Holes, Latency, Paired
 from ragaudit.verdict import CheckVerdict
 
 if TYPE_CHECKING:
@@ -41,6 +41,8 @@ class BenchmarkReport:
     cases: int | None
     tenants: list[str]
     top_k: int | None
+    holes: list[Holes]
+    """Each pipeline's judged share of the top k (empty in a report written before it was measured)."""
 
     @property
     def metric_names(self) -> list[str]:
@@ -81,6 +83,7 @@ class BenchmarkKind(ReportKind):
             cases if isinstance(cases, int) else None,
             invariants.texts("tenants"),
             top_k if isinstance(top_k, int) else None,
+            Holes.all_in(report),
         )
 
     def title(self, report: Mapping[str, Any]) -> str:
@@ -104,22 +107,31 @@ class BenchmarkKind(ReportKind):
             ]
             rows.append(cells)
         headers = ["pipeline", *metrics, "p50 ms", "p95 ms", "build s", f"tokens@{report.context_k}"]
+        from ragaudit.report.holes_power import holes_terminal, power_terminal
+
         return [
             render_table(headers, rows),
             f"every pipeline: the same {report.cases} cases, tenants {', '.join(report.tenants)}, top_k "
             f"{report.top_k}; * = significantly different from {report.baseline} (paired randomization test, "
             "Holm-corrected, alpha 0.05)",
+            *holes_terminal(report.holes),
+            *power_terminal(report.comparisons),
         ]
 
     def markdown(self, view: ReportView) -> list[str]:
+        from ragaudit.report.holes_power import holes_markdown, power_markdown
         from ragaudit.report.markdown import _benchmark
 
-        return _benchmark(self.read(view))
+        report: BenchmarkReport = self.read(view)
+        return [*_benchmark(report), *holes_markdown(report.holes), *power_markdown(report.comparisons)]
 
     def html(self, view: ReportView) -> list[Section]:
+        from ragaudit.report.holes_power import holes_html, power_html
         from ragaudit.report.html_experiments import benchmark_section
 
-        return [benchmark_section(self.read(view))]
+        report: BenchmarkReport = self.read(view)
+        extra = (holes_html(report.holes), power_html(report.comparisons))
+        return [benchmark_section(report), *(s for s in extra if s is not None)]
 
 
 KIND = BenchmarkKind()

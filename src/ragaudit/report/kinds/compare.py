@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragaudit.artifacts.tables import delta_cells, delta_ci_label, fmt_number, render_table
 from ragaudit.report.kinds.base import ReportKind
-from ragaudit.report.kinds.fields import Fields, Paired
+from ragaudit.report.kinds.fields import Fields, Holes, Paired
 
 if TYPE_CHECKING:
     from ragaudit.report.html_parts import Section
@@ -25,6 +25,8 @@ class CompareReport:
     correction: str | None
     n_resamples: int | None
     comparisons: list[Paired]
+    holes: list[Holes]
+    """Each system's judged share of the top k, baseline first (empty in an older report)."""
 
 
 class CompareKind(ReportKind):
@@ -41,6 +43,7 @@ class CompareKind(ReportKind):
             correction=None if report.opt("correction") is None else str(report.opt("correction")),
             n_resamples=resamples if isinstance(resamples, int) else None,
             comparisons=[Paired.read(c) for c in report.each("comparisons")],
+            holes=Holes.all_in(report),
         )
 
     def title(self, report: Mapping[str, Any]) -> str:
@@ -55,14 +58,19 @@ class CompareKind(ReportKind):
         ]
         headers = ["metric", "system", "baseline", "system", "delta"]
         ci = delta_ci_label([c.data for c in report.comparisons])
+        from ragaudit.report.holes_power import holes_terminal, power_terminal
+
         return [
             render_table([*headers, ci, "p (Holm)", "W/T/L"], rows),
             f"baseline: {report.baseline}; * = significant at alpha {report.alpha} after Holm correction "
             f"across {len(rows)} comparisons (paired randomization test, {report.n_resamples} resamples)",
+            *holes_terminal(report.holes),
+            *power_terminal(report.comparisons),
         ]
 
     def markdown(self, view: ReportView) -> list[str]:
         from ragaudit.artifacts.escape import escape_md as md
+        from ragaudit.report.holes_power import holes_markdown, power_markdown
         from ragaudit.report.markdown import _comparisons
 
         report: CompareReport = self.read(view)
@@ -72,12 +80,17 @@ class CompareKind(ReportKind):
             "",
             *_comparisons(report.comparisons),
             "",
+            *holes_markdown(report.holes),
+            *power_markdown(report.comparisons),
         ]
 
     def html(self, view: ReportView) -> list[Section]:
+        from ragaudit.report.holes_power import holes_html, power_html
         from ragaudit.report.html_experiments import compare_section
 
-        return [compare_section(self.read(view))]
+        report: CompareReport = self.read(view)
+        extra = (holes_html(report.holes), power_html(report.comparisons))
+        return [compare_section(report), *(s for s in extra if s is not None)]
 
 
 KIND = CompareKind()

@@ -18,7 +18,42 @@ QUALITY_FIGURES = (
     "staleness",
     "tokens_mean",
 )
-ANSWER_FIGURES = ("checked", "grounded", "ungrounded", "declined", "correct", "incorrect", "no_answer")
+ANSWER_FIGURES = (
+    "checked",
+    "grounded",
+    "ungrounded",
+    "declined",
+    "no_answer",
+    "correct",
+    "incorrect",
+    "not_verifiable",
+)
+"""``grounded + ungrounded + declined + no_answer = checked`` and ``correct + incorrect + not_verifiable
+= checked`` (the terminal prints them so both sums can be read off)."""
+
+WORST_SHOWN = 5
+"""Worst cases printed by the terminal section (every case is in the report's ``per_case``)."""
+
+FAILED_ATTRIBUTIONS = ("retrieval_failure", "generation_failure", "faithful_to_bad_context")
+"""Attribution labels of an answer that went wrong, worst first (``success`` is the good one)."""
+
+READING_GUIDE = (
+    "how to read this:",
+    "  context precision: share of context chunks (tokens) that are relevant; higher is better, low means",
+    "    the generator reads mostly noise (lower k or add a reranker)",
+    "  evidence coverage: share of the needed evidence that made it into the context; aim for ~1.0,",
+    "    below ~0.9 some answers cannot be grounded whatever the generator does",
+    "  redundancy (near-duplicate chunks) and staleness (superseded versions): 0 is best",
+    "  abstention AUROC: how well the top retrieval score separates answerable from unanswerable",
+    "    questions; 0.5 is chance, above ~0.8 a score threshold can decide when to decline",
+)
+ANSWER_GUIDE = (
+    "  answers: grounded = every claim is supported by the context; correct / incorrect compare with the",
+    "    reference answer (not_verifiable: no reference values to compare); declined answerable should be ~0",
+    "  attribution: retrieval_failure = the evidence never reached the context (fix retrieval);",
+    "    generation_failure = it did, the answer is still wrong (fix the prompt or model);",
+    "    faithful_to_bad_context = the answer follows a wrong or stale chunk (fix the corpus or ranking)",
+)
 
 
 @dataclass(frozen=True)
@@ -38,6 +73,39 @@ class ContextReport:
     abstention_rate: Any
     false_abstention_rate: Any
     attribution: dict[str, Any]
+    worst: tuple[tuple[str, str, str], ...] = ()
+    """The worst cases, worst first, as ``(case id, verdict, why)``: answers that went wrong (by
+    attribution), else answerable cases whose context misses the most evidence."""
+    failing: int = 0
+    """How many cases are as bad as those in :attr:`worst` (it shows at most :data:`WORST_SHOWN`)."""
+
+
+def _worst(per_case: list[Fields]) -> tuple[tuple[tuple[str, str, str], ...], int]:
+    """Answers that went wrong by attribution, worst kind first; without answers, answerable cases
+    whose context lacks evidence (lowest coverage, then lowest precision)."""
+    answered = [c for c in per_case if c.opt("attribution") in FAILED_ATTRIBUTIONS]
+    if answered:
+        answered.sort(key=lambda c: FAILED_ATTRIBUTIONS.index(c.opt("attribution")))
+        rows = [
+            (str(c.opt("id")), str(c.opt("attribution")), str(c.opt("attribution_reason") or ""))
+            for c in answered
+        ]
+        return tuple(rows[:WORST_SHOWN]), len(rows)
+    scored = []
+    for case in per_case:
+        quality = case.opt("context_quality")
+        if not case.opt("answerable") or not isinstance(quality, dict):
+            continue
+        coverage, precision = quality.get("evidence_coverage"), quality.get("precision_chunks")
+        if isinstance(coverage, (int, float)) and coverage < 1.0:
+            why = f"evidence coverage {coverage:.2f}, precision {fmt_number(precision)}"
+            stale = quality.get("stale_chunks") or []
+            why += f", {len(stale)} stale chunk(s)" if stale else ""
+            scored.append(
+                (float(coverage), float(precision or 0.0), (str(case.opt("id")), "missing evidence", why))
+            )
+    scored.sort(key=lambda item: (item[0], item[1]))
+    return tuple(row for _, _, row in scored[:WORST_SHOWN]), len(scored)
 
 
 def _figures(part: Fields, keys: tuple[str, ...]) -> dict[str, Any]:
@@ -59,6 +127,7 @@ class ContextKind(ReportKind):
         )
         best = retrieval.obj("best_threshold", required=False)
         grounded = report.obj("groundedness", required=False)
+        worst, failing = _worst(report.each("per_case", required=False))
         return ContextReport(
             _figures(quality.obj("settings", required=False), ("k", "token_budget", "tokenizer", "chunking")),
             _figures(quality.obj("summary", required=False), QUALITY_FIGURES),
@@ -68,6 +137,8 @@ class ContextKind(ReportKind):
             generated.opt("abstention_rate"),
             generated.opt("false_abstention_rate"),
             dict(report.obj("attribution", required=False).obj("counts", required=False).data),
+            worst,
+            failing,
         )
 
     def terminal(self, report: ContextReport, limit: int = 10) -> list[str]:
@@ -88,7 +159,23 @@ class ContextKind(ReportKind):
             ]
         s = report.settings
         head = f"k={s['k']}, token budget={s['token_budget']}, tokenizer={s['tokenizer']}, chunking={s['chunking']}"
-        return [head, render_table(["figure", "value"], rows)]
+        return [head, render_table(["figure", "value"], rows), *_worst_lines(report), *_guide(report)]
+
+
+def _worst_lines(report: ContextReport) -> list[str]:
+    if not report.worst:
+        what = "answer went wrong" if report.answers is not None else "context misses evidence"
+        return [f"worst cases: none (no {what})"]
+    what = "answers that went wrong" if report.answers is not None else "answerable cases missing evidence"
+    lines = [f"worst cases ({len(report.worst)} of {report.failing} {what}; every case is in the report):"]
+    for case_id, verdict, why in report.worst:
+        text = f"  {case_id}  {verdict}: {why}"
+        lines.append(text if len(text) <= 150 else text[:147] + "...")
+    return lines
+
+
+def _guide(report: ContextReport) -> list[str]:
+    return [*READING_GUIDE, *(ANSWER_GUIDE if report.answers is not None else ())]
 
 
 KIND = ContextKind()

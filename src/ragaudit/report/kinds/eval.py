@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragaudit.artifacts.tables import fmt_number, render_table
 from ragaudit.report.kinds.base import ReportKind
-from ragaudit.report.kinds.fields import Fields, Latency, Leak
+from ragaudit.report.kinds.fields import Fields, Holes, Latency, Leak
 from ragaudit.verdict import CheckVerdict
 
 if TYPE_CHECKING:
@@ -42,6 +42,8 @@ class EvalReport:
     isolation: CheckVerdict | None
     leaks: list[Leak]
     """The cross-tenant leaks."""
+    holes: Holes | None = None
+    """The judged share of the top k (None in a report written before it was measured)."""
 
 
 class EvalKind(ReportKind):
@@ -66,6 +68,7 @@ class EvalKind(ReportKind):
             policy=report.obj("policy", required=False).data,
             isolation=CheckVerdict.from_json(security.opt("isolation")),
             leaks=Leak.all_in(report),
+            holes=Holes.read(report.opt("holes")),
         )
 
     def terminal(self, report: EvalReport, limit: int = 10) -> list[str]:
@@ -80,6 +83,10 @@ class EvalKind(ReportKind):
             f"policy: nDCG gain {policy.get('gain')}, relevance threshold {policy.get('relevance_threshold')}"
             + (f", top {policy['max_depth']} per case (--max-depth)" if policy.get("max_depth") else ""),
         ]
+        if report.holes is not None:
+            from ragaudit.report.holes_power import holes_line
+
+            lines.append(holes_line(report.holes))
         latency = report.latency
         if latency is not None:
             lines.append(
@@ -107,13 +114,22 @@ class EvalKind(ReportKind):
         from ragaudit.report import markdown as md
 
         report: EvalReport = self.read(view)
-        lines = [*md._metrics(view), "", *md._counts(report), "", *md._changes(view), *md._security(view)]
+        lines = [*md._metrics(view), "", *md._counts(report), ""]
+        if report.holes is not None:
+            from ragaudit.artifacts.escape import escape_md
+            from ragaudit.report.holes_power import holes_line
+
+            lines += [escape_md(holes_line(report.holes)), ""]
+        lines += [*md._changes(view), *md._security(view)]
         return lines + md._problems(view.problems())
 
     def html(self, view: ReportView) -> list[Section]:
+        from ragaudit.report.holes_power import holes_html
         from ragaudit.report.html import queries_section
 
-        return [queries_section(view)]
+        report: EvalReport = self.read(view)
+        holes = holes_html([report.holes] if report.holes is not None else [])
+        return [queries_section(view), *([holes] if holes is not None else [])]
 
 
 KIND = EvalKind()

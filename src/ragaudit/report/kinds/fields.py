@@ -241,3 +241,82 @@ class Counts:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Holes:
+    """One system's judged share of the top k (``holes``: :class:`ragaudit.evaluation.holes.HoleSummary`)."""
+
+    system: str
+    k: int | None
+    min_judged: float | None
+    judged: float | None
+    cases: int | None
+    below: int | None
+    worst: list[tuple[str, float | None]]
+    status: str
+    warning: str | None
+
+    @classmethod
+    def read(cls, value: Any, system: str | None = None) -> Holes | None:
+        """The summary at a report's ``holes`` (None when the report has none: written before it existed)."""
+        if not isinstance(value, Mapping) or "status" not in value:
+            return None
+        k, cases, below, warning = (value.get(key) for key in ("k", "cases", "below", "warning"))
+        worst = value.get("worst")
+        return cls(
+            str(value.get("system") or system or ""),
+            k if _is_int(k) else None,
+            number(value.get("min_judged")),
+            number(value.get("judged")),
+            cases if _is_int(cases) else None,
+            below if _is_int(below) else None,
+            [
+                (str(w.get("id", "")), number(w.get("judged")))
+                for w in (worst if isinstance(worst, list) else [])
+                if isinstance(w, Mapping)
+            ],
+            str(value["status"]),
+            None if warning is None else str(warning),
+        )
+
+    @classmethod
+    def all_in(cls, report: Fields) -> list[Holes]:
+        """The summaries of a report's ``holes`` list (compare), or of each pipeline (benchmark)."""
+        listed = report.opt("holes")
+        if isinstance(listed, list):
+            return [h for h in (cls.read(v) for v in listed) if h is not None]
+        found = [
+            cls.read(p.opt("holes"), str(p.opt("name") or ""))
+            for p in report.each("pipelines", required=False)
+        ]
+        return [h for h in found if h is not None]
+
+
+@dataclass(frozen=True)
+class Power:
+    """A comparison's power figures (``power`` of a comparison row: :func:`ragaudit.stats.power.estimate_power`)."""
+
+    cases: int | None
+    sd: float | None
+    alpha: float | None
+    power: float | None
+    delta: float | None
+    cases_needed: int | None
+    detectable: float | None
+
+    @classmethod
+    def read(cls, row: Mapping[str, Any]) -> Power | None:
+        value = row.get("power")
+        if not isinstance(value, Mapping) or not value:
+            return None
+        cases, needed = value.get("cases"), value.get("cases_needed")
+        return cls(
+            cases if _is_int(cases) else None,
+            number(value.get("sd_of_differences")),
+            number(value.get("alpha")),
+            number(value.get("power")),
+            number(value.get("delta")),
+            needed if _is_int(needed) else None,
+            number(value.get("smallest_detectable_delta")),
+        )

@@ -1,0 +1,120 @@
+"""``ragaudit fit-fusion``: fit learned fusion (and a convex weight) on a golden set; report k-fold
+cross-validated estimates only; write the model as JSON for ``[rerank] type = "learned"``.
+
+Exit codes: 0 the model was fitted and written (whatever the estimates say: read them); 2 bad usage or
+input (an unreadable dataset or corpus, a first stage that is not a bm25 + dense hybrid, too few
+answerable cases for the folds, no relevant candidate to learn from, scikit-learn missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from ragaudit.cli.argtypes import output_file, positive_float, positive_int
+from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+
+HELP = "fit learned fusion on a golden set; k-fold cross-validated estimates vs RRF; write fusion.json"
+
+EXAMPLES = """\
+ragaudit fit-fusion --dataset golden.jsonl --corpus corpus.jsonl --out fusion.json
+ragaudit fit-fusion --dataset golden.jsonl --corpus corpus.jsonl --out fusion.json --folds 10
+"""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_dataset_options(parser)
+    parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
+    parser.add_argument("--out", type=output_file, required=True, help="write the fitted model (JSON) here")
+    parser.add_argument(
+        "--pipeline",
+        default="hybrid",
+        help="the first stage: hybrid (default) or a TOML with a bm25 + dense hybrid",
+    )
+    parser.add_argument("--folds", type=positive_int, default=5, help="cross-validation folds (default 5)")
+    parser.add_argument(
+        "--candidates",
+        type=positive_int,
+        default=100,
+        help="first-stage candidates the model reorders (default 100)",
+    )
+    parser.add_argument(
+        "--metrics",
+        default="nDCG@10,MRR@10,R@10",
+        help="metrics to estimate; the first picks the convex weight",
+    )
+    parser.add_argument("--tenant", help="tenant for cases that name none")
+    parser.add_argument(
+        "--c", type=positive_float, default=1.0, dest="c_value", help="inverse L2 strength (default 1)"
+    )
+    parser.add_argument(
+        "--resamples", type=positive_int, default=10_000, help="randomization test resamples (default 10000)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="fold shuffle and test seed (default 0)")
+    add_policy_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragaudit.artifacts.tables import fmt_number, render_table
+    from ragaudit.corpus.loading import load_corpus
+    from ragaudit.data.loading import load_dataset
+    from ragaudit.experiments.fusion_fit import METHODS, fit_fusion
+    from ragaudit.metrics.names import parse_metrics
+    from ragaudit.pipelines.config import resolve_pipeline
+
+    policy = policy_from(args)
+    specs = parse_metrics(args.metrics)
+    config = resolve_pipeline(args.pipeline)
+    dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
+    result = asyncio.run(
+        fit_fusion(
+            dataset,
+            load_corpus(args.corpus),
+            config,
+            specs,
+            policy,
+            folds=args.folds,
+            candidates=args.candidates,
+            c_value=args.c_value,
+            seed=args.seed,
+            resamples=args.resamples,
+            default_tenant=args.tenant,
+        )
+    )
+    means = result.means()
+    print(
+        f"{args.folds}-fold cross-validated estimates over {len(result.case_ids)} answerable cases "
+        f"(each case scored by models fitted without it):\n"
+    )
+    print(
+        render_table(
+            ["method", *result.metrics],
+            [[m, *(fmt_number(means[m][k]) for k in result.metrics)] for m in METHODS],
+        )
+    )
+    print("\nagainst rrf (paired randomization test, Holm over the rows):\n")
+    rows = [
+        [
+            f"{c['method']} {c['metric']}",
+            f"{c['delta']:+.4f}",
+            f"{c['wins']}/{c['losses']}",
+            f"{c['p_value']:.4f}",
+            f"{c['p_value_holm']:.4f}",
+        ]
+        for c in result.comparisons
+    ]
+    print(render_table(["method / metric", "delta", "wins/losses", "p", "p (Holm)"], rows))
+    weights = [round(1.0 - result.convex_weight, 2), result.convex_weight]
+    print(
+        f"\nconvex weight per fold (dense): {', '.join(str(f['convex_dense_weight']) for f in result.folds)}; "
+        f"on all cases: {result.convex_weight} (bm25 {weights[0]})"
+    )
+    result.model.write(args.out)
+    print(
+        f"\nmodel fitted on all {len(result.case_ids)} cases written to {args.out}; use it with\n"
+        f'  [rerank] type = "learned", model = "{args.out}", top_n = {result.candidates}\n'
+        f"  or --pipeline hybrid-rerank:{args.out}\n"
+        f'convex fusion with the cross-validated weight: [retriever] type = "hybrid", method = "weighted", '
+        f'normalize = "minmax", weights = [bm25, dense] = {weights}'
+    )
+    return 0
