@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         executor = RayExecutor()
         report["cluster"] = executor.info()
         report["cores"] = len(os.sched_getaffinity(0))
-        _, overhead = timed(lambda: executor.embed_groups(Embedder(), [["one text"], ["another text"]]))
+        _, overhead = timed(lambda: list(executor.embed_groups(Embedder(), [["one text"], ["another text"]])))
         report["ray_data_fixed_overhead_s"] = round(overhead, 2)
         corpora = [("demo-kb", load_corpus(KB / "corpus.jsonl"), KB / "golden.jsonl")]
         if args.msmarco_docs > 0 and MSMARCO.is_dir():

@@ -117,9 +117,8 @@ def prefill_embeddings(
     for job in jobs.values():
         if not job.batches:
             continue
-        matrices = executor.embed_groups(job.embedder, [[t for _, t in b] for b in job.batches])
-        for batch, matrix in zip(job.batches, matrices, strict=True):
-            job.cache.store(batch, matrix)
+        for index, matrix in executor.embed_groups(job.embedder, [[t for _, t in b] for b in job.batches]):
+            job.cache.store(job.batches[index], matrix)  # written as each batch arrives
         report.texts += sum(len(b) for b in job.batches)
         report.groups += len(job.batches)
         last = getattr(executor, "last_embedding", None)

@@ -21,7 +21,7 @@ on Ray through Ray Data ``map_batches`` over an actor pool.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 from ragaudit.errors import InputError
@@ -41,7 +41,12 @@ class Executor(Protocol):
 
     async def map(self, fn: Callable[[S, C], Awaitable[R]], shared: S, cells: Sequence[C]) -> list[R]: ...
 
-    def embed_groups(self, embedder: Embedder, groups: Sequence[Sequence[str]]) -> list[FloatMatrix]: ...
+    def embed_groups(
+        self, embedder: Embedder, groups: Sequence[Sequence[str]]
+    ) -> Iterator[tuple[int, FloatMatrix]]:
+        """``(group index, vectors)`` for every group, as each is done (any order), so the caller can
+        store them while the rest are embedded."""
+        ...
 
     def info(self) -> dict[str, Any]:
         """What a report's provenance records about where the work ran."""
@@ -58,8 +63,11 @@ class LocalExecutor:
     async def map(self, fn: Callable[[S, C], Awaitable[R]], shared: S, cells: Sequence[C]) -> list[R]:
         return [await fn(shared, cell) for cell in cells]
 
-    def embed_groups(self, embedder: Embedder, groups: Sequence[Sequence[str]]) -> list[FloatMatrix]:
-        return [embedder.encode(group) for group in groups]
+    def embed_groups(
+        self, embedder: Embedder, groups: Sequence[Sequence[str]]
+    ) -> Iterator[tuple[int, FloatMatrix]]:
+        for index, group in enumerate(groups):
+            yield index, embedder.encode(group)
 
     def info(self) -> dict[str, Any]:
         return {"name": "local", "nodes": 1, "workers": 1}

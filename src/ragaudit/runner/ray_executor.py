@@ -27,7 +27,7 @@ import asyncio
 import copy
 import os
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -156,10 +156,13 @@ class RayExecutor:
         results: list[R] = await asyncio.to_thread(ray.get, refs)
         return results
 
-    def embed_groups(self, embedder: Embedder, groups: Sequence[Sequence[str]]) -> list[FloatMatrix]:
-        """Each group encoded by one ``Embedder.encode`` call on a pool actor; results in group order."""
+    def embed_groups(
+        self, embedder: Embedder, groups: Sequence[Sequence[str]]
+    ) -> Iterator[tuple[int, FloatMatrix]]:
+        """Each group encoded by one ``Embedder.encode`` call on a pool actor, yielded as it arrives
+        (streamed from Ray Data, so the driver never holds every vector at once)."""
         if not groups:
-            return []
+            return
         ray = self.ray
         actors = min(self.actors(), len(groups))
         started = time.perf_counter()
@@ -173,13 +176,15 @@ class RayExecutor:
             concurrency=actors,
             num_cpus=self.actor_cpus,
         )
-        matrices: list[FloatMatrix | None] = [None] * len(groups)
+        seen: set[int] = set()
         dim = embedder.dim
         for row in out.iter_rows():
+            index = int(row["group"])
             vectors = np.frombuffer(row["vectors"], dtype="<f4").reshape(int(row["rows"]), dim)
-            matrices[int(row["group"])] = vectors.astype(np.float32)
-        missing = [i for i, m in enumerate(matrices) if m is None]
-        if missing:
+            seen.add(index)
+            yield index, vectors.astype(np.float32)
+        if len(seen) != len(groups):
+            missing = sorted(set(range(len(groups))) - seen)
             raise RuntimeError(f"Ray Data returned no vectors for groups {missing[:5]}")
         self.last_embedding = {
             "actors": actors,
@@ -190,7 +195,6 @@ class RayExecutor:
             "model_batch_size": embedder.batch_size,
             "seconds": round(time.perf_counter() - started, 3),
         }
-        return [m for m in matrices if m is not None]
 
     def info(self) -> dict[str, Any]:
         return {
