@@ -14,6 +14,10 @@ What is measured, once each (one run, so the ratio comes from one run; the machi
    top 10) with ``--executor local`` and ``--executor ray``, each from an empty embedding cache: wall
    seconds, the ratio, and whether the two results are equal apart from timing and provenance.
 
+4. ``--part cache`` (alone, no cluster): the driver-side rates that bound a very large run: planning
+   (``EmbeddingCache.missing``: hash + lookup) and writing (``EmbeddingCache.store`` in batches of 256,
+   and in one transaction) 20,000 vectors of 384 floats into an empty cache.
+
 On 2 cores expect at most 2x: the local path already runs ONNX Runtime on both cores, so the ray
 figures mostly show what Ray adds. The results go to stdout and ``bench/_data/scale_bench.json``.
 
@@ -179,6 +183,26 @@ def sweeps(dataset: Dataset, corpus: Corpus, executor: Executor, work: Path, nam
     }
 
 
+def cache_rates(n: int = 20_000) -> dict[str, Any]:
+    """Texts/s of planning and vectors/s of writing into an empty embedding cache (driver-side work)."""
+    import numpy as np
+
+    texts = [f"text number {i} about something" for i in range(n)]
+    vectors = np.random.default_rng(0).normal(size=(n, 384)).astype(np.float32)
+    out: dict[str, Any] = {"texts": n, "load_average": os.getloadavg()[0]}
+    with EmbeddingCache(Embedder(), tempfile.mkdtemp(prefix="ragaudit-rates-")) as cache:
+        missing, seconds = timed(lambda: cache.missing(texts))
+        out["plan_texts_per_s"] = round(n / seconds)
+        groups = cache.groups(missing)
+        _, seconds = timed(lambda: [cache.store(g, vectors[: len(g)]) for g in groups])
+        out["store_vectors_per_s_batches_of_256"] = round(n / seconds)
+    with EmbeddingCache(Embedder(), tempfile.mkdtemp(prefix="ragaudit-rates-")) as cache:
+        items = list(cache.missing(texts).items())
+        _, seconds = timed(lambda: cache.store(items, vectors))
+        out["store_vectors_per_s_one_transaction"] = round(n / seconds)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -186,7 +210,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--msmarco-docs", type=int, default=1000, help="msmarco passages besides the judged ones"
     )
+    parser.add_argument(
+        "--part", choices=("all", "cache"), default="all", help="cache: only the driver rates"
+    )
     args = parser.parse_args(argv)
+    if args.part == "cache":
+        print(json.dumps(cache_rates(), indent=2))
+        return 0
     import ray
     from ray.cluster_utils import Cluster
 
