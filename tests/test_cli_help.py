@@ -107,6 +107,9 @@ def test_out_dash_writes_json_and_nothing_else_to_stdout(
     assert report["kind"] == "eval" and set(report["metrics"]) == {"nDCG@10"}
     assert "nDCG@10" in captured.err and "report written to standard output" in captured.err
     assert not (tmp_path / "-").exists()
+    (tmp_path / "r.json").write_text(captured.out, encoding="utf-8")
+    assert main(["report", str(tmp_path / "r.json"), "--format", "md", "--out", "-"]) == 0
+    assert capsys.readouterr().out.startswith("#") and not (tmp_path / "-").exists()
 
 
 def test_quiet_prints_nothing_on_stdout(

@@ -277,7 +277,24 @@ def test_tenant_audit_reports_count_whatever_their_leak_shape(
         tmp_path / "audit.json", {"kind": "tenant-audit", "leaks": {"count": 1, "records": [record]}}
     )
     listed = _write(tmp_path / "listed.json", {"kind": "tenant-audit", "leaks": [record, record]})
-    clean = _write(tmp_path / "clean.json", {"kind": "tenant-audit", "passed": True, "leaks": {"count": 0}})
+    passed = {
+        "check": "tenant isolation",
+        "state": "pass",
+        "reason": "no foreign chunk served",
+        "verified": 9,
+    }
+    clean = _write(
+        tmp_path / "clean.json",
+        {
+            "kind": "tenant-audit",
+            "passed": True,
+            "verdict": "clean",
+            "leaks": {"count": 0},
+            "isolation": passed,
+        },
+    )
+    # an audit that says clean but checked nothing verifies nothing: it keeps the gate from passing
+    bare = _write(tmp_path / "bare.json", {"kind": "tenant-audit", "passed": True, "leaks": {"count": 0}})
     policy = ["--policy", str(reports["policy"])]
     code, text, _ = _gate(
         [str(reports["base"]), *policy, "--audit", str(audit), "--audit", str(listed)], capsys
@@ -285,6 +302,8 @@ def test_tenant_audit_reports_count_whatever_their_leak_shape(
     assert code == 1 and "3 cross-tenant leak(s) > allowed 0: 1 in audit" in text
     assert "probe acme/canary/0: chunk acme-x (rank 2) owned by 'acme', asked as 'globex'" in text
     assert _gate([str(reports["base"]), *policy, "--audit", str(clean)], capsys)[0] == 0
+    code, text, _ = _gate([str(reports["base"]), *policy, "--audit", str(bare)], capsys)
+    assert code == 1 and "NOT VERIFIED" in text and "it checked no returned chunk" in text
     unknown = _write(tmp_path / "other.json", {"kind": "compare"})
     code, _, err = _gate([str(reports["base"]), *policy, "--audit", str(unknown)], capsys)
     assert code == 2 and "no leaks list in this audit report" in err

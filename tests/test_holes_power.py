@@ -246,4 +246,4 @@ def test_bench_shows_each_pipelines_judged_share_and_power(bench: dict[str, Any]
     markdown = render_markdown(build_view(bench))
     assert "**Judged share of the top k**" in markdown and "**How many cases?**" in markdown
     sections = re.findall(r'<section id="([^"]+)"', html(bench))
-    assert sections[:3] == ["benchmark", "holes", "power"]
+    assert "holes" in sections and "power" in sections and sections[0] == "recommendation"

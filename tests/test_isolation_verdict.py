@@ -191,13 +191,33 @@ def test_a_clean_tenant_audit_verifies_what_the_eval_report_could_not(
     policy = tmp_path / "gates.toml"
     policy.write_text("[security]\nmax_leaks = 0\n", encoding="utf-8")
     audit = tmp_path / "audit.json"
+    passed = {
+        "check": "tenant isolation",
+        "state": "pass",
+        "reason": "no foreign chunk served",
+        "verified": 9,
+    }
     audit.write_text(
-        json.dumps({"kind": "tenant-audit", "passed": True, "verdict": "clean", "leaks": {"count": 0}})
+        json.dumps(
+            {
+                "kind": "tenant-audit",
+                "passed": True,
+                "verdict": "clean",
+                "leaks": {"count": 0},
+                "isolation": passed,
+            }
+        )
     )
     report = str(kb["dir"] / "unlabelled.json")
     capsys.readouterr()
     assert main(["gate", report, "--policy", str(policy), "--audit", str(audit)]) == 0
     assert "verified by audit" in capsys.readouterr().out
+    bare = tmp_path / "bare.json"  # says clean, but records no isolation check and no checked chunk
+    bare.write_text(
+        json.dumps({"kind": "tenant-audit", "passed": True, "verdict": "clean", "leaks": {"count": 0}})
+    )
+    assert main(["gate", report, "--policy", str(policy), "--audit", str(bare)]) == 1
+    assert "it checked no returned chunk" in capsys.readouterr().out
     incomplete = tmp_path / "incomplete.json"
     incomplete.write_text(
         json.dumps({"kind": "tenant-audit", "passed": False, "verdict": "incomplete", "leaks": {"count": 0}})
@@ -252,8 +272,10 @@ def test_experiment_tables_never_show_an_unchecked_zero_or_check_mark() -> None:
     )
     pipeline = {"name": "svc", "metrics": {"R@5": 0.5}, "leaks": 0, "isolation": unverified.to_json()}
     bench = {"kind": "benchmark", "pipelines": [pipeline], "comparisons": []}
-    assert "| svc | 0.5000 | – | not verified |" in render_markdown(build_view(bench))
-    assert "<td>not verified</td>" in render_html(build_view(bench)).replace(' class="num"', "")
+    assert "| 1 | svc | **0.5000** | – | – | - | not verified |" in render_markdown(build_view(bench))
+    section = render_html(build_view(bench)).split('<section id="benchmark">')[1].split("</section>")[0]
+    assert '<span class="badge small warn" title="5 of 5 not verified: why">? not verified</span>' in section
+    assert "✓" not in section
     cons = {"cases": 10, "checked": 6, "rewritten": 6, "flagged": 0}
     rewrite = {"kind": "rewrite-eval", "rewriter": "r", "constraints": cons, "metrics": {}, "comparisons": []}
     markdown = render_markdown(build_view(rewrite))

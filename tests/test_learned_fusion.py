@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from ragaudit.corpus.loading import Corpus, load_corpus
 from ragaudit.errors import InputError
 from ragaudit.experiments.fusion_fit import CONVEX_GRID, CaseData, _pick_weight, assign_folds
 from ragaudit.pipelines.build import ComponentCache, build_pipeline
-from ragaudit.pipelines.config import parse_pipeline, preset
+from ragaudit.pipelines.config import PRESETS, parse_pipeline, preset
 from ragaudit.retrieval.fusion_features import FEATURES, candidate_features, query_entities
 from ragaudit.retrieval.learned_fusion import FusionModel, load_model
 from ragaudit.retrieval.rerank import candidate
@@ -44,6 +45,7 @@ def fitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     import contextlib
     import io
 
+    pytest.importorskip("sklearn")  # the fusion extra (also in dev)
     out = tmp_path_factory.mktemp("fit") / "fusion.json"
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
@@ -108,6 +110,35 @@ def test_learned_stage_orders_by_the_model_and_keeps_the_candidates(
     assert got[0]["metadata"]["first_stage_rank"] == 1 + [c["chunk_id"] for c in first].index(want[0])
 
 
+def test_learned_stage_maps_components_whatever_their_order(
+    kb: Corpus, shared: ComponentCache, tmp_path: Path
+) -> None:
+    model = str(hand_model(tmp_path / "m.json", bm25_score=2.0, dense_log_rank=-1.0, text_overlap=0.5))
+    learned = {"type": "learned", "model": model}
+    flipped = {"type": "hybrid", "components": [{"type": "dense"}, {"type": "bm25"}]}
+    a = build_pipeline(preset(f"hybrid-rerank:{model}"), kb, cache=shared).retriever
+    b = build_pipeline(parse_pipeline({"retriever": flipped, "rerank": learned}), kb, cache=shared).retriever
+    query = "How long is the warranty on a gateway?"
+    assert [c["chunk_id"] for c in search(a, query, "acme", 20)] == [
+        c["chunk_id"] for c in search(b, query, "acme", 20)
+    ]
+
+
+def test_learned_stage_reorders_as_many_candidates_as_it_was_fitted_on(
+    kb: Corpus, shared: ComponentCache, tmp_path: Path
+) -> None:
+    model = hand_model(tmp_path / "m.json", rrf=1.0)  # fitted on 50 candidates
+    config = parse_pipeline(
+        {**PRESETS["hybrid"], "name": "x", "rerank": {"type": "learned", "model": str(model)}}
+    )
+    staged = build_pipeline(config, kb, cache=shared).retriever
+    assert staged.top_n == 50
+    with_top_n = parse_pipeline(
+        {**PRESETS["hybrid"], "rerank": {"type": "learned", "model": str(model), "top_n": 7}}
+    )
+    assert build_pipeline(with_top_n, kb, cache=shared).retriever.top_n == 7
+
+
 def test_learned_stage_refuses_what_it_cannot_use(kb: Corpus, shared: ComponentCache, tmp_path: Path) -> None:
     model = hand_model(tmp_path / "m.json", rrf=1.0)
     over_bm25 = parse_pipeline(
@@ -167,7 +198,12 @@ def test_fit_fusion_reports_cross_validated_estimates_and_writes_a_usable_model(
     assert learned["p_value"] <= learned["p_value_holm"] <= 1
     assert f"{learned['delta']:+.4f}" in printed
     assert raw["fitted_on"]["dataset"]["cases"] == 84 and raw["trainer"]["library"].startswith("scikit-learn")
-    assert 0 <= raw["convex"]["dense_weight"] <= 1
+    w = raw["convex"]["dense_weight"]
+    assert 0 <= w <= 1 and raw["convex"]["weights"] == [
+        round(1 - w, 2),
+        w,
+    ]  # [bm25, dense] in the hybrid preset
+    assert f'method = "weighted", normalize = "minmax", weights = {raw["convex"]["weights"]}' in printed
     load_model(path)  # JSON, readable without scikit-learn
     report = tmp_path / "eval.json"
     code = main(["eval", "--dataset", GOLDEN, "--corpus", CORPUS, "--pipeline", f"hybrid-rerank:{path}",
@@ -208,10 +244,34 @@ def test_eval_reranker_measures_the_learned_stage(tmp_path: Path, capsys: pytest
     assert report["reranker"].startswith("learned fusion (m.json") and report["top_n"] == 100
 
 
+def test_fit_fusion_with_nothing_relevant_among_the_candidates_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = [json.loads(line) for line in (KB / "golden.jsonl").read_text().splitlines()[:6]]
+    for case in cases:  # labels that point at no indexed document: nothing to learn from
+        case.update(relevant_chunk_ids=["no-such-doc"], relevance={"no-such-doc": 3}, evidence=[])
+    golden = write_lines(tmp_path / "golden.jsonl", [json.dumps(c) for c in cases])
+    out = tmp_path / "fusion.json"
+    code = main(
+        ["fit-fusion", "--dataset", str(golden), "--corpus", CORPUS, "--out", str(out), "--folds", "3"]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "no training case has a relevant candidate" in err and not out.exists()
+
+
 def test_fit_fusion_unreadable_dataset_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = write_lines(tmp_path / "golden.jsonl", ['{"id": "x", "query": '])
     code = main(["fit-fusion", "--dataset", str(bad), "--corpus", CORPUS, "--out", str(tmp_path / "f.json")])
     assert code == 2 and "golden.jsonl" in capsys.readouterr().err
+
+
+def test_fitting_without_scikit_learn_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragaudit.errors import MissingDependencyError
+    from ragaudit.experiments.fusion_fit import _sklearn_logistic
+
+    monkeypatch.setitem(sys.modules, "sklearn.linear_model", None)  # as if not installed
+    with pytest.raises(MissingDependencyError, match=r"pip install 'ragaudit\[fusion\]'"):
+        _sklearn_logistic()
 
 
 def test_bare_hybrid_rerank_is_refused_with_the_fit_command(capsys: pytest.CaptureFixture[str]) -> None:

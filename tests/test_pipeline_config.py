@@ -86,10 +86,14 @@ def test_preset_hashes_differ_and_unknown_preset_lists_valid_ones() -> None:
         resolve_pipeline("hybird")
 
 
-def test_hybrid_rerank_needs_a_fitted_model() -> None:
+def test_hybrid_rerank_needs_a_fitted_model(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="none was given") as bare:
         resolve_pipeline("hybrid-rerank")
     assert "ragaudit fit-fusion --dataset D --corpus C --out fusion.json" in str(bare.value)
+    model = tmp_path / "fusion.json"
+    model.write_text("{}")
+    with pytest.raises(InputError, match=f"use --pipeline hybrid-rerank:{model}"):
+        resolve_pipeline(str(model))
     learned = resolve_pipeline("hybrid-rerank:models/fusion.json")
     assert learned.name == "hybrid-rerank" and learned.retriever == preset("hybrid").retriever
     assert learned.rerank is not None and learned.rerank.to_dict() == {

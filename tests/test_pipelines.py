@@ -113,8 +113,9 @@ def test_eval_cli_refuses_a_pipeline_without_corpus(capsys: pytest.CaptureFixtur
 def test_demo_prints_the_side_by_side_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--no-progress", "--out-dir", str(tmp_path)]) == 0
     text = capsys.readouterr().out
-    for name in PRESETS:
-        assert f"\n{name} " in text
+    table = text.split("\n-  ", 1)[1].split("\nevery pipeline:", 1)[0]  # the ranked rows
+    ranked = [line.split()[1] for line in table.splitlines()[1:]]
+    assert sorted(ranked) == sorted(PRESETS)
     assert "reports written to" in text
     bench = json.loads((tmp_path / "benchmark.json").read_text())
     assert [p["name"] for p in bench["pipelines"]] == list(PRESETS)
@@ -125,3 +126,29 @@ def test_demo_prints_the_side_by_side_table(tmp_path: Path, capsys: pytest.Captu
     assert {c["system"] for c in bench["comparisons"]} == {"dense", "hybrid"}
     # hybrid-rerank needs a fitted model (ragaudit fit-fusion), so the demo does not pretend to rerank
     assert (tmp_path / "hybrid.json").is_file() and not (tmp_path / "hybrid-rerank.json").exists()
+    # ranked by the first metric: the winner is the best nDCG@10, the table lists the ranking's order
+    ranking = bench["ranking"]
+    best = max(p["metrics"]["nDCG@10"] for p in bench["pipelines"])
+    assert ranking["metric"] == "nDCG@10" and by_name[ranking["winner"]]["metrics"]["nDCG@10"] == best
+    assert ranked == ranking["order"] and ranking["runner_up"] == ranking["order"][1]
+    assert {c["system"] for c in ranking["against_winner"]} == set(PRESETS) - {ranking["winner"]}
+    assert all(c["baseline"] == ranking["winner"] for c in ranking["against_winner"])
+    # latency measured one query at a time, build time beside the embedding cache's state
+    assert {p["latency_basis"] for p in bench["pipelines"]} == {"per query, one at a time"}
+    assert "embeddings" not in by_name["bm25"] and "embeddings" in by_name["dense"]
+    for entry in bench["pipelines"]:  # every pipeline with a dense part says what its build embedded
+        if "embeddings" in entry:
+            assert entry["embeddings"]["cached"] + entry["embeddings"]["computed"] == 90  # 90 documents
+    assert bench["invariants"]["latency_timed"] == "pipelines taking turns query by query"
+    assert "\nlatency: per query, one at a time; pipelines taking turns query by query\n" in text
+    assert "embeddings: " in text
+    assert f"recommendation: {ranking['winner']}: " in text
+    # one page per pipeline, and the page comparing them all, named last
+    last = text.rstrip().splitlines()[-1]
+    assert (
+        last.endswith(str((tmp_path / "report.html").resolve())) and "comparison of all 3 pipelines" in last
+    )
+    page = (tmp_path / "report.html").read_text()
+    for name in PRESETS:
+        assert (tmp_path / f"{name}.html").is_file() and f'href="{name}.html"' in page
+    assert "Recommendation" in page and "gate passed" in page

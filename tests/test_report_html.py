@@ -108,9 +108,12 @@ def test_every_section_is_present_when_its_data_is(page: str, reports: dict[str,
 
 def test_metric_bars_carry_cis_and_baseline_ticks(page: str) -> None:
     metrics_svg = page.split('<section id="metrics">')[1].split("</section>")[0]
-    assert metrics_svg.count('class="bar"') == 4
+    assert metrics_svg.count('<circle class="bar"') == 4
     assert metrics_svg.count('<g class="ci">') == 4
     assert metrics_svg.count('class="base"') == 4
+    # each metric's axis scaled to its mean, CI and baseline: none of them is drawn on 0-1
+    firsts = re.findall(r'<line class="axis".*?<text class="tick"[^>]*>([\d.]+)</text>', metrics_svg)
+    assert len(firsts) == 4 and metrics_svg.count('class="axisbreak"') >= 1
     assert "Δ +0." in metrics_svg and "▲" in metrics_svg
 
 

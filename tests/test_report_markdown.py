@@ -124,7 +124,7 @@ def test_compare_and_benchmark_reports_render(reports: dict[str, Path]) -> None:
     }
     text = render(bench)
     assert text.startswith("### ragaudit benchmark: bm25, dense")
-    assert "| dense | 0.7000 \\* | 12.0 | 2 |" in text
+    assert "| 2 | dense | **0.7000 \\*** | – | 12.0 | - | 2 |" in text  # best value bold, \\* significant
 
 
 def test_cli_refuses_a_different_dataset_or_a_non_eval_baseline(

@@ -19,12 +19,13 @@ def fmt_number(value: float | int | None, digits: int = 4) -> str:
     return "nan" if math.isnan(value) else f"{value:.{digits}f}"
 
 
-def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
+    """An aligned table: the first ``left`` columns left-justified (labels), the others right (numbers)."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+            c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         )
 
     rule = "  ".join("-" * w for w in widths)

@@ -102,6 +102,8 @@ def source_text(args: Any) -> str:
     """The source of the retrieval options, as the user named it."""
     if getattr(args, "run", None):
         return f"run file {args.run}"
+    if isinstance(getattr(args, "report", None), str):
+        return f"the rankings of the eval report {args.report}"
     if getattr(args, "endpoint", None):
         from ragaudit.retrieval.http import display_url
 
@@ -117,4 +119,4 @@ def source_text(args: Any) -> str:
         from ragaudit.pipelines.config import resolve_pipeline
 
         return "; ".join("pipeline " + pipeline_text(resolve_pipeline(p)) for p in pipeline)
-    return "report"
+    return "the given source"

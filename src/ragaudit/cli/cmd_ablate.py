@@ -18,6 +18,7 @@ from ragaudit.cli.common import (
     policy_from,
     run_options_from,
 )
+from ragaudit.cli.console import step
 
 HELP = "ablation: what each component (rewrite, rerank, hybrid, bm25, dense) adds, with significance"
 
@@ -79,7 +80,10 @@ def run(args: argparse.Namespace) -> int:
         top_k=options.top_k,
         metrics=args.metrics,
     )
-    with executor_from(args) as executor:
+    with (
+        executor_from(args) as executor,
+        step(f"ablate: building the variants and querying {len(dataset.cases)} cases on each"),
+    ):
         result = asyncio.run(
             run_ablation(
                 dataset,

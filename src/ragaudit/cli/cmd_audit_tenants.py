@@ -17,7 +17,9 @@ from ragaudit.errors import InputError
 
 HELP = (
     "audit tenant isolation: ask each tenant's probes as its owner, then as every other tenant and as "
-    "hostile tenant ids, at several top_k values and concurrency levels; exit 1 on any leak"
+    "hostile tenant ids, at several top_k values and concurrency levels; every returned field is "
+    "attributed from the corpus; exit 1 on any leak, and when the audit could not verify isolation "
+    "(failed requests, unattributable chunks)"
 )
 
 
@@ -91,6 +93,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--rounds", type=int, help="exactly this many rounds, whatever the budget (default: from --budget)"
     )
     parser.add_argument(
+        "--allow-unattributed",
+        action="store_true",
+        help="accept returned chunks that neither id, text nor any other field attributes to a tenant "
+        "(opaque ids, analysed text); by default they make the audit NOT VERIFIED (exit 1). An audit "
+        "that attributed no chunk at all is never clean",
+    )
+    parser.add_argument(
         "--max-error-rate",
         type=float,
         default=0.0,
@@ -161,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         concurrency_levels=args.concurrency_levels,
         budget=args.budget,
         rounds=args.rounds,
+        allow_unattributed=args.allow_unattributed,
     )
     context = {"source": {"label": source.label, **source.context}, "corpus": corpus.info()}
     if canaries:

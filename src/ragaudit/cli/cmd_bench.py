@@ -45,7 +45,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_executor_options(parser)
     parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
     parser.add_argument("--out-dir", default="reports/bench", help="where the per-pipeline reports go")
+    parser.add_argument(
+        "--latency",
+        choices=("per-query", "batched"),
+        default="per-query",
+        help="per-query (default): one query at a time, each timed on its own; batched: --concurrency and "
+        "the engines' batch fast path (faster; a case's latency is then its batch's time / its size)",
+    )
     parser.add_argument("--no-history", action="store_true", help="do not record the runs in the run history")
+    parser.add_argument(
+        "--html",
+        action="store_true",
+        help="also write each pipeline's HTML page and report.html comparing them all into --out-dir "
+        "(the page ragaudit demo ends with)",
+    )
     add_policy_options(parser)
     add_holes_options(parser)
     add_power_options(parser)
@@ -98,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
                 delta=args.delta,
                 power=args.power,
                 min_judged=args.min_judged,
+                per_query_latency=args.latency == "per-query",
                 executor=executor,
             )
         )
@@ -111,12 +125,25 @@ def run(args: argparse.Namespace) -> int:
 
         for outcome in result.outcomes:
             print(record_run(outcome.result.to_dict()))
+    if args.html:
+        _write_pages(args.out_dir, {c.id: c.query for c in dataset.cases if c.query}, args.resamples)
     from ragaudit.cli.outcome import exit_code, result_outcome
 
     checks = [result_outcome(o.result, f"pipeline {o.name}", "pipeline") for o in result.outcomes]
     return max(
         exit_code(checks, args.max_error_rate), holes_exit(args, [p["holes"] for p in report["pipelines"]])
     )
+
+
+def _write_pages(out_dir: str, queries: dict[str, str], resamples: int) -> None:
+    """Each pipeline's page and the comparison page, from the reports in ``out_dir``; its path printed last."""
+    from pathlib import Path
+
+    from ragaudit.report.bench_pages import write_bench_pages
+
+    pages, page = write_bench_pages(out_dir, queries, resamples=resamples)
+    print(f"pages per pipeline: {', '.join(str(Path(out_dir) / p) for p in pages.values())}")
+    print(f"comparison of the pipelines (open this): {page.resolve()}")
 
 
 def _baseline(wanted: str | None, given: list[str], names: list[str]) -> str | None:

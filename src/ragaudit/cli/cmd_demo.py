@@ -43,35 +43,40 @@ def run(args: argparse.Namespace) -> int:
     code = cmd_bench.run(bench_args)
     if code != 0:
         return code
-    return report_and_gate(args.out_dir, [p.strip() for p in args.pipelines.split(",") if p.strip()])
+    return report_and_gate(args.out_dir)
 
 
-def report_and_gate(out_dir: str, pipelines: list[str]) -> int:
-    """Gate the last pipeline against the first with the policy ``ragaudit init`` writes, then write
-    the HTML report of the last pipeline with the verdict in it; print both."""
+def report_and_gate(out_dir: str) -> int:
+    """Write one page per pipeline and the page comparing them all (ranked, winner, significance, cost,
+    leaks, recommendation); gate the winner against the baseline with the policy ``ragaudit init``
+    writes and show the verdict on the comparison page. The last line printed is that page's path."""
     import json
+    from importlib.resources import as_file, files
     from pathlib import Path
 
     from ragaudit.gates.policy import bundled_policy
     from ragaudit.gates.verdict import run_gates
-    from ragaudit.pipelines.config import resolve_pipeline
-    from ragaudit.report.html import render_html
-    from ragaudit.report.view import build_view
+    from ragaudit.report.bench_pages import write_bench_pages
+    from ragaudit.report.terminal import render_terminal
+    from ragaudit.report.view import dataset_queries
 
     out = Path(out_dir)
-    names = [resolve_pipeline(p).name for p in pipelines]
-    candidate, baseline = out / f"{names[-1]}.json", out / f"{names[0]}.json"
-    has_baseline = len(names) > 1
-    verdict = run_gates(candidate, bundled_policy(), baseline_path=baseline if has_baseline else None)
+    benchmark = json.loads((out / "benchmark.json").read_text(encoding="utf-8"))
+    with as_file(files("ragaudit") / "demo_data" / "kb" / "golden.jsonl") as golden:
+        queries = dataset_queries(golden)
+    ranking = benchmark.get("ranking") or {}
+    winner = str(ranking.get("winner") or benchmark["pipelines"][0]["name"])
+    baseline = str(benchmark["baseline"])
+    verdict = run_gates(
+        out / f"{winner}.json",
+        bundled_policy(),
+        baseline_path=out / f"{baseline}.json" if winner != baseline else None,
+    )
     verdict.write_json(out / "verdict.json")
-    report = {**json.loads(candidate.read_text(encoding="utf-8")), "gate": verdict.to_dict()}
-    base = json.loads(baseline.read_text(encoding="utf-8")) if has_baseline else None
-    view = build_view(report, base, report_path=str(candidate), baseline_path=names[0])
-    html = out / "report.html"
-    html.write_text(render_html(view), encoding="utf-8")
+    pages, page = write_bench_pages(out, queries, gate=verdict.to_dict())
     print()
-    from ragaudit.report.terminal import render_terminal
-
     print(render_terminal(verdict.to_dict()))
-    print(f"HTML report: {html.resolve()}")
+    print(f"pages per pipeline: {', '.join(str(out / p) for p in pages.values())}")
+    what = f"comparison of all {len(pages)} pipelines" if len(pages) > 1 else "the pipeline's summary"
+    print(f"{what} (open this): {page.resolve()}")
     return 0

@@ -205,18 +205,19 @@ def run(args: argparse.Namespace) -> int:
         args.resume,
         False if args.no_progress else None,
     )
-    result = asyncio.run(
-        evaluate_live(
-            scored_on,
-            retriever,
-            specs,
-            policy,
-            options,
-            name=args.name or label,
-            context=context,
-            ownership=ownership,
+    with step(f"eval: querying {len(scored_on.cases)} cases, {args.concurrency} at a time"):
+        result = asyncio.run(
+            evaluate_live(
+                scored_on,
+                retriever,
+                specs,
+                policy,
+                options,
+                name=args.name or label,
+                context=context,
+                ownership=ownership,
+            )
         )
-    )
     return _finish(args, result)
 
 
@@ -312,7 +313,7 @@ def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None 
     via = _via(args)
     label = {
         "run": f"--run {args.run}",
-        "endpoint": "--endpoint",
+        "endpoint": f"--endpoint {result.run.get('name') or args.endpoint}",
         "retriever": f"--retriever {args.retriever}",
     }
     outcome = result_outcome(

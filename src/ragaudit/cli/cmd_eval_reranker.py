@@ -16,7 +16,7 @@ from ragaudit.cli.common import (
     executor_from,
     policy_from,
 )
-from ragaudit.cli.console import shown
+from ragaudit.cli.console import shown, step
 from ragaudit.cli.outcome import add_outcome_options
 
 HELP = "evaluate a reranker: before/after with significance, oracle ceiling, first-stage recall, latency"
@@ -88,7 +88,10 @@ def run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         metrics=args.metrics,
     )
-    with executor_from(args) as executor:
+    with (
+        executor_from(args) as executor,
+        step(f"eval-reranker: building {config.name} and querying {len(dataset.cases)} cases"),
+    ):
         result = asyncio.run(
             evaluate_reranker(
                 dataset,

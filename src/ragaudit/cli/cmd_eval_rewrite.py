@@ -20,7 +20,7 @@ from ragaudit.cli.common import (
     policy_from,
     run_options_from,
 )
-from ragaudit.cli.console import shown
+from ragaudit.cli.console import shown, step
 
 HELP = "evaluate a query rewrite: entity/constraint loss per case, metric deltas with significance, latency"
 
@@ -130,23 +130,24 @@ def run(args: argparse.Namespace) -> int:
         top_k=options.top_k,
         metrics=args.metrics,
     )
-    result = asyncio.run(
-        evaluate_rewrite(
-            dataset,
-            corpus,
-            config,
-            stage,
-            specs,
-            policy,
-            options,
-            vocabulary=vocabulary,
-            resamples=args.resamples,
-            seed=args.seed,
-            alpha=args.alpha,
-            qdrant_url=args.qdrant_url,
-            report_dir=args.reports_dir,
+    with step(f"eval-rewrite: querying {len(dataset.cases)} cases with and without the rewrite"):
+        result = asyncio.run(
+            evaluate_rewrite(
+                dataset,
+                corpus,
+                config,
+                stage,
+                specs,
+                policy,
+                options,
+                vocabulary=vocabulary,
+                resamples=args.resamples,
+                seed=args.seed,
+                alpha=args.alpha,
+                qdrant_url=args.qdrant_url,
+                report_dir=args.reports_dir,
+            )
         )
-    )
     from ragaudit.report.terminal import render_terminal
 
     print(render_terminal(result.to_dict(), limit=args.show))

@@ -104,10 +104,10 @@ def run(args: argparse.Namespace) -> int:
         for c in result.comparisons
     ]
     print(render_table(["method / metric", "delta", "wins/losses", "p", "p (Holm)"], rows))
-    weights = [round(1.0 - result.convex_weight, 2), result.convex_weight]
+    weights = result.model.info["convex"]["weights"]
     print(
         f"\nconvex weight per fold (dense): {', '.join(str(f['convex_dense_weight']) for f in result.folds)}; "
-        f"on all cases: {result.convex_weight} (bm25 {weights[0]})"
+        f"on all cases: {result.convex_weight} (bm25 {round(1.0 - result.convex_weight, 2)})"
     )
     result.model.write(args.out)
     print(
@@ -115,6 +115,6 @@ def run(args: argparse.Namespace) -> int:
         f'  [rerank] type = "learned", model = "{args.out}", top_n = {result.candidates}\n'
         f"  or --pipeline hybrid-rerank:{args.out}\n"
         f'convex fusion with the cross-validated weight: [retriever] type = "hybrid", method = "weighted", '
-        f'normalize = "minmax", weights = [bm25, dense] = {weights}'
+        f'normalize = "minmax", weights = {weights} (one per component, in the pipeline\'s order)'
     )
     return 0

@@ -26,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--baseline", type=input_file, help="an eval report of the baseline system, same dataset and policy"
     )
     parser.add_argument("--format", choices=["md", "html"], default="md", help="md (default) or html")
-    parser.add_argument("--out", type=output_file, help="write here (default: standard output)")
+    parser.add_argument("--out", type=output_file, help="write here (default, or -: standard output)")
     parser.add_argument("--dataset", help="the golden dataset, to show each query's text")
     parser.add_argument(
         "--dataset-format",
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         from ragaudit.report.markdown import render_markdown
 
         text = render_markdown(view)
-    if args.out:
+    if args.out and args.out != "-":
         target = Path(args.out)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")

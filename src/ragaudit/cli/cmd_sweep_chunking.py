@@ -17,7 +17,7 @@ from ragaudit.cli.common import (
     policy_from,
     run_options_from,
 )
-from ragaudit.cli.console import shown
+from ragaudit.cli.console import shown, step
 
 HELP = "sweep chunk strategies, sizes and overlaps; score each against evidence spans"
 
@@ -106,7 +106,10 @@ def run(args: argparse.Namespace) -> int:
         top_k=options.top_k,
         metrics=args.metrics,
     )
-    with executor_from(args) as executor:
+    with (
+        executor_from(args) as executor,
+        step(f"sweep-chunking: building and querying {len(grid)} chunkings"),
+    ):
         result = asyncio.run(
             sweep_chunking(
                 dataset,

@@ -53,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
             "-q",
             "--quiet",
             action="store_true",
-            help="print nothing but warnings and errors (stderr) and, with --out -, the JSON; no progress",
+            help="print nothing but warnings and errors (stderr)"
+            + (" and, with --out -, the JSON" if getattr(module, "JSON_OUT", False) else "")
+            + "; no progress",
         )
         _add_examples(command, module)
         command.set_defaults(handler=module.run, json_out=getattr(module, "JSON_OUT", False))

@@ -6,6 +6,7 @@ the evaluator scores. The order of ``items`` is the ranking.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +16,10 @@ from ragaudit.verdict import CheckVerdict
 
 @dataclass(frozen=True, slots=True)
 class RankedItem:
-    """One retrieved item. ``tenant_id`` and ``content`` are filled by live retrievers when known."""
+    """One retrieved item. ``tenant_id`` and ``content`` are filled by live retrievers when known.
+
+    ``extra`` holds every other field the retriever returned (``title``, ``snippet``, ``highlight``,
+    ...), as returned: the tenant checks attribute them too (a leak can hide in any field)."""
 
     chunk_id: str
     score: float | None = None
@@ -23,6 +27,7 @@ class RankedItem:
     content: str | None = None
     source_id: str | None = None
     metadata: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"chunk_id": self.chunk_id}
@@ -89,6 +94,9 @@ class Run:
     """Non-fatal oddities met while reading (duplicate lines, ...), reported with the evaluation."""
     isolation: CheckVerdict | None = None
     """The tenant-isolation verdict over the run (:func:`ragaudit.runner.tenancy.assess_run`)."""
+    latency_basis: str | None = None
+    """How each case's ``latency_ms`` was measured (:func:`ragaudit.runner.execute.latency_basis`; None
+    for a run read from a file)."""
 
     def info(self) -> dict[str, Any]:
         return {"name": self.name, "source": self.source, "sha256": self.sha256, "cases": len(self.cases)}
@@ -124,6 +132,24 @@ def _field(raw: Any, key: str) -> Any:
     return raw.get(key) if isinstance(raw, dict) else getattr(raw, key, None)
 
 
+ITEM_FIELDS = frozenset({"chunk_id", "score", "tenant_id", "content", "source_id", "metadata", "extra"})
+"""The fields :class:`RankedItem` reads by name; any other field a retriever returns goes to ``extra``."""
+
+
+def _extra(raw: Any) -> dict[str, Any] | None:
+    """The fields of ``raw`` beyond :data:`ITEM_FIELDS` (and those under its own ``extra`` object)."""
+    if dataclasses.is_dataclass(raw) and not isinstance(raw, type):
+        fields: Any = {f.name: getattr(raw, f.name, None) for f in dataclasses.fields(raw)}
+    else:
+        fields = raw if isinstance(raw, dict) else getattr(raw, "__dict__", None)
+    if not isinstance(fields, dict):
+        return None
+    given = fields.get("extra")
+    out = dict(given) if isinstance(given, dict) else {}
+    out.update((str(k), v) for k, v in fields.items() if k not in ITEM_FIELDS and not str(k).startswith("_"))
+    return out or None
+
+
 def to_ranked_items(results: Any) -> list[RankedItem]:
     """Normalise what a retriever returned (dicts or objects) into :class:`RankedItem` s; raise on garbage."""
     if not isinstance(results, list):
@@ -146,6 +172,7 @@ def to_ranked_items(results: Any) -> list[RankedItem]:
                 content if isinstance(content, str) else None,
                 source if isinstance(source, str) else None,
                 metadata if isinstance(metadata, dict) else None,
+                _extra(raw),
             )
         )
     return items

@@ -7,7 +7,7 @@ results file for ``--resume``, a progress bar), then scored exactly like a run f
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,13 @@ class RunOptions:
     """Retries of transient failures (``None``: the runner's default policy)."""
     require_tenant_labels: bool = False
     """Count a returned chunk without a tenant label as a leak (when no ``ownership`` index decides)."""
+    batch_size: int = 64
+    """Queries per ``search_many`` call for engines that batch (1: every query on its own)."""
+
+    def timed_per_query(self) -> RunOptions:
+        """These options with one query at a time, each timed on its own (latency per query, not a
+        batch's time divided by its size, nor a request's time while others wait)."""
+        return replace(self, concurrency=1, batch_size=1)
 
 
 def retrieval_depth(specs: tuple[MetricSpec, ...], requested: int | None = None) -> int:
@@ -79,6 +86,7 @@ async def evaluate_live(
         progress=options.progress,
         retry=options.retry,
         require_tenant_labels=options.require_tenant_labels,
+        batch_size=options.batch_size,
         ownership=ownership,
     )
     full_context = {
@@ -86,6 +94,7 @@ async def evaluate_live(
             "top_k": options.top_k,
             "concurrency": options.concurrency,
             "timeout_s": options.timeout_s,
+            "latency": run.latency_basis,
         },
         **dict(context or {}),
     }

@@ -3,7 +3,18 @@ significance against a baseline.
 
 Invariants (the lesson's): every pipeline sees the same cases, the same tenants and the same k; the
 result says so. Indexes shared between pipelines (BM25 under ``bm25`` and ``hybrid``) are built once,
-but each pipeline's build time counts every index it uses.
+but each pipeline's build time counts every index it uses, and says how many corpus embeddings the
+cache served and how many were computed (a warm cache builds in a fraction of a cold one's time).
+
+Latency is measured per query by default: one query at a time, each timed on its own, so the figure
+is what one request costs; and the pipelines take turns query by query (all are built and warmed up
+first), so each meets the same load on a shared machine and their latencies compare
+(``per_query_latency=False`` keeps the runner's concurrency and batch fast path, one pipeline after
+another, and the report labels the figures as batched).
+
+The pipelines are ranked by the first metric; the ``ranking`` holds the winner, the runner-up and
+every other pipeline's paired comparison against the winner on that metric (Holm-corrected across
+them), beside the comparisons against the baseline on every metric.
 """
 
 from __future__ import annotations
@@ -29,7 +40,7 @@ from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig
 from ragaudit.pipelines.distribute import prepare_distributed
-from ragaudit.pipelines.prepare import prepare_pipeline
+from ragaudit.pipelines.prepare import PreparedPipeline, prepare_pipeline
 from ragaudit.runner.executor import Executor, LocalExecutor
 
 
@@ -49,6 +60,10 @@ class PipelineOutcome:
     result: EvalResult
     build_seconds: float
     context_tokens: float
+    latency_basis: str | None = None
+    """How ``latency_ms`` was measured (:func:`ragaudit.runner.execute.latency_basis`)."""
+    embeddings: dict[str, int] | None = None
+    """Corpus embeddings cached / computed while the pipeline was built (None: no dense part)."""
 
 
 @dataclass
@@ -60,6 +75,8 @@ class BenchmarkResult:
     invariants: dict[str, Any] = field(default_factory=dict)
     executor: dict[str, Any] | None = None
     """Where the pipelines ran (``--executor ray``: the cluster); ``None`` for a local run."""
+    ranking: dict[str, Any] | None = None
+    """``{metric, order, winner, runner_up, against_winner}`` (:func:`rank_pipelines`)."""
 
     def to_dict(self) -> dict[str, Any]:
         first = self.outcomes[0].result if self.outcomes else None
@@ -84,7 +101,9 @@ class BenchmarkResult:
                     "name": o.name,
                     "metrics": o.result.metrics,
                     "latency_ms": o.result.latency(),
+                    **({"latency_basis": o.latency_basis} if o.latency_basis else {}),
                     "index_build_seconds": round(o.build_seconds, 3),
+                    **({"embeddings": o.embeddings} if o.embeddings is not None else {}),
                     "context_tokens": o.context_tokens,
                     "counts": o.result.counts.__dict__,
                     "leaks": len(o.result.leaks()),
@@ -95,6 +114,7 @@ class BenchmarkResult:
             ],
             "comparisons": self.comparison.get("comparisons", []),
             "notes": [f"incomplete judgments: {w}" for h in holes.values() if (w := h.warning())],
+            **({"ranking": self.ranking} if self.ranking is not None else {}),
         }
 
 
@@ -109,7 +129,8 @@ async def evaluate_pipeline(
     context_k: int,
     qdrant_url: str | None,
 ) -> PipelineOutcome:
-    """Build one pipeline (sharing ``cache``), warm it up with one query, run every case and score it."""
+    """Build one pipeline (sharing ``cache``), warm it up with one query, run every case (as ``options``
+    say: :meth:`RunOptions.timed_per_query` for per-query latency) and score it."""
     from ragaudit.runner.execute import run_cases, warm_up
 
     prepared = prepare_pipeline(
@@ -126,11 +147,26 @@ async def evaluate_pipeline(
         timeout_s=options.timeout_s,
         name=config.name,
         progress=options.progress,
+        batch_size=options.batch_size,
     )
-    context = {"retrieval": {"top_k": options.top_k}, **prepared.context()}
-    result = evaluate(prepared.dataset, run, specs, policy, context)
+    return score_pipeline(prepared, run, specs, policy, options, context_k)
+
+
+def score_pipeline(
+    prepared: PreparedPipeline,
+    run: Run,
+    specs: tuple[MetricSpec, ...],
+    policy: Policy,
+    options: RunOptions,
+    context_k: int,
+) -> PipelineOutcome:
+    """Score a prepared pipeline's run: its eval result, build time, context tokens, latency basis."""
+    retrieval = {"top_k": options.top_k, "concurrency": options.concurrency, "latency": run.latency_basis}
+    result = evaluate(prepared.dataset, run, specs, policy, {"retrieval": retrieval, **prepared.context()})
+    built = prepared.pipeline
+    tokens = context_tokens(run, context_k)
     return PipelineOutcome(
-        config.name, result, prepared.pipeline.build_seconds, context_tokens(run, context_k)
+        built.config.name, result, built.build_seconds, tokens, run.latency_basis, built.embeddings
     )
 
 
@@ -169,6 +205,74 @@ async def run_cells(
     return outcomes, remote.provenance
 
 
+async def _taking_turns(
+    dataset: Dataset,
+    corpus: Corpus,
+    pipelines: Sequence[PipelineConfig],
+    specs: tuple[MetricSpec, ...],
+    policy: Policy,
+    options: RunOptions,
+    cache: ComponentCache,
+    context_k: int,
+    qdrant_url: str | None,
+) -> list[PipelineOutcome]:
+    """Build every pipeline, warm each up, then time them one query at a time taking turns case by case
+    (:func:`ragaudit.runner.execute.run_interleaved`), so their latencies meet the same load."""
+    from ragaudit.runner.execute import run_interleaved, warm_up
+
+    prepared = [
+        prepare_pipeline(
+            dataset, corpus, c, threshold=policy.relevance_threshold, cache=cache, qdrant_url=qdrant_url
+        )
+        for c in pipelines
+    ]
+    for p in prepared:
+        await warm_up(p.pipeline.retriever, p.dataset.cases, options.default_tenant, options.top_k)
+    runs = await run_interleaved(
+        {p.pipeline.config.name: p.pipeline.retriever for p in prepared},
+        dataset.cases,
+        options.top_k,
+        default_tenant=options.default_tenant,
+        timeout_s=options.timeout_s,
+        retry=options.retry,
+        progress=options.progress,
+        require_tenant_labels=options.require_tenant_labels,
+    )
+    return [
+        score_pipeline(p, runs[p.pipeline.config.name], specs, policy, options, context_k) for p in prepared
+    ]
+
+
+def rank_pipelines(
+    outcomes: Sequence[PipelineOutcome], metric: str, resamples: int, alpha: float = 0.05
+) -> dict[str, Any]:
+    """The pipelines ranked by ``metric`` (highest first; a tie keeps the given order), the winner, the
+    runner-up, and every other pipeline compared with the winner on ``metric`` (paired randomization
+    test, Holm-corrected across those comparisons: :func:`ragaudit.evaluation.compare.compare_reports`)."""
+
+    def score(o: PipelineOutcome) -> float:
+        value = o.result.metrics.get(metric)
+        return value if isinstance(value, (int, float)) and math.isfinite(value) else -math.inf
+
+    order = sorted(outcomes, key=score, reverse=True)  # sorted is stable: ties keep the given order
+    winner = order[0]
+    loaded = {o.name: LoadedReport(o.name, f"<{o.name}>", o.result.to_dict()) for o in outcomes}
+    against = (
+        compare_reports(
+            [loaded[o.name] for o in order], loaded[winner.name], [metric], alpha=alpha, n_resamples=resamples
+        ).get("comparisons", [])
+        if len(order) > 1
+        else []
+    )
+    return {
+        "metric": metric,
+        "order": [o.name for o in order],
+        "winner": winner.name,
+        "runner_up": order[1].name if len(order) > 1 else None,
+        "against_winner": against,
+    }
+
+
 async def run_benchmark(
     dataset: Dataset,
     corpus: Corpus,
@@ -187,19 +291,33 @@ async def run_benchmark(
     delta: float = DEFAULT_DELTA,
     power: float = DEFAULT_POWER,
     min_judged: float = DEFAULT_MIN_JUDGED,
+    per_query_latency: bool = True,
 ) -> BenchmarkResult:
-    """Build and evaluate every pipeline; compare each against ``baseline`` (default: the first).
+    """Build and evaluate every pipeline; compare each against ``baseline`` (default: the first), and
+    rank them by the first metric (:func:`rank_pipelines`).
 
     Each pipeline answers one warm-up query before it is timed, so model loading is not counted as
-    the first case's latency. ``cache`` shares indexes with other experiments over the same corpus.
-    ``executor`` runs the pipelines (default: one after another in this process); on Ray each
-    pipeline is one task (see :func:`run_cells`).
+    the first case's latency. ``per_query_latency`` sends one query at a time, each timed on its own
+    (else ``options`` decide, and a batching engine's figures are a batch's time / its size).
+    ``cache`` shares indexes with other experiments over the same corpus.
+    ``executor`` runs the pipelines (default: in this process); on Ray each pipeline is one task
+    (see :func:`run_cells`), timed one query at a time within its task when ``per_query_latency``.
     Each comparison carries its power figures (cases needed for ``delta`` with ``power``), and each
     pipeline its judged share of the top k (warning under ``min_judged``; :mod:`ragaudit.evaluation.holes`).
     """
     cache = cache if cache is not None else ComponentCache()
-    inputs = CellInputs(dataset, corpus, specs, policy, options, cache, context_k, qdrant_url)
-    outcomes, provenance = await run_cells(pipelines, inputs, executor)
+    remote = executor is not None and executor.name != "local"
+    taking_turns = not remote and per_query_latency and len({c.name for c in pipelines}) == len(pipelines) > 1
+    provenance: dict[str, Any] | None = None
+    if taking_turns:
+        run_options = options.timed_per_query()
+        outcomes = await _taking_turns(
+            dataset, corpus, pipelines, specs, policy, run_options, cache, context_k, qdrant_url
+        )
+    else:
+        run_options = options.timed_per_query() if per_query_latency else options
+        inputs = CellInputs(dataset, corpus, specs, policy, run_options, cache, context_k, qdrant_url)
+        outcomes, provenance = await run_cells(pipelines, inputs, executor)
     for outcome in outcomes:
         outcome.result = replace(outcome.result, min_judged=min_judged)
     if report_dir is not None:
@@ -227,8 +345,12 @@ async def run_benchmark(
         "tenants": sorted({c.tenant_id or "" for c in dataset.cases}),
         "top_k": options.top_k,
         "same_cases_for_every_pipeline": True,
+        **({"latency_timed": "pipelines taking turns query by query"} if taking_turns else {}),
     }
-    bench = BenchmarkResult(outcomes, base_name, comparison, context_k, invariants, provenance)
+    ranking = rank_pipelines(outcomes, specs[0].name, resamples) if specs and outcomes else None
+    bench = BenchmarkResult(
+        outcomes, base_name, comparison, context_k, invariants, executor=provenance, ranking=ranking
+    )
     if report_dir is not None:
         write_artifact(bench.to_dict(), Path(report_dir) / "benchmark.json")
     return bench

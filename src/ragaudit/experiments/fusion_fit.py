@@ -193,7 +193,10 @@ def assign_folds(cases: Sequence[CaseData], folds: int, seed: int) -> list[int]:
 
 def fit_linear(cases: Sequence[CaseData], candidates: int, c_value: float, seed: int) -> FusionModel | None:
     """A pairwise logistic model over ``cases``; ``None`` when no case has two candidates of different grades."""
-    rows = np.vstack([c.features for c in cases if len(c.features)])
+    with_candidates = [c.features for c in cases if len(c.features)]
+    if not with_candidates:
+        return None
+    rows = np.vstack(with_candidates)
     mean = rows.mean(axis=0)
     scale = rows.std(axis=0)
     scale[scale < 1e-12] = 1.0
@@ -355,6 +358,15 @@ def compare_methods(
     return rows
 
 
+def convex_weights(dense_weight: float, components: tuple[int, int]) -> list[float]:
+    """``[retriever] weights`` for a dense weight, in the hybrid's component order (bm25 at
+    ``components[0]``, dense at ``components[1]``)."""
+    weights = [0.0, 0.0]
+    weights[components[0]] = round(1.0 - dense_weight, 2)
+    weights[components[1]] = dense_weight
+    return weights
+
+
 def first_stage(config: PipelineConfig) -> PipelineConfig:
     """``config`` as the first stage to fit over: its ``[rerank]`` is dropped; a ``[rewrite]`` is refused."""
     from dataclasses import replace
@@ -442,7 +454,11 @@ async def fit_fusion(
                 "corpus": corpus.info(),
                 "pipeline": prepared.pipeline.info(),
             },
-            "convex": {"dense_weight": result.convex_weight, "normalize": "minmax"},
+            "convex": {
+                "dense_weight": result.convex_weight,
+                "normalize": "minmax",
+                "weights": convex_weights(result.convex_weight, collected.components),
+            },
             "cross_validation": result.summary(),
         },
     )

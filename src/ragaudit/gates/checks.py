@@ -11,7 +11,10 @@ with its numbers.
    report's leaks) do not exceed ``max_leaks`` (0 unless the policy says otherwise), and tenant
    isolation was verified: by the eval report's verdict (``security.isolation``, every returned chunk
    checked) or by a clean ``--audit`` report. Otherwise the gate is **not verified**, with the reason,
-   which blocks the release unless the policy sets ``allow_unverified = true``;
+   which blocks the release unless the policy sets ``allow_unverified = true``. An ``--audit`` report
+   that could not verify isolation (``not-verified``, ``incomplete``, or an older report that checked
+   no chunk or left chunks unattributed) keeps the gate not verified even when the eval report verified
+   the chunks its own cases got: the audit is the stronger check;
 4. **operations**: latency p95 within its budget, error rate (``errors / cases``) within its budget.
    A budget the report cannot be checked against (no latency in a run-file evaluation) fails: an
    unmeasured budget is not a met one.
@@ -291,9 +294,27 @@ def describe_leak(record: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _audit_verified(data: Mapping[str, Any]) -> bool:
-    """Whether a tenant-audit report says it looked and found the isolation clean."""
-    return data.get("passed") is True and data.get("verdict", "clean") == "clean"
+def _audit_unverified(data: Mapping[str, Any]) -> str | None:
+    """Why a tenant-audit report does not verify isolation (None: it does).
+
+    It does when it passed with the verdict ``clean`` and its tenant-isolation check is ``pass``. A
+    report without that check (written before it existed) verifies nothing when it attributed none
+    of the chunks it got, or left any unattributed: those were never judged."""
+    isolation = data.get("isolation")
+    state = isolation.get("state") if isinstance(isolation, Mapping) else None
+    reason = isolation.get("reason") if isinstance(isolation, Mapping) else None
+    if data.get("passed") is not True or data.get("verdict", "clean") != "clean":
+        return f"its verdict is {data.get('verdict', 'not clean')!r}" + (f": {reason}" if reason else "")
+    if state is not None:
+        return None if state == "pass" else f"its isolation check is {state!r}: {reason}"
+    unattributed = data.get("unattributed")
+    count = unattributed.get("count") if isinstance(unattributed, Mapping) else None
+    checked = data.get("checked_chunks")
+    if not isinstance(checked, int) or not checked:
+        return "it checked no returned chunk"
+    if isinstance(count, int) and count:
+        return f"{count} of {checked} returned chunks were not attributed to any tenant (an older report)"
+    return None
 
 
 def security_gate(
@@ -308,6 +329,8 @@ def security_gate(
         sources.append((f"eval report {report.path}", *found))
     isolation = isolation_of(report.data)
     verified_by: list[str] = []
+    unverified_audits: list[str] = []
+    """An audit given to the gate that could not verify isolation keeps the gate from passing."""
     if isolation is not None and isolation.state == "pass":
         verified_by.append(f"eval report {report.path} ({isolation.reason})")
     elif isolation is not None and isolation.state == "not_verified":
@@ -322,13 +345,11 @@ def security_gate(
                 "pass a report written by 'ragaudit audit-tenants'",
             )
         sources.append((f"audit {path}", *audit))
-        if _audit_verified(data) and audit[0] == 0:
+        why = _audit_unverified(data)
+        if why is None and audit[0] == 0:
             verified_by.append(f"audit {path}")
         elif audit[0] == 0:
-            notes.append(
-                f"audit {path} found no leak but its verdict is {data.get('verdict', 'not clean')!r}: "
-                "it does not verify isolation"
-            )
+            unverified_audits.append(f"audit {path} found no leak but does not verify isolation: {why}")
     total = sum(n for _, n, _ in sources)
     numbers = {
         "leaks": total,
@@ -347,6 +368,17 @@ def security_gate(
             findings += [f"{source}: {describe_leak(r)}" for r in records[:WORST]]
         return GateResult(
             "security", "fail", f"{total} cross-tenant leak(s)", tuple(findings), tuple(notes), numbers
+        )
+    notes.extend(unverified_audits)
+    if unverified_audits:
+        waived = " (allowed by the policy: allow_unverified = true)" if policy.allow_unverified else ""
+        return GateResult(
+            "security",
+            "not_verified",
+            f"tenant isolation NOT VERIFIED{waived}: {len(unverified_audits)} tenant audit(s) could not verify it",
+            notes=(*notes, "re-run 'ragaudit audit-tenants' until it is clean (its summary names the fix)"),
+            numbers=numbers,
+            accepted=policy.allow_unverified,
         )
     if verified_by or (total and isolation is not None and isolation.state == "fail"):
         how = "verified by " + "; ".join(verified_by) if verified_by else "leaks within the allowance"

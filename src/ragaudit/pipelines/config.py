@@ -366,4 +366,11 @@ def preset(name: str) -> PipelineConfig:
 
 def resolve_pipeline(spec: str) -> PipelineConfig:
     """A preset name, or a path to a TOML file."""
+    if spec.endswith(".json") and Path(spec).is_file():
+        raise InputError(
+            spec,
+            None,
+            "a pipeline is a preset or a TOML file, not JSON",
+            f"for a fusion model from ragaudit fit-fusion use --pipeline {LEARNED_PRESET}:{spec}",
+        )
     return load_pipeline_file(spec) if spec.endswith(".toml") or Path(spec).is_file() else preset(spec)

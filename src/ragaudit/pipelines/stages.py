@@ -4,7 +4,8 @@ A stage type is a factory called with the stage's TOML keys as keyword arguments
 the pipeline's retriever before the stage, when the factory takes a ``retriever`` parameter). It returns
 a :class:`~ragaudit.retrieval.rerank.Reranker` (``name`` and ``async score(query, texts)``) or a
 :class:`~ragaudit.retrieval.rewrite.QueryRewriter` (``name`` and ``async rewrite(query, *, tenant_id)``).
-``[rerank] top_n`` (default 50) belongs to the stage, not the factory. A type is found, in order:
+``[rerank] top_n`` (default 50, or the reranker's ``default_top_n`` when it has one) belongs to the stage,
+not the factory. A type is found, in order:
 
 1. registered in this process with :func:`register_stage`;
 2. a built-in (:data:`BUILTIN_STAGES`: ``rerank.learned``, ``rerank.bi-encoder``, ``rerank.cross-encoder``, ``rerank.llm``,
@@ -121,7 +122,8 @@ def wrap_rerank(base: Retriever, stage: StageConfig) -> tuple[Retriever, str]:
     from ragaudit.retrieval.rerank import RerankRetriever
 
     reranker = build_stage("rerank", stage, base)
-    return RerankRetriever(base, reranker, int(stage.params.get("top_n", 50))), str(reranker.name)
+    default = getattr(reranker, "default_top_n", 50)  # a fitted stage knows how many it was fitted on
+    return RerankRetriever(base, reranker, int(stage.params.get("top_n", default))), str(reranker.name)
 
 
 def wrap_rewrite(base: Retriever, stage: StageConfig) -> tuple[Retriever, str]:

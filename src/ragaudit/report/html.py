@@ -26,7 +26,7 @@ from ragaudit.report.sections import (
 )
 from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
-from ragaudit.report.svg import Bar, grouped_bars, histogram, line_chart, metric_bars
+from ragaudit.report.svg import Bar, clip_point, grouped_bars, histogram, line_chart, metric_bars
 from ragaudit.report.view import ReportView
 
 if TYPE_CHECKING:
@@ -78,8 +78,9 @@ def _metrics(view: ReportView) -> Section | None:
         bars.append(Bar(m.name, m.value, m.ci, c.baseline_mean, note, tone))
     pct = f"{view.confidence:.0%}"
     legend = (
-        f'<p class="hint">Bar: mean over answerable queries. Whisker: {pct} percentile-bootstrap CI of the mean '
-        f"(resampling queries).{' Amber tick: the baseline.' if view.baseline_label else ''}</p>"
+        f'<p class="hint">Point: mean over answerable queries. Whisker: {pct} percentile-bootstrap CI of the mean '
+        f"(resampling queries).{' Amber tick: the baseline.' if view.baseline_label else ''} Each metric has "
+        "its own axis, scaled to these values (a break mark at the left: it does not start at 0).</p>"
     )
     return "metrics", "Metrics", legend + metric_bars(bars, "metric means with confidence intervals")
 
@@ -155,7 +156,7 @@ def queries_section(view: ReportView) -> Section:
         + '<div class="toolbar"><input id="search" type="search" placeholder="search id, query, tenant, chunk…" '
         + 'aria-label="search queries">'
         + f'<select id="status" aria-label="filter">{select}</select><span id="shown"></span></div>'
-        + f'<div class="tablewrap"><table id="cases"><thead><tr>{head}</tr></thead><tbody></tbody></table></div>'
+        + f'<div class="tablewrap"><table id="cases" class="stack"><thead><tr>{head}</tr></thead><tbody></tbody></table></div>'
         + '<button id="more" type="button" hidden>show more</button>'
         + "<noscript><p>The per-query table needs JavaScript.</p></noscript>"
     )
@@ -170,7 +171,14 @@ def _latency(view: ReportView) -> Section | None:
     markers = {
         k: float(latency[k]) for k in ("p50", "p95", "p99") if isinstance(latency.get(k), (int, float))
     }
-    hint = f'<p class="hint">Per-query latency of {len(values)} queries (ms), with percentiles.</p>'
+    basis = part(view.report, "retrieval").get("latency")
+    how = f" Measured {esc(basis)}." if isinstance(basis, str) else ""
+    clipped = (
+        " The few slowest, which would stretch the axis, are counted in the last (red) bar."
+        if clip_point(values) is not None
+        else ""
+    )
+    hint = f'<p class="hint">Latency of {len(values)} queries (ms), with percentiles.{how}{clipped}</p>'
     return "latency", "Latency", hint + histogram(values, "latency histogram", markers)
 
 

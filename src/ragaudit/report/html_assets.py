@@ -19,10 +19,10 @@ header { background:#0f172a; color:#f8fafc; padding:22px 32px 18px; }
 header .brand { font-size:12px; letter-spacing:.12em; text-transform:uppercase; color:#93c5fd; }
 header h1 { margin:4px 0 4px; font-size:24px; font-weight:650; }
 header .sub { color:#cbd5e1; font-size:13px; }
-nav { margin-top:12px; }
-nav a { color:#93c5fd; text-decoration:none; margin-right:16px; font-size:13px; }
+nav { margin-top:12px; display:flex; flex-wrap:wrap; gap:4px 16px; }
+nav a { color:#93c5fd; text-decoration:none; font-size:13px; }
 nav a:hover { color:#fff; text-decoration:underline; }
-main { max-width:1240px; margin:0 auto; padding:8px 32px 48px; }
+main { max-width:1320px; margin:0 auto; padding:8px 32px 48px; }
 section { background:var(--card); border:1px solid var(--line); border-radius:10px; padding:18px 22px;
   margin:18px 0; }
 h2 { font-size:17px; margin:0 0 10px; }
@@ -38,6 +38,12 @@ p.hint, .hint { color:var(--muted); font-size:12.5px; margin:4px 0 10px; }
 .badge { display:inline-block; padding:3px 10px; border-radius:999px; font-weight:650; font-size:13px; }
 .badge.pass { background:var(--good-bg); color:var(--good); } .badge.fail { background:var(--bad-bg); color:var(--bad); }
 .badge.warn { background:#fef3c7; color:var(--warn); }
+.badge.small { font-size:11.5px; padding:1px 8px; white-space:nowrap; }
+p.advice { font-size:17px; font-weight:600; margin:2px 0 8px; }
+.winner { font-weight:700; } tr.win td { background:#eff6ff; } .ns { color:var(--muted); font-size:11.5px; }
+table.ranking th { white-space:normal; vertical-align:bottom; } table.ranking td { vertical-align:middle; }
+.nowrap { white-space:nowrap; } table.ranking td.build { min-width:9em; } table.ranking td.name { white-space:nowrap; }
+table.ranking .hint { margin:0; font-size:11.5px; }
 table { border-collapse:collapse; width:100%; font-size:12.5px; }
 th, td { text-align:left; padding:6px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
 th { background:#f1f5f9; font-weight:600; white-space:nowrap; }
@@ -56,8 +62,9 @@ td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; }
 #cases thead th[aria-sort=descending]::after { content:" ▼"; color:var(--accent); }
 #cases tbody tr.case { cursor:pointer; } #cases tbody tr.case:hover { background:#eff6ff; }
 #cases tbody tr.case.open { background:#dbeafe; }
-#cases td:first-child { white-space:nowrap; }
-#cases td.q { max-width:280px; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
+#cases tr.case td:first-child { white-space:nowrap; }
+#cases td.q { max-width:0; width:40%; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
+#cases td.num { white-space:nowrap; }
 tr.detail > td { background:#f8fafc; padding:12px 16px 16px; }
 .detail .query { font-size:15px; margin:0 0 6px; white-space:pre-wrap; }
 .detail .meta { color:var(--muted); font-size:12.5px; margin-bottom:8px; }
@@ -78,11 +85,14 @@ ul.ids { margin:4px 0; padding-left:18px; } ul.ids li { word-break:break-all; }
 .chart .note { fill:var(--muted); } .chart .note.up { fill:var(--good); font-weight:600; }
 .chart .note.down { fill:var(--bad); font-weight:600; }
 .chart .grid { stroke:var(--line); } .chart .axis { stroke:#94a3b8; }
-.chart rect.bar { fill:#93c5fd; } .chart .ci line { stroke:#1e3a8a; stroke-width:1.6; }
+.chart rect.bar { fill:#93c5fd; } .chart circle.bar { fill:#1d4ed8; } .chart .ci line { stroke:#1e3a8a; stroke-width:1.6; }
 .chart line.base { stroke:var(--base); stroke-width:3; } .chart line.zero { stroke:#334155; stroke-dasharray:4 3; }
 .chart .pt { stroke:#94a3b8; fill:#94a3b8; stroke-width:2; } .chart .pt.hi { stroke:var(--accent); fill:var(--accent); }
 .chart line.marker { stroke:var(--bad); stroke-dasharray:5 3; stroke-width:1.5; } .chart .mlabel { fill:var(--bad); font-size:11px; }
 .chart polyline.line { fill:none; stroke-width:2.2; }
+.chart rect.bar.over { fill:#fca5a5; } .chart .over { fill:var(--bad); } .chart .axisnote { font-style:italic; }
+.chart circle.ring { fill:none; stroke:var(--fg); stroke-width:2; }
+.chart path.axisbreak { stroke:var(--fg); stroke-width:1.5; fill:none; }
 .chart .s0 { fill:#2563eb; stroke:#2563eb; } .chart .s1 { fill:#f59e0b; stroke:#f59e0b; }
 .chart .s2 { fill:#10b981; stroke:#10b981; } .chart .s3 { fill:#ef4444; stroke:#ef4444; }
 .chart .s4 { fill:#8b5cf6; stroke:#8b5cf6; } .chart .s5 { fill:#0891b2; stroke:#0891b2; }
@@ -92,6 +102,30 @@ ul.ids { margin:4px 0; padding-left:18px; } ul.ids li { word-break:break-all; }
 .legendline i { display:inline-block; width:18px; height:9px; vertical-align:middle; margin:0 4px 0 12px; border-radius:2px; }
 button#more { margin:10px 0 0; padding:6px 14px; border:1px solid #cbd5e1; border-radius:6px; background:#fff;
   font:inherit; cursor:pointer; } button#more:hover { border-color:var(--accent); color:var(--accent); }
+/* phones and narrow windows: table rows become cards (each cell labelled), nothing is cut off */
+@media (max-width: 720px) {
+  header { padding:16px 16px 12px; } main { padding:4px 10px 32px; } section { padding:14px 12px; }
+  .tablewrap { max-height:none; overflow:visible; border:none; }
+  table.stack, table.stack > thead, table.stack > tbody { display:block; width:auto; }
+  table.stack > thead > tr { display:flex; flex-wrap:wrap; gap:4px; }
+  table.stack > thead > tr > th { position:static; border:1px solid var(--line); border-radius:6px; padding:3px 8px; }
+  table.ranking > thead { display:none; }
+  table.stack > tbody > tr.case, table.ranking > tbody > tr { display:grid; grid-template-columns:repeat(2, minmax(0, 1fr));
+    column-gap:10px; border:1px solid var(--line); border-radius:8px; margin:8px 0; padding:6px 8px; }
+  table.stack > tbody > tr > td { display:block; border:none; padding:2px 0; text-align:left; max-width:none;
+    width:auto; white-space:normal; overflow-wrap:anywhere; }
+  table.stack > tbody > tr > td[data-label]::before { content:attr(data-label) ": "; color:var(--muted); font-size:11.5px; }
+  table.stack > tbody > tr > td.wide, #cases td.q, #cases tr.case td:first-child { grid-column:1 / -1; }
+  #cases tr.case td:first-child { font-weight:650; }
+  #cases tr.detail { display:block; padding:0; } #cases tr.detail > td { display:block; padding:8px; }
+  .detail .cols { grid-template-columns:minmax(0, 1fr); } .detail .cols > * { min-width:0; }
+  tr.detail .meta, tr.detail p, tr.detail li, tr.detail h3 { overflow-wrap:anywhere; min-width:0; }
+  #cases td.q { max-width:none; width:auto; white-space:normal; }
+  .detail table { display:block; overflow-x:auto; } .detail table td { overflow-wrap:normal; }
+  .toolbar input { min-width:0; }
+  section table:not(.stack) { display:block; overflow-x:auto; } /* secondary tables scroll inside */
+  .kv th { width:auto; }
+}
 footer { color:var(--muted); font-size:12px; text-align:center; padding:10px; }
 """
 
@@ -269,6 +303,7 @@ JS = r"""
       }
       else if (col.key === "query") { td = el("td", "q", v || "–"); td.title = v || ""; }
       else { td = el("td", "", v === null || v === undefined ? "–" : v); }
+      if (col.key !== "id") { td.setAttribute("data-label", col.label); }
       tr.appendChild(td);
     });
     return tr;

@@ -1,4 +1,5 @@
-"""HTML sections of the experiment reports: benchmark, compare, ablation, reranker-eval, rewrite-eval."""
+"""HTML sections of the experiment reports: compare, ablation, reranker-eval, rewrite-eval (benchmark:
+:mod:`ragaudit.report.html_benchmark`)."""
 
 from __future__ import annotations
 
@@ -20,42 +21,19 @@ from ragaudit.report.sections import (
     captured_text,
     ci_text,
     constraint_verdict,
-    leaks_text,
     ms_pair,
     wtl_text,
 )
 from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
-from ragaudit.report.svg import forest_plot, grouped_bars
+from ragaudit.report.svg import dot_plot, forest_plot
 
 if TYPE_CHECKING:
     from ragaudit.report.kinds.ablation import AblationReport
-    from ragaudit.report.kinds.benchmark import BenchmarkReport
     from ragaudit.report.kinds.compare import CompareReport
     from ragaudit.report.kinds.fields import Paired
     from ragaudit.report.kinds.reranker_eval import RerankerEvalReport
     from ragaudit.report.kinds.rewrite_eval import RewriteEvalReport
-
-
-def benchmark_section(report: BenchmarkReport) -> Section:
-    metrics = report.metric_names
-    series = [(p.name, [p.metrics.get(m) for m in metrics]) for p in report.pipelines]
-    rows = [
-        [
-            esc(p.name),
-            *(_num(p.metrics.get(m)) for m in metrics),
-            _num(p.latency.p95 if p.latency else None, 1),
-            _num(p.build_seconds, 2),
-            esc(leaks_text(p.data)),
-        ]
-        for p in report.pipelines
-    ]
-    table = html_table(["pipeline", *map(esc, metrics), "p95 ms", "build s", "leaks"], rows)
-    body = grouped_bars(metrics, series, "pipelines side by side") + table
-    if report.comparisons:
-        body += f"<h3>Against {esc(report.baseline or '')}</h3>" + forest(report.comparisons, True)
-        body += comparison_table(report.comparisons, True)
-    return "benchmark", "Benchmark", body
 
 
 def compare_section(report: CompareReport) -> Section:
@@ -188,7 +166,7 @@ def reranker_section(report: RerankerEvalReport) -> Section:
     body = (
         hint
         + f'<div class="cards">{"".join(cards)}</div>'
-        + grouped_bars(names, series, "before, after and oracle per metric")
+        + dot_plot(names, series, "before, after and oracle per metric, axes scaled to the data", "after")
         + html_table(
             [
                 "metric",

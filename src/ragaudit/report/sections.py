@@ -169,6 +169,19 @@ def _models(models: Mapping[str, Any]) -> str:
     )
 
 
+def build_text(pipeline: Mapping[str, Any]) -> str:
+    """``2.90 s (embeddings: 90 cached, 0 computed)``: a pipeline's build time beside the embedding
+    cache's state (a warm cache builds in a fraction of a cold one's time); empty when unknown."""
+    seconds = pipeline.get("index_build_seconds")
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+        return ""
+    counts = part(pipeline, "embeddings")
+    cached, computed = counts.get("cached"), counts.get("computed")
+    if isinstance(cached, int) and isinstance(computed, int):
+        return f"{seconds:.2f} s (embeddings: {cached} cached, {computed} computed)"
+    return f"{seconds:.2f} s"
+
+
 def provenance_rows(
     report: Mapping[str, Any], chunking_text: str | None = None, pipeline: Mapping[str, Any] | None = None
 ) -> list[tuple[str, str]]:
@@ -193,11 +206,17 @@ def provenance_rows(
         if isinstance(pipeline.get("chunks"), int):
             details.append(f"{pipeline['chunks']} chunks")
         rows.append(("pipeline", f"{pipeline.get('name')} ({'; '.join(details)})"))
+        build = build_text(pipeline)
+        if build:
+            rows.append(("index build", build))
         if _models(part(pipeline, "models")):
             rows.append(("models", _models(part(pipeline, "models"))))
     top_k = part(report, "retrieval").get("top_k")
     if top_k:
         rows.append(("k", str(top_k)))
+    latency = part(report, "retrieval").get("latency")
+    if isinstance(latency, str):
+        rows.append(("latency", latency))
     policy = part(report, "policy")
     if policy:
         rows.append(

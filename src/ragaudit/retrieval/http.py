@@ -9,8 +9,10 @@ dotted path such as ``"data.hits"``; by default the top-level list, or the objec
 ``{"chunk_id": "id", "tenant_id": "meta.tenant"}``; unmapped fields keep their own names. Only
 ``chunk_id`` is required (a string, or an integer taken as its decimal string); ``score`` must be a
 finite number, ``content`` / ``source_id`` / ``tenant_id`` strings and ``metadata`` an object when
-present. Fields the service does not send are left out of the returned chunks. The list order is
-the ranking.
+present. Fields the service does not send are left out of the returned chunks. Every other field of
+a chunk object (``title``, ``snippet``, ``highlight``, nested objects: anything not mapped to one of
+the fields above) is kept, as sent, under ``extra``, so the tenant checks see it too. The list order
+is the ranking.
 
 Credentials: ``auth_header_env`` names an environment variable read at every request; its value is
 sent as ``<auth_header>: <auth_scheme> <value>`` (``auth_scheme=""`` sends the bare value, e.g. for
@@ -187,6 +189,9 @@ class ResponseShape:
                     f"result #{position} ({chunk_id!r}): field {self._name(field)} must be {expected}, got {_json_type(value)}"
                 )
             out[field] = value
+        extra = _unmapped(raw, tuple(self.fields.values()))
+        if extra:
+            out["extra"] = extra
         return cast(RetrievedChunk, out)
 
     def parse(self, body: bytes) -> list[RetrievedChunk]:
@@ -207,6 +212,20 @@ class ResponseShape:
                 f"response is not valid JSON ({detail}); it starts with {_excerpt(body)!r}"
             ) from None
         return [self.chunk(position, raw) for position, raw in enumerate(self.chunk_list(data), start=1)]
+
+
+def _unmapped(raw: Mapping[str, Any], paths: tuple[tuple[str, ...], ...]) -> dict[str, Any]:
+    """``raw`` without the values the mapped ``paths`` took (objects left empty go too): what ``extra`` keeps."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        inner = tuple(path[1:] for path in paths if path[0] == key)
+        if not inner:
+            out[key] = value
+        elif all(inner) and isinstance(value, dict):
+            rest = _unmapped(value, inner)
+            if rest:
+                out[key] = rest
+    return out
 
 
 def _reject_constant(name: str) -> Any:

@@ -174,6 +174,8 @@ class LearnedFusionReranker:
         self.model = model
         self.components = components
         self.absent_rank = depth + 1
+        self.default_top_n = model.candidates
+        """The stage's ``top_n`` when ``[rerank]`` gives none: as many candidates as the model was fitted on."""
         self.name = f"learned fusion ({label or 'in memory'})"
 
     def features(self, query: str, candidates: Sequence[Candidate]) -> npt.NDArray[np.float64]:

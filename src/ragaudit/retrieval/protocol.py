@@ -20,10 +20,14 @@ class _RequiredChunk(TypedDict):
 
 
 class RetrievedChunk(_RequiredChunk, total=False):
-    """One retrieved chunk. ``tenant_id`` is the owner the retriever claims; ``metadata`` is free-form."""
+    """One retrieved chunk. ``tenant_id`` is the owner the retriever claims; ``metadata`` is free-form;
+    ``extra`` holds any other field the service returned (``title``, ``snippet``, ``highlight``, ...),
+    which the tenant checks attribute like the rest (a Python retriever may also return such fields
+    at the top level of its dicts)."""
 
     tenant_id: str
     metadata: Mapping[str, Any]
+    extra: Mapping[str, Any]
 
 
 def chunk_result(chunk: Chunk, score: float) -> RetrievedChunk:

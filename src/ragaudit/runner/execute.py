@@ -19,6 +19,8 @@ list of chunks per query (sync: run in a worker thread; or async) gets the cases
 ``batch_size`` at a time, one batch after another (in-process engines already use every core per
 batch). A batch that fails as a whole is re-run case by case through ``search``, so errors, retries
 and timeouts stay per case; the latency of a batched case is its batch's time divided by its size.
+``Run.latency_basis`` says which it was (:func:`latency_basis`), and reports print it beside the figures:
+only ``per query, one at a time`` is the latency one query sees on its own.
 
 Retrievers that hold connections may define ``async start_session(*, concurrency)`` and
 ``async end_session()``; the runner calls them around the run (the HTTP adapter sizes its connection
@@ -31,7 +33,7 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -51,6 +53,19 @@ T = TypeVar("T")
 
 NO_TENANT = "no tenant: the case has no tenant_id and no default tenant was given"
 DEFAULT_RETRY = RetryPolicy()
+
+
+PER_QUERY = "per query, one at a time"
+"""The latency basis of a run that sent one query at a time, each timed on its own."""
+
+
+def latency_basis(batched: bool, concurrency: int, batch_size: int) -> str:
+    """What a case's ``latency_ms`` means in a run: each query timed alone (:data:`PER_QUERY`), timed
+    alone but with others in flight (queueing, and engines that batch concurrent requests, count), or
+    a batch call's time divided by its queries."""
+    if batched:
+        return f"batched: a call's time / its queries (up to {batch_size} per call)"
+    return PER_QUERY if concurrency == 1 else f"per query, up to {concurrency} in flight"
 
 
 def supports_batches(retriever: object) -> bool:
@@ -243,11 +258,12 @@ async def run_cases(
     async def singly(case: GoldenCase) -> None:
         record(case.id, await job.one(case))
 
+    batched = batch_size > 1 and supports_batches(retriever)
     try:
         if todo:
             await _call_hook(retriever, "start_session", concurrency=concurrency)
             try:
-                if batch_size > 1 and supports_batches(retriever):
+                if batched:
                     await _run_batched(job, todo, batch_size, concurrency, record)
                 else:
                     await _drain(todo, singly, min(concurrency, len(todo)))
@@ -259,10 +275,63 @@ async def run_cases(
             writer.close()
     source = str(results_path) if results_path is not None else None
     run = Run({case.id: results[case.id] for case in unique}, name=name, source=source)
+    run.latency_basis = latency_basis(batched, min(concurrency, max(len(todo), 1)), batch_size)
     assess_run(
         run, {case.id: case.tenant_id or default_tenant for case in unique}, ownership, require_tenant_labels
     )
     return run
+
+
+async def run_interleaved(
+    retrievers: Mapping[str, Retriever],
+    cases: Sequence[GoldenCase],
+    top_k: int,
+    *,
+    default_tenant: str | None = None,
+    timeout_s: float | None = 30.0,
+    retry: RetryPolicy | None = None,
+    progress: bool | None = None,
+    require_tenant_labels: bool = False,
+) -> dict[str, Run]:
+    """Every case through every retriever, one query at a time, the retrievers taking turns case by case
+    (case i starts with retriever i mod n): ``{name: Run}``, each as :func:`run_cases` would return it.
+
+    Timed one after another, a benchmark's pipelines would each meet whatever load the machine had
+    during their own stretch; taking turns, they meet the same load, so their per-query latencies can
+    be compared. Latency basis: :data:`PER_QUERY`.
+    """
+    if top_k <= 0:
+        raise ValueError(f"top_k must be a positive integer (got {top_k})")
+    names = list(retrievers)
+    unique = _unique(cases)
+    jobs = {
+        n: _Job(r, top_k, default_tenant, timeout_s, retry or DEFAULT_RETRY, require_tenant_labels)
+        for n, r in retrievers.items()
+    }
+    results: dict[str, dict[str, CaseRun]] = {n: {} for n in names}
+    bar = progress_bar(len(unique) * len(names), enabled=progress, desc="pipelines taking turns")
+    started: list[Retriever] = []
+    try:
+        for name in names:
+            await _call_hook(retrievers[name], "start_session", concurrency=1)
+            started.append(retrievers[name])
+        for i, case in enumerate(unique):
+            for j in range(len(names)):
+                name = names[(i + j) % len(names)]
+                results[name][case.id] = await jobs[name].one(case)
+                bar.update()
+    finally:
+        for retriever in started:
+            await _call_hook(retriever, "end_session")
+        bar.close()
+    tenants = {case.id: case.tenant_id or default_tenant for case in unique}
+    runs: dict[str, Run] = {}
+    for name in names:
+        run = Run({case.id: results[name][case.id] for case in unique}, name=name)
+        run.latency_basis = PER_QUERY
+        assess_run(run, tenants, None, require_tenant_labels)
+        runs[name] = run
+    return runs
 
 
 async def warm_up(retriever: Retriever, cases: Sequence[GoldenCase], tenant: str | None, top_k: int) -> None:

@@ -2,11 +2,13 @@
 
 Each returned chunk's owner is established, in this order:
 
-1. **from the corpus** (when an ownership index is given, e.g. ``ragaudit eval --corpus``): by id and
-   by content, exactly as the tenant audit does (:mod:`ragaudit.security.ownership`); the label the
+1. **from the corpus** (when an ownership index is given, e.g. ``ragaudit eval --corpus``): by id, by
+   content and by every other field the chunk carries (title, snippet, highlight, metadata values,
+   source ids), exactly as the tenant audit does (:mod:`ragaudit.security.ownership`); the label the
    service attaches is then not trusted. A chunk is a leak when the corpus ties it to another tenant;
 2. else **from the response's** ``tenant_id`` (a claim by the service): a leak when it differs from
-   the caller's tenant;
+   the caller's tenant. Not for a chunk whose text the corpus finds in no document (analysed or
+   rewritten text): with a corpus given, that chunk is not verified, whatever its label says;
 3. else the chunk is **not verified** (and, when the run requires tenant labels, counted as a leak:
    an unlabelled chunk cannot be shown to be the caller's).
 
@@ -33,6 +35,11 @@ class ChunkOwner(Protocol):
     @property
     def attributed(self) -> bool: ...
 
+    @property
+    def text_unfound(self) -> bool:
+        """The chunk carries text the corpus finds in no document (analysed or rewritten text)."""
+        ...
+
     def foreign_owners(self, caller: str) -> frozenset[str]: ...
 
 
@@ -41,7 +48,9 @@ class ChunkOwnership(Protocol):
     ``security.ownership.ChunkOwnership`` is one); the runner needs only this, so it does not import
     the security floor above it."""
 
-    def attribute(self, chunk_id: str, content: str | None = None) -> ChunkOwner: ...
+    def attribute_item(self, item: RankedItem) -> ChunkOwner:
+        """Who owns ``item``, from its id, content and every other field it carries."""
+        ...
 
 
 CHECK = "tenant isolation"
@@ -74,12 +83,15 @@ def check_chunks(
             out.unverified.add((item.chunk_id, rank))
             continue
         if ownership is not None:
-            who = ownership.attribute(item.chunk_id, item.content)
-            if who.attributed:
+            who = ownership.attribute_item(item)
+            foreign = sorted(who.foreign_owners(caller_tenant))
+            if who.attributed or foreign:  # a foreign field is a leak even beside unattributable text
                 out.methods[BY_CORPUS] += 1
-                foreign = sorted(who.foreign_owners(caller_tenant))
                 if foreign:
                     out.leaks.append(LeakRecord(item.chunk_id, rank, ", ".join(foreign), caller_tenant))
+                continue
+            if who.text_unfound:  # text nobody can check: the service's label does not vouch for it
+                out.unverified.add((item.chunk_id, rank))
                 continue
         if item.tenant_id is not None:
             out.methods[BY_LABEL] += 1

@@ -6,10 +6,14 @@
   :mod:`~ragaudit.security.request_loop` sends it, :mod:`~ragaudit.security.hostile_tenants` lists the
   hostile ids;
 - :mod:`~ragaudit.security.ownership`: who owns a returned chunk, from the corpus (id, content,
-  canary), never from the retriever's label; :mod:`~ragaudit.security.verified` wraps a retriever so
-  label-trusting tests (the lesson's) become sound;
+  canary, and every other field :mod:`~ragaudit.security.item_fields` lists: title, snippet,
+  highlight, metadata, source ids; templated variants told apart by the parts that differ), never
+  from the retriever's label; :mod:`~ragaudit.security.verified` wraps a retriever so label-trusting
+  tests (the lesson's) become sound; :mod:`~ragaudit.security.audit_verdict` turns the audit's
+  counts into clean / leak / incomplete / not-verified;
 - :mod:`~ragaudit.security.probes` and :mod:`~ragaudit.security.canaries`: what the audit asks;
-- :mod:`~ragaudit.security.leaky`: deliberately leaky retrievers that prove the audit catches leaks;
+- :mod:`~ragaudit.security.leaky` and :mod:`~ragaudit.security.leaky_output`: deliberately leaky
+  retrievers that prove the audit catches leaks;
 - :mod:`~ragaudit.security.stale_audit`: superseded versions in the top k (``ragaudit audit-stale``);
 - :mod:`~ragaudit.security.error_rate`: failed cases by kind, and a gate on their share.
 

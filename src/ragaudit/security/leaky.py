@@ -31,6 +31,13 @@ the honest tenant-partitioned BM25, and its leak path is the shared index, unfil
 - :class:`TenantSyntaxRetriever`: reads structure into the tenant id: ``a,b`` as a list of tenants
   (``list``), ``a:admin`` as tenant ``a`` with the admin role that reads every tenant (``role``).
 
+Leaks in *what* is returned (:mod:`ragaudit.security.leaky_output`, listed here too): another tenant's
+title, snippet, highlight, ``metadata`` value or source id beside the caller's own chunk
+(``field-title`` ... ``field-source-id``); another tenant's variant of a templated document under the
+caller's own id (``templated-variant``); a question naming another tenant's entity routed to that
+tenant (``entity-routing``); unattributable output (opaque ids, analysed text: ``opaque-output``, which
+the audit must report as *not verified*, never clean).
+
 Those whose leak does not depend on the event loop have a synchronous ``answer(tenant_id, query, top_k)``
 too, so a test can serve them over real HTTP.
 
@@ -308,6 +315,38 @@ class TenantSyntaxRetriever(_Partitioned):
         return sorted(merged, key=lambda h: -float(h.get("score", 0.0)))[:top_k]
 
 
+def _output_leak(kind: str) -> Callable[[Sequence[Chunk]], Retriever]:
+    """A factory of one of :mod:`ragaudit.security.leaky_output`'s retrievers (imported when called)."""
+
+    def make(chunks: Sequence[Chunk]) -> Retriever:
+        from ragaudit.security import leaky_output as out
+
+        if kind.startswith("field-"):
+            return out.FieldLeakRetriever(chunks, kind.removeprefix("field-").replace("-", "_"))
+        made: dict[str, Callable[[Sequence[Chunk]], Retriever]] = {
+            "templated-variant": out.TemplateDedupRetriever,
+            "entity-routing": out.EntityRoutingRetriever,
+            "opaque-output": out.OpaqueOutputRetriever,
+        }
+        return made[kind](chunks)
+
+    return make
+
+
+OUTPUT_LEAKS = (
+    "field-title",
+    "field-snippet",
+    "field-highlight",
+    "field-metadata",
+    "field-source-id",
+    "templated-variant",
+    "entity-routing",
+    "opaque-output",
+)
+"""The kinds whose leak is in what is returned (:mod:`ragaudit.security.leaky_output`). ``templated-variant``
+leaks only on a corpus with templated documents (not the demo knowledge base); ``opaque-output`` is
+caught as *not verified* (nothing it returns can be attributed), not as a leak."""
+
 LEAKY: Mapping[str, Callable[[Sequence[Chunk]], Retriever]] = {
     "post-filter-backfill": PostFilterBackfillRetriever,
     "rewrite-path": RewritePathLeakRetriever,
@@ -322,6 +361,7 @@ LEAKY: Mapping[str, Callable[[Sequence[Chunk]], Retriever]] = {
     "tenantless-cache": TenantlessCacheRetriever,
     "list-syntax": lambda chunks: TenantSyntaxRetriever(chunks, "list"),
     "role-syntax": lambda chunks: TenantSyntaxRetriever(chunks, "role"),
+    **{kind: _output_leak(kind) for kind in OUTPUT_LEAKS},
 }
 """Every leaky retriever by name, each built from a chunk list."""
 CONDITIONAL = (
@@ -366,3 +406,13 @@ def demo_rewrite_path() -> Any:
 def demo_relabeling() -> Any:
     """:class:`RelabelingRetriever` (ids hidden) over the demo knowledge base."""
     return make_leaky("relabeling", _demo_chunks())
+
+
+def demo_opaque_output() -> Any:
+    """:class:`~ragaudit.security.leaky_output.OpaqueOutputRetriever` over the demo knowledge base."""
+    return make_leaky("opaque-output", _demo_chunks())
+
+
+def demo_field_leak() -> Any:
+    """:class:`~ragaudit.security.leaky_output.FieldLeakRetriever` (titles) over the demo knowledge base."""
+    return make_leaky("field-title", _demo_chunks())

@@ -21,10 +21,26 @@ the caller's would pass any check that trusts the claim, so the audit looks the 
 3. **by canary**: a planted secret (see :mod:`ragaudit.security.canaries`) found in the text names
    its tenant as an owner, whatever the id and the rest of the text say.
 
-A chunk is **foreign** to a caller (a leak) when its id names another tenant, or its content is
-contained only in other tenants' documents, or it holds another tenant's canary. Text that several
-tenants share verbatim (boilerplate) is not a leak for any of them. A chunk neither id, content nor
-canary attributes is **unattributed**: it cannot be shown to be a leak, and the audit lists it apart.
+4. **by every other field** (:meth:`OwnershipIndex.attribute_item`, :mod:`ragaudit.security.item_fields`):
+   ``source_id`` and id-named values anywhere in ``metadata`` or the extra fields (``doc_id``,
+   ``source_ids``, ...) by id (document id, chunk id or the documents' ``source_id``); titles,
+   snippets, highlights and every other text value by content as in 2 (a text shorter than a shingle
+   counts only when it is a whole document title, or, under a key that quotes documents such as
+   ``highlight``, when it has 2 words or more and occurs verbatim); canaries in any of them.
+
+**Templated near-duplicates** are told apart by the parts that differ between tenants. When the
+caller's own documents are among the best-containing ones (every tenant has the same template with
+other names and numbers), the chunk is still foreign when the best-containing document of another
+tenant holds shingles of the chunk that *no* document of the caller holds (the other tenant's
+names and numbers): :attr:`TextMatch.foreign`. The caller's own variant holds no such shingle, and
+neither does boilerplate the caller's own corpus really contains, so neither is ever a leak.
+
+A chunk is **foreign** to a caller (a leak) when any of its fields is: an id that names another
+tenant, text contained only in other tenants' documents (or another tenant's variant of a template),
+another tenant's canary. Text that several tenants share verbatim (boilerplate) is not a leak for any
+of them. A chunk no field attributes is **unattributed**: it cannot be shown to be a leak, and the
+audit reports it as *not verified* (``ragaudit audit-tenants`` exits 1 on it unless
+``--allow-unattributed``).
 """
 
 from __future__ import annotations
@@ -34,7 +50,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ragaudit.corpus.model import Chunk, Document
+from ragaudit.data.run import RankedItem
 from ragaudit.security.canaries import Canary
+from ragaudit.security.item_fields import ItemField, item_fields, strip_markup
 from ragaudit.text.words import normalize_text, shingles
 
 SHINGLE_WORDS = 5
@@ -43,12 +61,68 @@ MIN_CONTAINMENT = 0.5
 """Share of a chunk's shingles a document must hold to count as containing the chunk."""
 OWNER_MARGIN = 0.1
 """Only documents within this much of the best containment name content owners."""
+_NONE: frozenset[int] = frozenset()
 
 
 def base_document_id(chunk_id: str) -> str | None:
     """``D`` for a chunker's chunk id ``D#n`` (``n`` decimal), else ``None``."""
     base, sep, tail = chunk_id.rpartition("#")
     return base if sep and base and tail.isdigit() else None
+
+
+@dataclass(frozen=True)
+class TextMatch:
+    """Where a returned text is found in the corpus."""
+
+    owners: frozenset[str]
+    """Tenants of the documents containing the text (at least the minimum, within the margin of the best)."""
+    doc_id: str | None
+    """The best-containing document."""
+    containment: float | None
+    held: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    """For each tenant holding any shingle of the text: the positions of the shingles its documents hold."""
+    best_held: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    """For each owner: the positions of the shingles its best-containing document holds."""
+
+    def foreign(self, caller: str | None) -> frozenset[str]:
+        """The owners that make this text a leak for ``caller``: all of them when the caller holds none
+        of it; else those whose best document holds shingles no document of the caller holds (another
+        tenant's variant of a template: its names and numbers)."""
+        if not self.owners:
+            return frozenset()
+        if caller not in self.owners:
+            return self.owners
+        mine = self.held.get(caller or "", _NONE)
+        return frozenset(t for t in self.owners if t != caller and self.best_held.get(t, _NONE) - mine)
+
+
+NO_MATCH = TextMatch(frozenset(), None, None)
+
+
+@dataclass(frozen=True)
+class FieldEvidence:
+    """What the corpus says about one field of a returned chunk other than its id and content."""
+
+    path: str
+    """Where the field is: ``title``, ``snippet``, ``metadata.related[0].doc_id``, ``source_id``."""
+    method: str
+    """``id``, ``content`` (a text contained in documents), ``title`` (a whole title) or ``canary``."""
+    owners: frozenset[str]
+    doc_id: str | None
+    value: str
+    match: TextMatch | None = None
+    also_in: frozenset[str] = frozenset()
+    """For a title: the tenants whose documents contain it verbatim (their own text, not a leak to them)."""
+
+    def foreign(self, caller: str | None) -> frozenset[str]:
+        """Its owners when ``caller`` is not one of them (a title or source id several tenants share is
+        no leak for any of them, nor a title the caller's own documents contain); every other tenant's
+        canary; a text as :meth:`TextMatch.foreign`."""
+        if self.match is not None:
+            return self.match.foreign(caller)
+        if self.method == "canary":
+            return frozenset(o for o in self.owners if o != caller)
+        return frozenset() if caller in self.owners or caller in self.also_in else self.owners
 
 
 @dataclass(frozen=True)
@@ -65,35 +139,87 @@ class Attribution:
     """The best containment of the chunk's text in a document, when it was measured."""
     canaries: tuple[Canary, ...] = ()
     """Planted secrets found in the chunk's text."""
+    match: TextMatch | None = None
+    """Where the chunk's content is found (the parts each tenant holds: templated near-duplicates)."""
+    fields: tuple[FieldEvidence, ...] = ()
+    """Every other field (title, snippet, highlight, metadata values, source ids) some tenant owns."""
 
     @property
     def owners(self) -> frozenset[str]:
-        """Every tenant the corpus links the chunk to (id, content or canary)."""
+        """Every tenant the corpus links the chunk to (id, content, canary or another field)."""
         found = set(self.content_owners) | {c.tenant_id for c in self.canaries}
         if self.id_owner is not None:
             found.add(self.id_owner)
+        for evidence in self.fields:
+            found |= evidence.owners
         return frozenset(found)
 
     @property
     def attributed(self) -> bool:
-        return bool(self.owners)
+        """Whether the corpus says whose chunk this is: by a canary, or by its content and else its id or
+        an id-named field (``source_id``, ``metadata.doc_id``); when it has no content, by any field.
+        Content found in no document (analysed, stemmed or rewritten text) is unattributed whatever
+        the id says: the id would vouch for text nobody can check. A title or snippet beside
+        unattributable content does not vouch for it either (it can only make the chunk a leak)."""
+        if self.canaries or self.content_owners:
+            return True
+        if self.text_unfound:
+            return False
+        if self.id_owner is not None:
+            return True
+        if any(e.method == "id" for e in self.fields):
+            return True
+        return self.match is None and bool(self.fields)
 
     @property
     def method(self) -> str:
-        """How ownership was decided: ``id``, ``content``, ``id+content``, ``canary`` (combined) or ``none``."""
+        """How ownership was decided: ``id``, ``content``, ``canary`` and ``<method>@<field>`` for the
+        other fields, combined with ``+`` (``none`` when nothing attributes the chunk)."""
         parts = [name for name, hit in (("id", self.id_owner), ("content", self.content_owners)) if hit]
         if self.canaries:
             parts.append("canary")
+        parts += [f"{e.method}@{e.path}" for e in self.fields]
         return "+".join(parts) or "none"
+
+    @property
+    def text_unfound(self) -> bool:
+        """The chunk carries text found in no document (and no canary): nothing can check it."""
+        return (
+            self.match is not None
+            and self.match.containment is not None
+            and not self.match.owners
+            and not self.canaries
+        )
+
+    def foreign_method(self, caller: str | None) -> str:
+        """:attr:`method`, limited to the evidence that makes the chunk a leak for ``caller``
+        (``content+title@title``); ``none`` when it is none."""
+        parts = []
+        if self.id_owner is not None and self.id_owner != caller:
+            parts.append("id")
+        if self.match is not None and self.match.foreign(caller):
+            parts.append("content")
+        if any(c.tenant_id != caller for c in self.canaries):
+            parts.append("canary")
+        parts += [f"{e.method}@{e.path}" for e in self.foreign_fields(caller)]
+        return "+".join(parts) or "none"
+
+    def foreign_fields(self, caller: str | None) -> tuple[FieldEvidence, ...]:
+        """The fields other than id and content that make the chunk a leak for ``caller``."""
+        return tuple(e for e in self.fields if e.foreign(caller))
 
     def foreign_owners(self, caller: str | None) -> frozenset[str]:
         """The tenants other than ``caller`` that make this chunk a leak for ``caller`` (empty: no leak)."""
         found: set[str] = set()
         if self.id_owner is not None and self.id_owner != caller:
             found.add(self.id_owner)
-        if self.content_owners and caller not in self.content_owners:
+        if self.match is not None:
+            found |= self.match.foreign(caller)
+        elif self.content_owners and caller not in self.content_owners:
             found |= self.content_owners
         found |= {c.tenant_id for c in self.canaries if c.tenant_id != caller}
+        for evidence in self.fields:
+            found |= evidence.foreign(caller)
         return frozenset(found)
 
     def is_leak(self, caller: str | None) -> bool:
@@ -112,7 +238,11 @@ class OwnershipIndex:
     _texts: dict[str, str] = field(default_factory=dict, repr=False)
     _by_shingle: dict[tuple[str, ...], list[str]] = field(default_factory=dict, repr=False)
     _by_word: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    _by_source: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    _by_title: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _memo: dict[tuple[str, str | None], Attribution] = field(default_factory=dict, repr=False)
+    _item_memo: dict[tuple[object, ...], Attribution] = field(default_factory=dict, repr=False)
+    _text_memo: dict[str, TextMatch] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(
@@ -127,6 +257,8 @@ class OwnershipIndex:
         index = cls(docs, {c.chunk_id: c.doc_id for c in chunks}, tuple(canaries), min_containment)
         by_shingle: dict[tuple[str, ...], list[str]] = defaultdict(list)
         by_word: dict[str, set[str]] = defaultdict(set)
+        by_source: dict[str, set[str]] = defaultdict(set)
+        by_title: dict[str, set[str]] = defaultdict(set)
         for doc in docs.values():
             text = normalize_text(f"{doc.title}\n{doc.text}")
             words = text.split()
@@ -136,8 +268,14 @@ class OwnershipIndex:
                 by_shingle[shingle].append(doc.doc_id)
             for word in words:
                 by_word[word].add(doc.doc_id)
+            if doc.source_id:
+                by_source[doc.source_id].add(doc.tenant_id)
+            if normalize_text(doc.title):
+                by_title[normalize_text(doc.title)].add(doc.doc_id)
         index._by_shingle = dict(by_shingle)
         index._by_word = dict(by_word)
+        index._by_source = {k: frozenset(v) for k, v in by_source.items()}
+        index._by_title = {k: frozenset(v) for k, v in by_title.items()}
         return index
 
     @property
@@ -153,29 +291,63 @@ class OwnershipIndex:
             doc = self.documents.get(base) if base is not None else None
         return doc
 
-    def content_match(self, content: str) -> tuple[frozenset[str], str | None, float | None]:
-        """``(content owners, best document, best containment)`` of a text; ``(∅, None, None)`` for no text."""
-        words = normalize_text(content).split()
+    def match_text(self, content: str) -> TextMatch:
+        """Where ``content`` is found in the corpus (see the module docstring; memoised)."""
+        found = self._text_memo.get(content)
+        if found is None:
+            found = self._match(content)
+            self._text_memo[content] = found
+        return found
+
+    def _match(self, content: str) -> TextMatch:
+        words = normalize_text(strip_markup(content)).split()
         if not words:
-            return frozenset(), None, None
-        scores: dict[str, float] = {}
+            return NO_MATCH
         if len(words) < SHINGLE_WORDS:
             candidates = set.intersection(*(self._by_word.get(w, set()) for w in set(words)))
             phrase = " ".join(words)
             scores = {d: 1.0 for d in candidates if f" {phrase} " in f" {self._texts[d]} "}
+            own: list[tuple[str, ...]] = []
         else:
-            own = shingles(words, SHINGLE_WORDS)
+            own = list(dict.fromkeys(_ordered_shingles(words)))
             counts: dict[str, int] = defaultdict(int)
             for shingle in own:
-                for doc_id in set(self._by_shingle.get(shingle, ())):
+                for doc_id in self._by_shingle.get(shingle, ()):
                     counts[doc_id] += 1
             scores = {d: n / len(own) for d, n in counts.items()}
         if not scores:
-            return frozenset(), None, 0.0
+            return TextMatch(frozenset(), None, 0.0)
         best = max(sorted(scores), key=lambda d: scores[d])
         floor = max(self.min_containment, scores[best] - OWNER_MARGIN)
-        owners = frozenset(self.documents[d].tenant_id for d, s in scores.items() if s >= floor)
-        return owners, best, scores[best]
+        best_docs: dict[str, str] = {}
+        for doc_id in sorted(scores):
+            tenant = self.documents[doc_id].tenant_id
+            if scores[doc_id] >= floor and scores[doc_id] > scores.get(best_docs.get(tenant, ""), -1.0):
+                best_docs[tenant] = doc_id
+        owners = frozenset(best_docs)
+        if len(owners) < 2 or not own:  # one owner, or a short verbatim text: no parts to compare
+            return TextMatch(owners, best, scores[best])
+        return TextMatch(owners, best, scores[best], *self._parts(own, best_docs))
+
+    def _parts(
+        self, own: list[tuple[str, ...]], best_docs: Mapping[str, str]
+    ) -> tuple[dict[str, frozenset[int]], dict[str, frozenset[int]]]:
+        """Which of a text's shingles (by position) each tenant's documents hold, and each owner's best
+        document: what tells templated variants apart (only computed when several tenants own a text)."""
+        held: dict[str, set[int]] = defaultdict(set)
+        best: dict[str, set[int]] = defaultdict(set)
+        wanted = {doc_id: tenant for tenant, doc_id in best_docs.items()}
+        for position, shingle in enumerate(own):
+            for doc_id in self._by_shingle.get(shingle, ()):
+                held[self.documents[doc_id].tenant_id].add(position)
+                if doc_id in wanted:
+                    best[wanted[doc_id]].add(position)
+        return {t: frozenset(p) for t, p in held.items()}, {t: frozenset(p) for t, p in best.items()}
+
+    def content_match(self, content: str) -> tuple[frozenset[str], str | None, float | None]:
+        """``(content owners, best document, best containment)`` of a text; ``(∅, None, None)`` for no text."""
+        found = self.match_text(content)
+        return found.owners, found.doc_id, found.containment
 
     def canaries_in(self, content: str) -> tuple[Canary, ...]:
         text = f" {normalize_text(content)} "
@@ -188,19 +360,73 @@ class OwnershipIndex:
         if found is not None:
             return found
         doc = self.document_of(chunk_id)
-        owners: frozenset[str] = frozenset()
-        best: str | None = None
-        containment: float | None = None
+        match: TextMatch | None = None
         canaries: tuple[Canary, ...] = ()
-        if content:
-            owners, best, containment = self.content_match(content)
+        if content and self._texts:  # an index of ids alone (a built-in pipeline's) checks no text
+            match = self.match_text(content)
             canaries = self.canaries_in(content)
         found = Attribution(
             doc.tenant_id if doc is not None else None,
-            owners,
-            doc.doc_id if doc is not None else best,
-            containment,
+            match.owners if match is not None else frozenset(),
+            doc.doc_id if doc is not None else (match.doc_id if match is not None else None),
+            match.containment if match is not None else None,
             canaries,
+            match,
         )
         self._memo[key] = found
         return found
+
+    def attribute_item(self, item: RankedItem) -> Attribution:
+        """:meth:`attribute` of the id and content, plus every other field of the chunk (source id,
+        title, snippet, highlight, metadata values at any depth; memoised)."""
+        extra = item_fields(item)
+        key = (item.chunk_id, item.content, extra)
+        found = self._item_memo.get(key)
+        if found is None:
+            base = self.attribute(item.chunk_id, item.content)
+            evidence = tuple(e for e in (self._field(f) for f in extra) if e is not None)
+            found = Attribution(
+                base.id_owner,
+                base.content_owners,
+                base.doc_id,
+                base.containment,
+                base.canaries,
+                base.match,
+                evidence,
+            )
+            self._item_memo[key] = found
+        return found
+
+    def _field(self, item: ItemField) -> FieldEvidence | None:
+        """What the corpus says of one field (None: nothing)."""
+        if item.kind == "id":
+            doc = self.document_of(item.value)
+            if doc is not None:
+                return FieldEvidence(item.path, "id", frozenset({doc.tenant_id}), doc.doc_id, item.value)
+            sources = self._by_source.get(item.value)
+            return FieldEvidence(item.path, "id", sources, None, item.value) if sources else None
+        canaries = self.canaries_in(item.value)
+        if canaries:
+            tenants = frozenset(c.tenant_id for c in canaries)
+            return FieldEvidence(item.path, "canary", tenants, None, item.value)
+        words = normalize_text(item.value).split()
+        if item.quoted and 2 <= len(words) < SHINGLE_WORDS:  # a highlighted fragment: verbatim
+            fragment = self.match_text(item.value)
+            if not fragment.owners:
+                return None
+            return FieldEvidence(item.path, "content", fragment.owners, fragment.doc_id, item.value, fragment)
+        if len(words) < SHINGLE_WORDS:
+            titled = self._by_title.get(" ".join(words), frozenset())
+            if not titled:
+                return None
+            tenants = frozenset(self.documents[d].tenant_id for d in titled)
+            verbatim = self.match_text(" ".join(words)).owners
+            return FieldEvidence(item.path, "title", tenants, min(titled), item.value, also_in=verbatim)
+        match = self.match_text(item.value)
+        if not match.owners:
+            return None
+        return FieldEvidence(item.path, "content", match.owners, match.doc_id, item.value, match)
+
+
+def _ordered_shingles(words: list[str]) -> list[tuple[str, ...]]:
+    return [tuple(words[i : i + SHINGLE_WORDS]) for i in range(len(words) - SHINGLE_WORDS + 1)]

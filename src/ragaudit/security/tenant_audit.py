@@ -14,9 +14,11 @@ the label the retriever attaches. A leak is recorded with its evidence: the prob
 chunk, its rank, the owner(s), how ownership was decided, the claimed label, a short excerpt and how it
 was asked (``top_k``, round, concurrency, the request's position among all requests sent).
 
-Verdict: ``leak`` when any leak was found; else ``incomplete`` when the share of failed tenant
-requests (owner, cross-tenant, generic; each failed one is listed as *unverified*) is above
-``max_error_rate`` (an audit whose requests failed proves nothing); else ``clean``.
+Verdict (:mod:`ragaudit.security.audit_verdict`): ``leak`` when any leak was found; else
+``incomplete`` when the share of failed tenant requests (owner, cross-tenant, generic; each failed one
+is listed as *unverified*) is above ``max_error_rate`` (an audit whose requests failed proves nothing);
+else ``not-verified`` when returned chunks could not be attributed (unless ``allow_unattributed``, and
+always when none could); else ``clean``.
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retry import RetryPolicy
 from ragaudit.runner.execute import _call_hook
 from ragaudit.runner.progress import progress_bar
+from ragaudit.security.audit_verdict import Verdict, audit_verdict
 from ragaudit.security.error_rate import ErrorRate, check_error_rate, error_rate_of
 from ragaudit.security.hostile_tenants import FIXED_HOSTILE as FIXED_HOSTILE
 from ragaudit.security.hostile_tenants import tenant_variants as tenant_variants
-from ragaudit.security.ownership import Attribution, OwnershipIndex
+from ragaudit.security.ownership import Attribution, FieldEvidence, OwnershipIndex
 from ragaudit.security.probes import Probe
 from ragaudit.security.request_loop import Answer, Asker, discover_max_top_k
 from ragaudit.security.request_plan import (
@@ -52,13 +55,13 @@ from ragaudit.security.request_plan import (
     top_k_values,
 )
 from ragaudit.security.request_plan import plan_matrix as plan_matrix
+from ragaudit.verdict import CheckVerdict
 from ragaudit.version import __version__
 
 SCHEMA_VERSION = 1
 EXCERPT_CHARS = 160
 MAX_LISTED = 200
 """At most this many unattributed chunks and hostile outcomes are listed in the report (all are counted)."""
-Verdict = Literal["clean", "leak", "incomplete"]
 
 
 def _excerpt(text: str | None) -> str:
@@ -86,10 +89,14 @@ class LeakFinding:
     """The caller was a hostile tenant id (not a tenant of the corpus)."""
     asked: Mapping[str, Any] | None = None
     """How the request that got it was asked: ``top_k``, round, concurrency, sequence, text, part."""
+    fields: tuple[Mapping[str, Any], ...] = ()
+    """The fields other than id and content that are foreign (title, snippet, metadata value, source id):
+    ``{"field", "method", "owner", "doc_id", "excerpt"}`` each."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             **({"asked": dict(self.asked)} if self.asked is not None else {}),
+            **({"fields": [dict(f) for f in self.fields]} if self.fields else {}),
             "probe": self.probe.to_json(),
             "caller": self.caller,
             "hostile_caller": self.hostile,
@@ -152,6 +159,9 @@ class AuditOptions:
     """At least this many requests (the plan is repeated in rounds until it is reached)."""
     rounds: int | None = None
     """Exactly this many rounds (``None``: ``max(len(concurrency_levels), ceil(budget / round size))``)."""
+    allow_unattributed: bool = False
+    """Accept returned chunks nothing attributes (else the audit is *not verified*); never when no
+    returned chunk at all was attributed."""
 
     def __post_init__(self) -> None:
         for name in ("top_k", "max_top_k"):
@@ -185,10 +195,20 @@ class TenantAudit:
     unverified: list[dict[str, Any]] = field(default_factory=list)
     """Tenant requests that failed even in plain form (each also counts in ``errors``)."""
 
+    def judged(self, max_error_rate: float = 0.0) -> tuple[Verdict, CheckVerdict]:
+        """The verdict and the tenant-isolation check in three states (:mod:`~ragaudit.security.audit_verdict`)."""
+        return audit_verdict(
+            leaks=len(self.leaks),
+            checked=self.checked_chunks,
+            unattributed=self.unattributed_count,
+            failed=self.errors.failed,
+            tenant_requests=self.errors.total,
+            errors_within_limit=check_error_rate(self.errors, max_error_rate).passed,
+            allow_unattributed=self.options.allow_unattributed,
+        )
+
     def verdict(self, max_error_rate: float = 0.0) -> Verdict:
-        if self.leaks:
-            return "leak"
-        return "clean" if check_error_rate(self.errors, max_error_rate).passed else "incomplete"
+        return self.judged(max_error_rate)[0]
 
     def leaks_by_pair(self) -> dict[str, int]:
         """``"owner -> caller"``: how many leaks went from each owner to each caller."""
@@ -202,7 +222,7 @@ class TenantAudit:
         kinds = Counter(p.kind for p in self.probes)
         hostile_outcomes = Counter(h.outcome for h in self.hostile)
         label_trusting = sum(1 for leak in self.leaks if leak.claimed_tenant != leak.caller)
-        verdict = self.verdict(max_error_rate)
+        verdict, isolation = self.judged(max_error_rate)
         return {
             "schema_version": SCHEMA_VERSION,
             "kind": "tenant-audit",
@@ -210,6 +230,7 @@ class TenantAudit:
             "created_at": self.created_at,
             "verdict": verdict,
             "passed": verdict == "clean",
+            "isolation": isolation.to_json(),
             "max_error_rate": max_error_rate,
             **self.context,
             "tenants": list(self.tenants),
@@ -239,7 +260,14 @@ class TenantAudit:
                 "served": hostile_outcomes["served"],
                 "records": [h.to_json() for h in self.hostile if h.outcome == "served"][:MAX_LISTED],
             },
-            "unattributed": {"count": self.unattributed_count, "records": self.unattributed[:MAX_LISTED]},
+            "unattributed": {
+                "count": self.unattributed_count,
+                "share": round(self.unattributed_count / self.checked_chunks, 4)
+                if self.checked_chunks
+                else None,
+                "allowed": self.options.allow_unattributed,
+                "records": self.unattributed[:MAX_LISTED],
+            },
             "probe_list": [p.to_json() for p in self.probes],
         }
 
@@ -268,18 +296,25 @@ class _Checker:
         hostile = caller not in self.real
         for rank, item in enumerate(items, start=1):
             self.checked += 1
-            who = self.ownership.attribute(item.chunk_id, item.content)
+            who = self.ownership.attribute_item(item)
             if item.tenant_id is not None and who.attributed and item.tenant_id not in who.owners:
                 self.mismatches += 1
-            if not who.attributed:
+            foreign = who.owners if hostile else who.foreign_owners(caller)
+            if not who.attributed and not foreign:
                 self.unattributed_count += 1
                 if len(self.unattributed) < MAX_LISTED:
                     self.unattributed.append(
-                        {"probe_id": probe.id, "caller": caller, "chunk_id": item.chunk_id, "rank": rank}
+                        {
+                            "probe_id": probe.id,
+                            "caller": caller,
+                            "chunk_id": item.chunk_id,
+                            "rank": rank,
+                            "containment": who.containment,
+                            "excerpt": _excerpt(item.content),
+                        }
                     )
                 continue
-            foreign = who.owners if hostile else who.foreign_owners(caller)
-            if foreign:
+            if foreign:  # a foreign field is a leak even beside text nobody can attribute
                 found += 1
                 self.leaks.append(self._finding(probe, caller, rank, item, who, foreign, hostile))
         return found
@@ -300,14 +335,26 @@ class _Checker:
             item.chunk_id,
             rank,
             tuple(sorted(foreign)),
-            who.method,
+            who.method if hostile else who.foreign_method(caller),
             who.doc_id,
             round(who.containment, 4) if who.containment is not None else None,
             tuple(c.secret for c in who.canaries),
             item.tenant_id,
             _excerpt(item.content),
             hostile,
+            fields=tuple(_field_json(e, caller, hostile) for e in who.fields if hostile or e.foreign(caller)),
         )
+
+
+def _field_json(evidence: FieldEvidence, caller: str | None, hostile: bool) -> dict[str, Any]:
+    owners = evidence.owners if hostile else evidence.foreign(caller)
+    return {
+        "field": evidence.path,
+        "method": evidence.method,
+        "owner": sorted(owners),
+        "doc_id": evidence.doc_id,
+        "excerpt": _excerpt(evidence.value),
+    }
 
 
 def _hostile_outcome(answer: Answer, leaks: int) -> HostileOutcome:

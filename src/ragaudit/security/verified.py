@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragaudit.data.run import to_ranked_items
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 from ragaudit.security.ownership import OwnershipIndex
 
@@ -52,8 +53,7 @@ class CorpusLabeledRetriever:
     def _relabel(self, caller: str, query: str, rank: int, hit: Any) -> RetrievedChunk:
         chunk: dict[str, Any] = dict(hit) if isinstance(hit, dict) else dict(vars(hit))
         chunk_id = str(chunk.get("chunk_id"))
-        content = chunk.get("content")
-        who = self.ownership.attribute(chunk_id, content if isinstance(content, str) else None)
+        who = self.ownership.attribute_item(to_ranked_items([{**chunk, "chunk_id": chunk_id or "?"}])[0])
         foreign = sorted(who.foreign_owners(caller))
         claimed = chunk.get("tenant_id")
         claimed = claimed if isinstance(claimed, str) else None

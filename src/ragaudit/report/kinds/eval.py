@@ -44,6 +44,8 @@ class EvalReport:
     """The cross-tenant leaks."""
     holes: Holes | None = None
     """The judged share of the top k (None in a report written before it was measured)."""
+    latency_basis: str | None = None
+    """How ``latency`` was measured (``retrieval.latency``: per query, or a batch's time / its size)."""
 
 
 class EvalKind(ReportKind):
@@ -55,6 +57,7 @@ class EvalKind(ReportKind):
     def typed(self, report: Fields) -> EvalReport:
         counts = report.obj("counts")
         security = report.obj("security", required=False)
+        retrieval = report.obj("retrieval", required=False)
         return EvalReport(
             metrics=dict(report.obj("metrics").data),
             counts=EvalCounts(
@@ -69,6 +72,7 @@ class EvalKind(ReportKind):
             isolation=CheckVerdict.from_json(security.opt("isolation")),
             leaks=Leak.all_in(report),
             holes=Holes.read(report.opt("holes")),
+            latency_basis=basis if isinstance(basis := retrieval.opt("latency"), str) else None,
         )
 
     def terminal(self, report: EvalReport, limit: int = 10) -> list[str]:
@@ -91,6 +95,7 @@ class EvalKind(ReportKind):
         if latency is not None:
             lines.append(
                 f"latency ms: p50 {latency.p50 or 0:.1f}  p95 {latency.p95 or 0:.1f}  p99 {latency.p99 or 0:.1f}"
+                + (f" ({report.latency_basis})" if report.latency_basis else "")
             )
         if report.missing:
             shown = ", ".join(report.missing[:limit]) + (" ..." if len(report.missing) > limit else "")

@@ -4,16 +4,34 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.fields import Fields
+from ragaudit.verdict import TENANT_ISOLATION, CheckVerdict, not_verified
+
+if TYPE_CHECKING:
+    from ragaudit.report.html_parts import Section
+    from ragaudit.report.view import ReportView
 
 VERDICTS = {
     "clean": "verdict: clean (no foreign chunk served)",
     "leak": "verdict: LEAK (release blocker)",
-    "incomplete": "verdict: incomplete (too many failed or unverified requests to prove isolation)",
+    "incomplete": "verdict: incomplete, NOT VERIFIED (too many failed or unverified requests to prove isolation)",
+    "not-verified": "verdict: NOT VERIFIED (returned chunks could not be attributed to a tenant)",
 }
+
+
+def audit_isolation(report: Fields) -> CheckVerdict:
+    """The audit's tenant-isolation check in three states; for a report written before it had one: fail
+    when it lists leaks, else not verified (its unattributed chunks were never judged)."""
+    found = CheckVerdict.from_json(report.opt("isolation"))
+    if found is not None:
+        return found
+    leaks = report.obj("leaks").opt("count")
+    if isinstance(leaks, int) and leaks:
+        return CheckVerdict(TENANT_ISOLATION, "fail", f"{leaks} foreign chunk(s) served", leaks, leaks, leaks)
+    return not_verified(TENANT_ISOLATION, "the audit report records no isolation check (an older ragaudit)")
 
 
 @dataclass(frozen=True)
@@ -81,6 +99,9 @@ class TenantAuditReport:
     unverified_records: list[Mapping[str, Any]]
     leaks: list[AuditLeak]
     leaks_by_pair: dict[str, int]
+    isolation: CheckVerdict
+    """The tenant-isolation check in three states (only ``pass`` is verified)."""
+    unattributed_allowed: bool = False
 
 
 class TenantAuditKind(ReportKind):
@@ -117,6 +138,8 @@ class TenantAuditKind(ReportKind):
             unverified_records=[u.data for u in unverified.each("records")],
             leaks=[AuditLeak.read(leak) for leak in leaks.each("records")],
             leaks_by_pair=dict(leaks.obj("by_pair").data),
+            isolation=audit_isolation(report),
+            unattributed_allowed=report.obj("unattributed").opt("allowed") is True,
         )
 
     def terminal(self, report: TenantAuditReport, limit: int = 10) -> list[str]:
@@ -140,8 +163,13 @@ class TenantAuditKind(ReportKind):
                 if report.failed
                 else ""
             ),
-            f"chunks checked {report.checked_chunks}, unattributed {report.unattributed}, "
-            f"label mismatches {report.label_mismatches}",
+            f"chunks checked {report.checked_chunks}, unattributed {report.unattributed}"
+            + (
+                " (allowed by --allow-unattributed)"
+                if report.unattributed and report.unattributed_allowed
+                else ""
+            )
+            + f", label mismatches {report.label_mismatches}",
         ]
         if report.unverified:
             lines.append(
@@ -153,7 +181,59 @@ class TenantAuditKind(ReportKind):
             ]
         if report.leaks:
             lines += _leak_lines(report, limit)
-        return [*lines, VERDICTS[report.verdict]]
+        return [
+            *lines,
+            f"{report.isolation.line()}",
+            VERDICTS.get(report.verdict, f"verdict: {report.verdict}"),
+        ]
+
+    def markdown(self, view: ReportView) -> list[str]:
+        """The isolation check in three states (a check mark only for a pass), what was asked, the leaks."""
+        from ragaudit.artifacts.escape import escape_md as md
+        from ragaudit.report.markdown import SECURITY_MARKS
+
+        report = self.read(view)
+        mark = SECURITY_MARKS[report.isolation.state]
+        head = f"**{mark} {md(_headline(report), 600)}**"
+        lines = [head, "", *(f"- {md(line)}" for line in _facts(report)), ""]
+        if report.leaks:
+            lines += ["| probe | asked as | chunk | rank | owner | by |", "|---|---|---|---:|---|---|"]
+            lines += [
+                f"| {md(x.probe_id)} | {md(repr(x.caller))} | {md(x.chunk_id)} | {x.rank} | "
+                f"{md(', '.join(x.owners))} | {md(x.attributed_by)} |"
+                for x in report.leaks[:20]
+            ]
+            lines.append("")
+        return lines
+
+    def html(self, view: ReportView) -> list[Section]:
+        from ragaudit.artifacts.escape import escape_html as esc
+
+        report = self.read(view)
+        tone = {"pass": "ok-line", "fail": "bad-line", "not_verified": "warn-line"}[report.isolation.state]
+        facts = "".join(f"<li>{esc(line)}</li>" for line in _facts(report))
+        head = f"{report.isolation.mark} {_headline(report)}"
+        body = f'<p class="{tone}">{esc(head)}</p><ul>{facts}</ul>'
+        return [("tenant-audit", "Tenant isolation audit", body)]
+
+
+def _headline(report: TenantAuditReport) -> str:
+    iso = report.isolation
+    word = {"pass": "verified", "fail": "FAILED", "not_verified": "NOT VERIFIED"}[iso.state]
+    return f"Tenant isolation {word}: {iso.reason}"
+
+
+def _facts(report: TenantAuditReport) -> list[str]:
+    asking = report.asking
+    return [
+        f"verdict: {report.verdict}",
+        f"{asking.requests} requests in {asking.rounds} rounds, top_k {', '.join(map(str, asking.top_k_values))}, "
+        f"concurrency {', '.join(map(str, asking.concurrency_levels))}; detection power: {asking.detection_power}",
+        f"{report.checked_chunks} returned chunks checked, {report.unattributed} unattributed"
+        + (" (allowed)" if report.unattributed and report.unattributed_allowed else ""),
+        f"{report.failed} of {report.requests} probe requests failed, {report.unverified} unverified",
+        f"{len(report.leaks)} foreign chunk(s) served",
+    ]
 
 
 def _leak_lines(report: TenantAuditReport, limit: int) -> list[str]:

@@ -1,0 +1,84 @@
+"""The tenant audit's verdict, in words and in three states, from what it counted.
+
+- ``leak`` (fail): any foreign chunk was served;
+- ``incomplete`` (not verified): the share of failed tenant requests is above ``max_error_rate``;
+- ``not-verified`` (not verified): returned chunks that nothing attributes (opaque ids, analysed or
+  rewritten text: :mod:`ragaudit.security.ownership`) cannot be shown to be the caller's, so the
+  audit cannot say isolation holds. Allowed with ``--allow-unattributed`` (the count stays in the
+  report) unless *no* returned chunk was attributed: an audit that attributed nothing verified
+  nothing, whatever is allowed;
+- ``clean`` (pass): none of these.
+
+Only ``clean`` exits 0 and passes the gate; the reason says how many chunks were checked.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ragaudit.verdict import TENANT_ISOLATION, CheckVerdict
+
+Verdict = Literal["clean", "leak", "incomplete", "not-verified"]
+UNATTRIBUTED_BECAUSE = (
+    "their text is found in no document, or nothing identifies them at all (id, text, title, snippet, "
+    "highlight, metadata, source id), so they cannot be shown to be the caller's (opaque ids, analysed "
+    "or rewritten text)"
+)
+ALLOW_FLAG = "--allow-unattributed"
+FIX = (
+    "fix: return each chunk's text as content, or ids the corpus knows (map them with --field "
+    "chunk_id=THEIRS), and check --corpus is the data the service serves"
+)
+
+
+def audit_verdict(
+    *,
+    leaks: int,
+    checked: int,
+    unattributed: int,
+    failed: int,
+    tenant_requests: int,
+    errors_within_limit: bool,
+    allow_unattributed: bool,
+) -> tuple[Verdict, CheckVerdict]:
+    """The verdict and its :class:`~ragaudit.verdict.CheckVerdict` (see the module docstring)."""
+    attributed = checked - unattributed
+    counted = f"{checked} returned chunk(s) checked, {attributed} attributed by the corpus"
+    if leaks:
+        return "leak", CheckVerdict(
+            TENANT_ISOLATION,
+            "fail",
+            f"{leaks} foreign chunk(s) served; {counted}",
+            attributed,
+            checked,
+            leaks,
+        )
+    if not errors_within_limit:
+        return "incomplete", CheckVerdict(
+            TENANT_ISOLATION,
+            "not_verified",
+            f"{failed} of {tenant_requests} probe requests failed even in plain form (listed as unverified); "
+            f"no foreign chunk among the {attributed} attributed",
+            attributed,
+            checked,
+        )
+    if attributed == 0:
+        why = (
+            f"none of the {checked} returned chunks could be attributed: {UNATTRIBUTED_BECAUSE}; {FIX}"
+            if checked
+            else "the service returned no chunk to any probe, not even to its owner, so nothing was checked"
+        )
+        return "not-verified", CheckVerdict(TENANT_ISOLATION, "not_verified", why, 0, checked)
+    if unattributed and not allow_unattributed:
+        return "not-verified", CheckVerdict(
+            TENANT_ISOLATION,
+            "not_verified",
+            f"{unattributed} of {checked} returned chunks could not be attributed: {UNATTRIBUTED_BECAUSE}; "
+            f"no foreign chunk among the {attributed} attributed ({FIX}, or {ALLOW_FLAG} to accept them)",
+            attributed,
+            checked,
+        )
+    allowed = f"; {unattributed} unattributed chunk(s) allowed by {ALLOW_FLAG}" if unattributed else ""
+    return "clean", CheckVerdict(
+        TENANT_ISOLATION, "pass", f"no foreign chunk served; {counted}{allowed}", attributed, checked
+    )
