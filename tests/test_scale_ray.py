@@ -56,13 +56,21 @@ TIMING = {
     "first_stage_ms",
     "rerank_added_ms",
     "git",
+    # how latency was timed and what the build found in the embedding cache: timing, not results
+    "latency_timed",
+    "latency_basis",
+    "latency",
+    "embeddings",
 }
 
 
 def _untimed(value: Any) -> Any:
     """A report without its timing fields and with provenance reduced to what must match."""
     if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if k not in TIMING and k != "executor"}
+        out = {k: _untimed(v) for k, v in value.items() if k not in TIMING and k != "executor"}
+        if isinstance(out.get("notes"), list):  # a note on the embedding cache's state is about timing
+            out["notes"] = [n for n in out["notes"] if "embedding cache" not in str(n)]
+        return out
     if isinstance(value, list):
         return [_untimed(v) for v in value]
     return value
