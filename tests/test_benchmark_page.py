@@ -56,7 +56,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     loaded = [LoadedReport(o.name, f"<{o.name}>", o.result.to_dict()) for o in outcomes]
     comparison = compare_reports(loaded, loaded[0], n_resamples=2000)
     ranking = rank_pipelines(outcomes, "nDCG@10", 2000)
-    result = BenchmarkResult(outcomes, "base", comparison, 5, {"cases": 40, "top_k": 10}, ranking)
+    result = BenchmarkResult(outcomes, "base", comparison, 5, {"cases": 40, "top_k": 10}, ranking=ranking)
     data: dict[str, Any] = json.loads(json.dumps(result.to_dict()))
     return data
 

@@ -105,7 +105,9 @@ def collect_provenance(
 ) -> dict[str, Any]:
     """The ``provenance`` block of an eval report from its dataset info, context and policy dict.
 
-    ``context`` is the evaluation's context (``pipeline``, ``corpus``, ``retrieval`` sections).
+    ``context`` is the evaluation's context (``pipeline``, ``corpus``, ``retrieval`` sections, and
+    ``executor`` when the work ran elsewhere than in this process: it is copied as ``executor``,
+    naming the executor and the cluster's size; a local run has no ``executor`` key).
     """
     pipeline = context.get("pipeline")
     pipeline_info = (
@@ -117,7 +119,10 @@ def collect_provenance(
     retrieval = context.get("retrieval")
     k = retrieval.get("top_k") if isinstance(retrieval, Mapping) else None
     state = git_state(cwd)
+    executor = context.get("executor")
+    where = {"executor": dict(executor)} if isinstance(executor, Mapping) else {}
     return {
+        **where,
         "git": dict(state) if state is not None else None,
         "dataset_sha256": _sha(dataset),
         "corpus_sha256": _sha(context.get("corpus")),

@@ -11,8 +11,10 @@ from ragaudit.cli.argtypes import positive_int, probability
 from ragaudit.cli.common import (
     SEED_HELP,
     add_dataset_options,
+    add_executor_options,
     add_experiment_run_options,
     add_policy_options,
+    executor_from,
     policy_from,
     run_options_from,
 )
@@ -47,6 +49,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="comma-separated metric names (default %(default)s)",
     )
     add_experiment_run_options(parser)
+    add_executor_options(parser)
     parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
     parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
@@ -77,7 +80,10 @@ def run(args: argparse.Namespace) -> int:
         top_k=options.top_k,
         metrics=args.metrics,
     )
-    with step(f"ablate: building the variants and querying {len(dataset.cases)} cases on each"):
+    with (
+        executor_from(args) as executor,
+        step(f"ablate: building the variants and querying {len(dataset.cases)} cases on each"),
+    ):
         result = asyncio.run(
             run_ablation(
                 dataset,
@@ -94,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
                 report_dir=args.out_dir,
                 qdrant_url=args.qdrant_url,
                 where=args.config,
+                executor=executor,
             )
         )
     from ragaudit.report.terminal import render_terminal

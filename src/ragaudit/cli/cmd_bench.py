@@ -9,8 +9,10 @@ from ragaudit.cli.announce import pipeline_text, plan
 from ragaudit.cli.argtypes import positive_int
 from ragaudit.cli.common import (
     add_dataset_options,
+    add_executor_options,
     add_experiment_run_options,
     add_policy_options,
+    executor_from,
     policy_from,
     run_options_from,
 )
@@ -40,6 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="comma-separated metric names (default %(default)s)",
     )
     add_experiment_run_options(parser)
+    add_executor_options(parser)
     parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
     parser.add_argument("--out-dir", default="reports/bench", help="where the per-pipeline reports go")
     parser.add_argument(
@@ -91,25 +94,27 @@ def run(args: argparse.Namespace) -> int:
         baseline=baseline or configs[0].name,
         metrics=args.metrics,
     )
-    result = asyncio.run(
-        run_benchmark(
-            dataset,
-            corpus,
-            configs,
-            specs,
-            policy,
-            options,
-            baseline=baseline,
-            context_k=args.context_k,
-            report_dir=args.out_dir,
-            resamples=args.resamples,
-            qdrant_url=args.qdrant_url,
-            delta=args.delta,
-            power=args.power,
-            min_judged=args.min_judged,
-            per_query_latency=args.latency == "per-query",
+    with executor_from(args) as executor:
+        result = asyncio.run(
+            run_benchmark(
+                dataset,
+                corpus,
+                configs,
+                specs,
+                policy,
+                options,
+                baseline=baseline,
+                context_k=args.context_k,
+                report_dir=args.out_dir,
+                resamples=args.resamples,
+                qdrant_url=args.qdrant_url,
+                delta=args.delta,
+                power=args.power,
+                min_judged=args.min_judged,
+                per_query_latency=args.latency == "per-query",
+                executor=executor,
+            )
         )
-    )
     from ragaudit.report.terminal import render_terminal
 
     report = result.to_dict()

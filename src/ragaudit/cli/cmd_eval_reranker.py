@@ -8,7 +8,14 @@ import asyncio
 
 from ragaudit.cli.announce import pipeline_text, plan
 from ragaudit.cli.argtypes import output_file, positive_float, positive_int, probability
-from ragaudit.cli.common import SEED_HELP, add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.common import (
+    SEED_HELP,
+    add_dataset_options,
+    add_executor_options,
+    add_policy_options,
+    executor_from,
+    policy_from,
+)
 from ragaudit.cli.console import shown, step
 from ragaudit.cli.outcome import add_outcome_options
 
@@ -58,6 +65,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_policy_options(parser)
     add_outcome_options(parser)
+    add_executor_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,7 +88,10 @@ def run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         metrics=args.metrics,
     )
-    with step(f"eval-reranker: building {config.name} and querying {len(dataset.cases)} cases"):
+    with (
+        executor_from(args) as executor,
+        step(f"eval-reranker: building {config.name} and querying {len(dataset.cases)} cases"),
+    ):
         result = asyncio.run(
             evaluate_reranker(
                 dataset,
@@ -97,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
                 resamples=args.resamples,
                 seed=args.seed,
                 qdrant_url=args.qdrant_url,
+                executor=executor,
             )
         )
     from ragaudit.report.terminal import render_terminal

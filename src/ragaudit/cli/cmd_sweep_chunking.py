@@ -10,8 +10,10 @@ from ragaudit.cli.argtypes import output_file, positive_int
 from ragaudit.cli.common import (
     SEED_HELP,
     add_dataset_options,
+    add_executor_options,
     add_experiment_run_options,
     add_policy_options,
+    executor_from,
     policy_from,
     run_options_from,
 )
@@ -61,6 +63,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--context-k", type=positive_int, default=5, help="k for the token-level precision / IoU (5)"
     )
     add_experiment_run_options(parser)
+    add_executor_options(parser)
     parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     parser.add_argument(
         "--out",
@@ -103,7 +106,10 @@ def run(args: argparse.Namespace) -> int:
         top_k=options.top_k,
         metrics=args.metrics,
     )
-    with step(f"sweep-chunking: building and querying {len(grid)} chunkings"):
+    with (
+        executor_from(args) as executor,
+        step(f"sweep-chunking: building and querying {len(grid)} chunkings"),
+    ):
         result = asyncio.run(
             sweep_chunking(
                 dataset,
@@ -119,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 qdrant_url=args.qdrant_url,
                 report_dir=args.reports_dir,
+                executor=executor,
             )
         )
     from ragaudit.report.terminal import render_terminal

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ragaudit.cli.argtypes import input_file, positive_float, positive_int
+from ragaudit.cli.argtypes import input_file, non_negative_int, positive_float, positive_int
 from ragaudit.cli.outcome import add_outcome_options
 from ragaudit.errors import InputError
 from ragaudit.metrics.policy import Policy
@@ -14,6 +16,7 @@ if TYPE_CHECKING:
     from ragaudit.evaluation.live import RunOptions
     from ragaudit.metrics.names import MetricSpec
     from ragaudit.pipelines.sources import SourceSpec
+    from ragaudit.runner.executor import Executor
 
 
 def add_policy_options(parser: argparse.ArgumentParser) -> None:
@@ -182,3 +185,56 @@ def source_spec_from(args: argparse.Namespace, **overrides: Any) -> SourceSpec:
 SEED_HELP = "random seed of the randomization test and bootstrap (default 0: the same figures every run)"
 RUN_FORMAT_HELP = "format of --run: trec (6 columns) or jsonl (default: detected from the content)"
 DATASET_FORMAT_HELP = "format of the dataset: jsonl, beir (a folder) or qrels (default: detected)"
+
+
+def add_executor_options(parser: argparse.ArgumentParser) -> None:
+    """``--executor local|ray`` and the Ray executor's settings (docs/scale.md)."""
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where the cells run: in this process (local, default) or as Ray tasks (ray; needs "
+        "pip install 'ragaudit[ray]')",
+    )
+    parser.add_argument(
+        "--ray-address",
+        help="the Ray cluster, by ray.init()'s own rules: unset = $RAY_ADDRESS, else the cluster last "
+        "started on this machine, else a new local instance; 'auto' (an existing cluster or an error); "
+        "'ray://host:port' (Ray Client)",
+    )
+    parser.add_argument(
+        "--embed-actors",
+        type=positive_int,
+        help="Ray Data actors embedding the corpus (default: the cluster's CPUs / --actor-cpus; one model "
+        "load each)",
+    )
+    parser.add_argument(
+        "--actor-cpus",
+        type=positive_int,
+        default=1,
+        help="CPUs per embedding actor, also its ONNX Runtime threads (default 1)",
+    )
+    parser.add_argument(
+        "--task-retries",
+        type=non_negative_int,
+        default=3,
+        help="Ray retries of a cell task whose worker is lost (default 3)",
+    )
+
+
+@contextmanager
+def executor_from(args: argparse.Namespace) -> Iterator[Executor]:
+    """The executor :func:`add_executor_options` asked for, closed (Ray disconnected) afterwards."""
+    from ragaudit.runner.executor import make_executor
+
+    executor = make_executor(
+        args.executor,
+        address=args.ray_address,
+        embed_actors=args.embed_actors,
+        actor_cpus=args.actor_cpus,
+        task_retries=args.task_retries,
+    )
+    try:
+        yield executor
+    finally:
+        executor.close()

@@ -77,6 +77,8 @@ def _quiet_offline_environment() -> None:
         ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
         ("TRANSFORMERS_VERBOSITY", "error"),
         ("TOKENIZERS_PARALLELISM", "false"),
+        # --executor ray: no usage statistics sent to Ray's servers (set it to 1 to allow them)
+        ("RAY_USAGE_STATS_ENABLED", "0"),
     ):
         os.environ.setdefault(key, value)
 

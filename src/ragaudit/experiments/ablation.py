@@ -48,11 +48,12 @@ from ragaudit.data.schema import Dataset
 from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import Comparison, LoadedReport, compare_pair
 from ragaudit.evaluation.live import RunOptions
-from ragaudit.experiments.benchmark import PipelineOutcome, evaluate_pipeline
+from ragaudit.experiments.benchmark import CellInputs, PipelineOutcome, run_cells
 from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
+from ragaudit.runner.executor import Executor
 from ragaudit.stats.correction import holm_bonferroni
 
 TOGGLES: dict[str, str] = {
@@ -267,6 +268,8 @@ class AblationResult:
     seed: int
     context_k: int
     created_at: str = field(default_factory=utc_timestamp)
+    executor: dict[str, Any] | None = None
+    """Where the variants ran (``--executor ray``: the cluster); ``None`` for a local run."""
 
     def to_dict(self) -> dict[str, Any]:
         first = self.outcomes[self.variants[0].name].result
@@ -278,6 +281,7 @@ class AblationResult:
                 "name": self.base.name,
                 "config_sha256": self.base.sha256(),
             },
+            "executor": self.executor,
         }
         return {
             **envelope(
@@ -382,19 +386,19 @@ async def run_ablation(
     report_dir: str | Path | None = None,
     qdrant_url: str | None = None,
     where: str = "--config",
+    executor: Executor | None = None,
 ) -> AblationResult:
     """Evaluate every distinct variant of ``base`` (one shared component cache), verify the invariants,
     and test each toggle's remove-one and add-one gain. ``report_dir`` receives one eval report per
-    evaluated variant and ``ablation.json``."""
+    evaluated variant and ``ablation.json``. ``executor`` runs the variants (default: one after
+    another in this process; on Ray one task each, see
+    :func:`~ragaudit.experiments.benchmark.run_cells`)."""
     names = check_toggles(base, toggles, where)
     variants = plan_variants(base, names, where)
     evaluated = [v for v in variants if v.same_as is None]
-    cache = ComponentCache()
-    by_config: dict[str, PipelineOutcome] = {}
-    for v in evaluated:
-        by_config[v.name] = await evaluate_pipeline(
-            dataset, corpus, v.config, specs, policy, options, cache, context_k, qdrant_url
-        )
+    inputs = CellInputs(dataset, corpus, specs, policy, options, ComponentCache(), context_k, qdrant_url)
+    results, provenance = await run_cells([v.config for v in evaluated], inputs, executor)
+    by_config: dict[str, PipelineOutcome] = {v.name: o for v, o in zip(evaluated, results, strict=True)}
     outcomes = {v.name: by_config[v.same_as or v.name] for v in variants}
     reports = {v.name: by_config[v.name].result.to_dict() for v in evaluated}
     invariants = check_invariants(reports)
@@ -404,6 +408,7 @@ async def run_ablation(
     result = AblationResult(
         base, names, variants, outcomes, gains, invariants, metrics, alpha, resamples, seed, context_k
     )
+    result.executor = provenance
     if report_dir is not None:
         for v in evaluated:
             outcomes[v.name].result.write_json(Path(report_dir) / f"{v.name}.json")

@@ -39,7 +39,9 @@ from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig
+from ragaudit.pipelines.distribute import prepare_distributed
 from ragaudit.pipelines.prepare import PreparedPipeline, prepare_pipeline
+from ragaudit.runner.executor import Executor, LocalExecutor
 
 
 def context_tokens(run: Run, k: int) -> float:
@@ -71,6 +73,8 @@ class BenchmarkResult:
     comparison: dict[str, Any]
     context_k: int
     invariants: dict[str, Any] = field(default_factory=dict)
+    executor: dict[str, Any] | None = None
+    """Where the pipelines ran (``--executor ray``: the cluster); ``None`` for a local run."""
     ranking: dict[str, Any] | None = None
     """``{metric, order, winner, runner_up, against_winner}`` (:func:`rank_pipelines`)."""
 
@@ -83,7 +87,11 @@ class BenchmarkResult:
                 "benchmark",
                 dataset=first.dataset if first is not None else None,
                 policy=first.policy.to_dict() if first is not None else None,
-                context={"corpus": corpus, "retrieval": {"top_k": self.invariants.get("top_k")}},
+                context={
+                    "corpus": corpus,
+                    "retrieval": {"top_k": self.invariants.get("top_k")},
+                    "executor": self.executor,
+                },
             ),
             "baseline": self.baseline,
             "invariants": self.invariants,
@@ -160,6 +168,41 @@ def score_pipeline(
     return PipelineOutcome(
         built.config.name, result, built.build_seconds, tokens, run.latency_basis, built.embeddings
     )
+
+
+@dataclass(frozen=True)
+class CellInputs:
+    """What every pipeline of an experiment reads (shipped once to a Ray cluster)."""
+
+    dataset: Dataset
+    corpus: Corpus
+    specs: tuple[MetricSpec, ...]
+    policy: Policy
+    options: RunOptions
+    cache: ComponentCache
+    context_k: int
+    qdrant_url: str | None
+
+
+async def pipeline_cell(shared: CellInputs, config: PipelineConfig) -> PipelineOutcome:
+    """One cell of a benchmark or ablation: :func:`evaluate_pipeline` of ``config``."""
+    s = shared
+    return await evaluate_pipeline(
+        s.dataset, s.corpus, config, s.specs, s.policy, s.options, s.cache, s.context_k, s.qdrant_url
+    )
+
+
+async def run_cells(
+    configs: Sequence[PipelineConfig], inputs: CellInputs, executor: Executor | None
+) -> tuple[list[PipelineOutcome], dict[str, Any] | None]:
+    """Every config's outcome (in order) through ``executor`` (default: in this process, sharing
+    ``inputs.cache``), and the provenance entry of a non-local executor (``None`` when local)."""
+    runner = executor if executor is not None else LocalExecutor()
+    if runner.name == "local":
+        return await runner.map(pipeline_cell, inputs, configs), None
+    remote = prepare_distributed(configs, inputs.corpus, runner, inputs.cache, inputs.qdrant_url)
+    outcomes = await runner.map(pipeline_cell, replace(inputs, cache=remote.cache), configs)
+    return outcomes, remote.provenance
 
 
 async def _taking_turns(
@@ -244,6 +287,7 @@ async def run_benchmark(
     resamples: int = 10_000,
     qdrant_url: str | None = None,
     cache: ComponentCache | None = None,
+    executor: Executor | None = None,
     delta: float = DEFAULT_DELTA,
     power: float = DEFAULT_POWER,
     min_judged: float = DEFAULT_MIN_JUDGED,
@@ -256,11 +300,15 @@ async def run_benchmark(
     the first case's latency. ``per_query_latency`` sends one query at a time, each timed on its own
     (else ``options`` decide, and a batching engine's figures are a batch's time / its size).
     ``cache`` shares indexes with other experiments over the same corpus.
+    ``executor`` runs the pipelines (default: in this process); on Ray each pipeline is one task
+    (see :func:`run_cells`), timed one query at a time within its task when ``per_query_latency``.
     Each comparison carries its power figures (cases needed for ``delta`` with ``power``), and each
     pipeline its judged share of the top k (warning under ``min_judged``; :mod:`ragaudit.evaluation.holes`).
     """
     cache = cache if cache is not None else ComponentCache()
-    taking_turns = per_query_latency and len({c.name for c in pipelines}) == len(pipelines) > 1
+    remote = executor is not None and executor.name != "local"
+    taking_turns = not remote and per_query_latency and len({c.name for c in pipelines}) == len(pipelines) > 1
+    provenance: dict[str, Any] | None = None
     if taking_turns:
         run_options = options.timed_per_query()
         outcomes = await _taking_turns(
@@ -268,12 +316,8 @@ async def run_benchmark(
         )
     else:
         run_options = options.timed_per_query() if per_query_latency else options
-        outcomes = [
-            await evaluate_pipeline(
-                dataset, corpus, config, specs, policy, run_options, cache, context_k, qdrant_url
-            )
-            for config in pipelines
-        ]
+        inputs = CellInputs(dataset, corpus, specs, policy, run_options, cache, context_k, qdrant_url)
+        outcomes, provenance = await run_cells(pipelines, inputs, executor)
     for outcome in outcomes:
         outcome.result = replace(outcome.result, min_judged=min_judged)
     if report_dir is not None:
@@ -304,7 +348,9 @@ async def run_benchmark(
         **({"latency_timed": "pipelines taking turns query by query"} if taking_turns else {}),
     }
     ranking = rank_pipelines(outcomes, specs[0].name, resamples) if specs and outcomes else None
-    bench = BenchmarkResult(outcomes, base_name, comparison, context_k, invariants, ranking)
+    bench = BenchmarkResult(
+        outcomes, base_name, comparison, context_k, invariants, executor=provenance, ranking=ranking
+    )
     if report_dir is not None:
         write_artifact(bench.to_dict(), Path(report_dir) / "benchmark.json")
     return bench

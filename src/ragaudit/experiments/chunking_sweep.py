@@ -36,7 +36,7 @@ measure how well a chunking keeps each relevant document findable.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,8 @@ from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import BuiltPipeline, ComponentCache, build_pipeline
 from ragaudit.pipelines.config import CHUNKING_STRATEGIES, ChunkingConfig, PipelineConfig
+from ragaudit.pipelines.distribute import prepare_distributed
+from ragaudit.runner.executor import Executor, LocalExecutor
 
 SPAN_FIX = (
     'add "evidence": [{"doc_id": "...", "start": 0, "end": 120, "grade": 3}] to every answerable case '
@@ -245,10 +247,14 @@ def _dense_parts(retriever: object, depth: int = 0) -> list[Any]:
     return found
 
 
-def index_stats(built: BuiltPipeline, corpus: Corpus) -> dict[str, Any]:
+def index_stats(
+    built: BuiltPipeline, corpus: Corpus, embedding_counts: Mapping[str, int] | None = None
+) -> dict[str, Any]:
     """Size of the index and what building it cost (embedding figures only for dense retrievers).
 
     Read right after the build, before any query, so query embeddings are not counted.
+    ``embedding_counts`` (``embedded``, ``cached``) replaces the encoders' own counts when the texts
+    were embedded ahead of the build by another executor (:mod:`ragaudit.pipelines.distribute`).
     """
     chunks = built.chunks
     tokens = sum(count_tokens(c.index_text) for c in chunks)
@@ -270,6 +276,9 @@ def index_stats(built: BuiltPipeline, corpus: Corpus) -> dict[str, Any]:
         out["embed_seconds"] = round(sum(float(d.timings.get("embed_s", 0.0)) for d in dense), 4)
         out["embedded_texts"] = sum(int(getattr(d.encoder, "misses", 0)) for d in dense)
         out["cached_texts"] = sum(int(getattr(d.encoder, "hits", 0)) for d in dense)
+        if embedding_counts is not None:
+            out["embedded_texts"] = embedding_counts["embedded"]
+            out["cached_texts"] = embedding_counts["cached"]
         out["vector_bytes"] = sum(
             int(d.chunks_indexed) * int(getattr(d.encoder, "dim", 0)) * 4 for d in dense
         )
@@ -328,6 +337,8 @@ class SweepResult:
     pipeline_info: dict[str, Any] = field(default_factory=dict)
     """The first point's pipeline info (name, models); ``config_sha256`` is the base config's."""
     created_at: str = field(default_factory=utc_timestamp)
+    executor: dict[str, Any] | None = None
+    """Where the points ran (``--executor ray``: the cluster); ``None`` for a local run."""
 
     def versus_best(self, name: str) -> dict[str, Any] | None:
         return next((c for c in self.comparison.get("comparisons", []) if c["system"] == name), None)
@@ -345,6 +356,7 @@ class SweepResult:
                     "pipeline": {**self.pipeline_info, "config_sha256": sha},
                     "corpus": self.corpus.info(),
                     "retrieval": {"top_k": self.top_k},
+                    "executor": self.executor,
                 },
             ),
             "dataset": self.dataset.info(),
@@ -369,6 +381,66 @@ class SweepResult:
 # ------------------------------------------------------------------------------------------ running
 
 
+@dataclass(frozen=True)
+class _SweepShared:
+    """What every point reads (shipped once to a Ray cluster)."""
+
+    dataset: Dataset
+    corpus: Corpus
+    config: PipelineConfig
+    specs: tuple[MetricSpec, ...]
+    policy: Policy
+    options: RunOptions
+    context_k: int
+    qdrant_url: str | None
+    cache: ComponentCache
+
+
+@dataclass(frozen=True)
+class _SweepCell:
+    chunking: ChunkingConfig
+    embedding_counts: dict[str, int] | None = None
+
+
+async def _sweep_point(shared: _SweepShared, cell: _SweepCell) -> tuple[SweepPoint, dict[str, Any]]:
+    """Build, run and score one grid point; also the pipeline's models (the first point's are reported)."""
+    from ragaudit.runner.execute import run_cases, warm_up
+
+    options, dataset, corpus = shared.options, shared.dataset, shared.corpus
+    threshold = shared.policy.relevance_threshold
+    name = point_name(cell.chunking)
+    point_config = _point_config(shared.config, cell.chunking)
+    built = build_pipeline(point_config, corpus, cache=shared.cache, qdrant_url=shared.qdrant_url)
+    index = index_stats(built, corpus, cell.embedding_counts)
+    scored = replace(dataset, cases=project_cases(dataset.cases, built.chunks, threshold))
+    await warm_up(built.retriever, scored.cases, options.default_tenant, options.top_k)
+    run = await run_cases(
+        built.retriever,
+        scored.cases,
+        options.top_k,
+        default_tenant=options.default_tenant,
+        concurrency=options.concurrency,
+        timeout_s=options.timeout_s,
+        name=point_config.name,
+        progress=options.progress,
+    )
+    context = {"retrieval": {"top_k": options.top_k}, "pipeline": built.info(), "corpus": corpus.info()}
+    result = evaluate(scored, run, shared.specs, shared.policy, context)
+    point = SweepPoint(
+        name,
+        cell.chunking,
+        result,
+        token_scores(scored, run, built.chunks, shared.context_k, threshold),
+        split_stats(dataset, built.chunks),
+        index,
+    )
+    return point, built.models
+
+
+def _point_config(config: PipelineConfig, chunking: ChunkingConfig) -> PipelineConfig:
+    return replace(config, name=f"{config.name}@{point_name(chunking)}", chunking=chunking)
+
+
 async def sweep_chunking(
     dataset: Dataset,
     corpus: Corpus,
@@ -384,54 +456,38 @@ async def sweep_chunking(
     seed: int = 0,
     qdrant_url: str | None = None,
     report_dir: str | Path | None = None,
+    executor: Executor | None = None,
 ) -> SweepResult:
     """Evaluate ``config`` at every chunking of ``grid`` (see the module docstring).
 
     The first metric of ``specs`` is the primary one (it picks the best point). ``report_dir`` also
-    writes each point's eval report (``<point>.json``) for ``ragaudit compare``.
+    writes each point's eval report (``<point>.json``) for ``ragaudit compare``. ``executor`` runs
+    the points (default: one after another in this process); on Ray each point is one task, the
+    chunk embeddings are computed first by Ray Data actors (:mod:`ragaudit.pipelines.distribute`),
+    and the result's provenance names the executor and the cluster.
     """
-    from ragaudit.runner.execute import run_cases, warm_up
-
     if not specs:
         raise InputError("--metrics", None, "no metrics given", "e.g. --metrics R@5,nDCG@10")
     threshold = policy.relevance_threshold
     require_span_labels(dataset, corpus, threshold)
     dataset = trim_evidence(dataset, corpus)
+    runner = executor if executor is not None else LocalExecutor()
     cache = ComponentCache()
-    points: list[SweepPoint] = []
-    first_info: dict[str, Any] = {}
-    for chunking in grid:
-        name = point_name(chunking)
-        point_config = replace(config, name=f"{config.name}@{name}", chunking=chunking)
-        built = build_pipeline(point_config, corpus, cache=cache, qdrant_url=qdrant_url)
-        index = index_stats(built, corpus)
-        first_info = first_info or {"name": config.name, "models": built.models}
-        scored = replace(dataset, cases=project_cases(dataset.cases, built.chunks, threshold))
-        await warm_up(built.retriever, scored.cases, options.default_tenant, options.top_k)
-        run = await run_cases(
-            built.retriever,
-            scored.cases,
-            options.top_k,
-            default_tenant=options.default_tenant,
-            concurrency=options.concurrency,
-            timeout_s=options.timeout_s,
-            name=point_config.name,
-            progress=options.progress,
+    cells = [_SweepCell(chunking) for chunking in grid]
+    provenance: dict[str, Any] | None = None
+    if runner.name != "local":
+        remote = prepare_distributed(
+            [_point_config(config, c) for c in grid], corpus, runner, cache, qdrant_url
         )
-        context = {"retrieval": {"top_k": options.top_k}, "pipeline": built.info(), "corpus": corpus.info()}
-        result = evaluate(scored, run, specs, policy, context)
-        if report_dir is not None:
-            result.write_json(Path(report_dir) / f"{name}.json")
-        points.append(
-            SweepPoint(
-                name,
-                chunking,
-                result,
-                token_scores(scored, run, built.chunks, context_k, threshold),
-                split_stats(dataset, built.chunks),
-                index,
-            )
-        )
+        cells = [_SweepCell(c, counts) for c, counts in zip(grid, remote.prefill.cells, strict=True)]
+        provenance = remote.provenance
+    shared = _SweepShared(dataset, corpus, config, specs, policy, options, context_k, qdrant_url, cache)
+    outputs = await runner.map(_sweep_point, shared, cells)
+    points = [point for point, _ in outputs]
+    first_info: dict[str, Any] = {"name": config.name, "models": outputs[0][1]} if outputs else {}
+    if report_dir is not None:
+        for point in points:
+            point.result.write_json(Path(report_dir) / f"{point.name}.json")
     primary = specs[0].name
     best = max(points, key=lambda p: (_finite(p.result.metrics[primary]), -points.index(p)))
     loaded = {p.name: LoadedReport(p.name, f"<{p.name}>", p.result.to_dict()) for p in points}
@@ -459,6 +515,7 @@ async def sweep_chunking(
         context_k,
         list(skipped),
         first_info,
+        executor=provenance,
     )
 
 

@@ -35,7 +35,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
-from ragaudit.corpus.loading import Corpus
+from ragaudit.corpus.loading import Corpus, load_corpus
 from ragaudit.data.run import CaseRun, RankedItem, Run
 from ragaudit.data.schema import Dataset, GoldenCase
 from ragaudit.errors import InputError
@@ -46,8 +46,10 @@ from ragaudit.metrics.names import MetricSpec, parse_metric
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
+from ragaudit.pipelines.distribute import prepare_distributed
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 from ragaudit.runner.execute import warm_up
+from ragaudit.runner.executor import Executor
 
 DEFAULT_TOP_N = 50
 """The rerank stage's own default ``top_n`` (``ragaudit.pipelines.stages.wrap_rerank``)."""
@@ -136,6 +138,8 @@ class RerankerEvaluation:
     reranker_cache: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     created_at: str = field(default_factory=utc_timestamp)
+    executor: dict[str, Any] | None = None
+    """Where the evaluation ran (``--executor ray``: the cluster); ``None`` for a local run."""
 
     @property
     def recall_metric(self) -> str:
@@ -221,7 +225,7 @@ class RerankerEvaluation:
                 created_at=self.created_at,
                 dataset=self.after.dataset,
                 policy=self.after.policy.to_dict(),
-                context={**self.pipeline, "retrieval": {"top_k": self.top_n}},
+                context={**self.pipeline, "retrieval": {"top_k": self.top_n}, "executor": self.executor},
             ),
             "dataset": self.after.dataset,
             "policy": self.after.policy.to_dict(),
@@ -278,6 +282,24 @@ def _cache_stats(retriever: object) -> dict[str, Any] | None:
     return None
 
 
+@dataclass(frozen=True)
+class _RerankCall:
+    """The arguments of one :func:`evaluate_reranker` run as a task (shipped once)."""
+
+    dataset: Dataset
+    corpus: Corpus
+    config: PipelineConfig
+    specs: tuple[MetricSpec, ...]
+    policy: Policy
+    options: dict[str, Any]
+
+
+async def _reranker_task(call: _RerankCall, _cell: int) -> RerankerEvaluation:
+    return await evaluate_reranker(
+        call.dataset, call.corpus, call.config, call.specs, call.policy, **call.options
+    )
+
+
 async def evaluate_reranker(
     dataset: Dataset,
     corpus: Corpus | str,
@@ -295,14 +317,34 @@ async def evaluate_reranker(
     seed: int = 0,
     cache: ComponentCache | None = None,
     qdrant_url: str | None = None,
+    executor: Executor | None = None,
 ) -> RerankerEvaluation:
     """Run ``config`` (which must have a rerank stage) once over ``dataset`` and evaluate its reranker
-    (see the module docstring). ``top_n`` overrides the stage's candidate count."""
+    (see the module docstring). ``top_n`` overrides the stage's candidate count. A non-local
+    ``executor`` embeds the corpus on its workers first and runs the evaluation as one task there."""
     from ragaudit.pipelines.prepare import prepare_pipeline
     from ragaudit.pipelines.stages import wrap_rerank
     from ragaudit.runner.execute import run_cases
 
     first, stage = split_rerank(config, top_n)
+    if executor is not None and executor.name != "local":
+        the_corpus = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
+        remote = prepare_distributed([first], the_corpus, executor, cache, qdrant_url)
+        options = {
+            "top_n": top_n,
+            "default_tenant": default_tenant,
+            "concurrency": concurrency,
+            "timeout_s": timeout_s,
+            "progress": progress,
+            "alpha": alpha,
+            "resamples": resamples,
+            "seed": seed,
+            "cache": remote.cache,
+            "qdrant_url": qdrant_url,
+        }
+        call = _RerankCall(dataset, the_corpus, config, specs, policy, options)
+        (result,) = await executor.map(_reranker_task, call, [0])
+        return replace(result, executor=remote.provenance)
     n = int(stage.params["top_n"])
     prepared = prepare_pipeline(
         dataset, corpus, first, threshold=policy.relevance_threshold, cache=cache, qdrant_url=qdrant_url

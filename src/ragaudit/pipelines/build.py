@@ -17,13 +17,16 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
 from ragaudit.corpus.loading import Corpus
 from ragaudit.corpus.model import Chunk
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
 from ragaudit.retrieval.protocol import Retriever
+
+if TYPE_CHECKING:
+    from ragaudit.retrieval.embedding_types import TextEncoder
 
 
 @dataclass
@@ -75,9 +78,15 @@ class BuiltPipeline:
         }
 
 
+def chunk_key(config: PipelineConfig, corpus: Corpus) -> str:
+    """What a chunking's chunks and indexes are cached under: the corpus and the chunking."""
+    c = config.chunking
+    return f"{corpus.sha256}:{c.strategy}:{c.size}:{c.overlap}"
+
+
 def chunk_with(config: PipelineConfig, corpus: Corpus, cache: ComponentCache | None = None) -> list[Chunk]:
     c = config.chunking
-    key = f"{corpus.sha256}:{c.strategy}:{c.size}:{c.overlap}"
+    key = chunk_key(config, corpus)
     if cache is not None and key in cache.chunks:
         return cache.chunks[key]
     chunks = chunk_corpus(corpus, make_chunker(c.strategy, c.size, c.overlap))
@@ -92,12 +101,45 @@ def _bm25(stage: StageConfig, chunks: Sequence[Chunk]) -> Retriever:
     return BM25Retriever.from_chunks(chunks, **dict(stage.params))
 
 
+QDRANT_CLUSTER_KEYS = {
+    "shards": "shard_number",
+    "replication_factor": "replication_factor",
+    "write_consistency_factor": "write_consistency_factor",
+    "on_disk": "on_disk",
+}
+"""Dense-stage TOML keys that configure a new Qdrant collection on a cluster (docs/scale.md)."""
+
+
+def collection_name(stage: StageConfig, chunk_key: str) -> str:
+    """The default Qdrant collection of a dense stage: one per pipeline index, named after what
+    decides its points (corpus, chunking, model, backend, sparse vectors or not), so a rerun reuses
+    it and two pipelines whose points differ never share one."""
+    p = stage.params
+    ident = json.dumps(
+        [chunk_key, p.get("model"), p.get("backend"), bool(p.get("hybrid_sparse", False))], sort_keys=True
+    )
+    return "ragaudit-" + hashlib.sha256(ident.encode()).hexdigest()[:16]
+
+
+def _stage_params(stage: StageConfig, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    return {**dict(stage.params), **{k: v for k, v in overrides.items() if v is not None}}
+
+
+def stage_encoder(stage: StageConfig, overrides: Mapping[str, Any] | None = None) -> TextEncoder:
+    """The encoder a dense stage embeds with: its model and backend, behind its embedding cache
+    (``cache_dir``; on by default)."""
+    from ragaudit.retrieval.dense import make_encoder
+
+    p = _stage_params(stage, overrides or {})
+    return make_encoder(p.get("model"), p.get("cache_dir", True), backend=p.get("backend"))
+
+
 def _dense(
     stage: StageConfig, chunks: Sequence[Chunk], overrides: Mapping[str, Any], chunk_key: str
 ) -> Retriever:
     from ragaudit.retrieval.dense import DenseRetriever, StoreKind
 
-    p = {**dict(stage.params), **{k: v for k, v in overrides.items() if v is not None}}
+    p = _stage_params(stage, overrides)
     store: StoreKind = (
         "qdrant" if p.get("qdrant_url") or p.get("qdrant_path") or p.get("store") == "qdrant" else "exact"
     )
@@ -113,16 +155,15 @@ def _dense(
         else:
             options["location"] = ":memory:"
         # one collection per corpus and chunking, so re-runs reuse it and different corpora never mix
-        default_name = "ragaudit-" + hashlib.sha256(chunk_key.encode()).hexdigest()[:16]
-        options["collection"] = p.get("collection", default_name)
+        options["collection"] = p.get("collection", collection_name(stage, chunk_key))
         options["hybrid"] = bool(p.get("hybrid_sparse", False))
-    cache = p.get("cache_dir", True)
-    return DenseRetriever.from_chunks(
-        chunks, store=store, model=p.get("model"), backend=p.get("backend"), cache=cache, **options
-    )
+        for key, option in QDRANT_CLUSTER_KEYS.items():
+            if p.get(key) is not None:
+                options[option] = p[key]
+    return DenseRetriever.from_chunks(chunks, store=store, model=stage_encoder(stage, overrides), **options)
 
 
-def _first_stage(
+def build_first_stage(
     stage: StageConfig,
     chunks: Sequence[Chunk],
     cache: ComponentCache,
@@ -143,7 +184,7 @@ def _first_stage(
     else:
         from ragaudit.retrieval.fusion import HybridRetriever
 
-        built = [_first_stage(c, chunks, cache, chunk_key, overrides) for c in stage.components]
+        built = [build_first_stage(c, chunks, cache, chunk_key, overrides) for c in stage.components]
         parts = [b[0] for b in built]
         parts_seconds = sum(b[1] for b in built)
         started = time.perf_counter()
@@ -182,10 +223,9 @@ def build_pipeline(
 
     shared = cache if cache is not None else ComponentCache()
     chunks = chunk_with(config, corpus, shared)
-    c = config.chunking
-    chunk_key = f"{corpus.sha256}:{c.strategy}:{c.size}:{c.overlap}"
     overrides = {"qdrant_url": qdrant_url}
-    retriever, index_seconds = _first_stage(config.retriever, chunks, shared, chunk_key, overrides)
+    key = chunk_key(config, corpus)
+    retriever, index_seconds = build_first_stage(config.retriever, chunks, shared, key, overrides)
     embeddings = embedding_counts(retriever)  # before any query (queries bypass the cache anyway)
     started = time.perf_counter()
     models: dict[str, Any] = {"embedding": _models(config.retriever)}

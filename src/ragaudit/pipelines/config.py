@@ -51,6 +51,10 @@ RETRIEVER_KEYS: dict[str, set[str]] = {
         "collection",
         "cache_dir",
         "hybrid_sparse",
+        "shards",
+        "replication_factor",
+        "write_consistency_factor",
+        "on_disk",
     },
     "hybrid": {"method", "weights", "rrf_k", "normalize", "depth", "components"},
 }
@@ -109,6 +113,10 @@ PARAM_CHECKS: dict[str, _Check] = {
     "collection": ("a string", _string, '"docs"'),
     "cache_dir": ("a path string or a boolean", lambda v: isinstance(v, (str, bool)), '".ragaudit/cache"'),
     "hybrid_sparse": ("a boolean", lambda v: isinstance(v, bool), "true"),
+    "shards": ("a positive integer", _positive_int, "6"),
+    "replication_factor": ("a positive integer", _positive_int, "2"),
+    "write_consistency_factor": ("a positive integer", _positive_int, "1"),
+    "on_disk": ("a boolean", lambda v: isinstance(v, bool), "true"),
     "weights": (
         "a list of numbers",
         lambda v: isinstance(v, list) and all(_number()(w) for w in v),

@@ -99,9 +99,15 @@ class Analyzer:
     """Turns text into BM25 terms, identically for documents and queries."""
 
     def __init__(self, params: BM25Params) -> None:
+        self._params = params
         self._bm25s = _import_bm25s()
         self._stemmer = _make_stemmer(params.stemmer)
         self._stopwords = params.stopwords if params.stopwords is not None else []
+
+    def __reduce__(self) -> tuple[type[Analyzer], tuple[BM25Params]]:
+        """Pickled as its settings (PyStemmer's stemmer cannot be pickled): an index built once can be
+        shipped to other processes (the Ray executor's object store) and analyses identically there."""
+        return (Analyzer, (self._params,))
 
     def __call__(self, texts: Sequence[str]) -> list[list[str]]:
         if not texts:

@@ -195,8 +195,9 @@ class Embedder:
     ``model`` is ``None`` (the packaged all-MiniLM-L6-v2), its name, or a local model folder;
     ``backend`` is ``"onnx-int8"`` (default for the packaged model), ``"onnx"`` or ``"torch"``.
     ``batch_size`` defaults to 32 on ONNX Runtime (texts batched by token length) and 64 on torch.
-    ``device`` applies to torch only (ONNX Runtime runs on the CPU). The model loads on first use,
-    once per process.
+    ``device`` applies to torch only (ONNX Runtime runs on the CPU); ``threads`` to ONNX Runtime only
+    (intra-op threads; default: the cores this process may use; it changes speed, not vectors). The
+    model loads on first use, once per process.
     """
 
     def __init__(
@@ -206,6 +207,7 @@ class Embedder:
         backend: str | None = None,
         batch_size: int | None = None,
         device: str = "cpu",
+        threads: int | None = None,
     ) -> None:
         if batch_size is not None and batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer (got {batch_size})")
@@ -215,6 +217,7 @@ class Embedder:
         self.backend = self.source.backend
         self.batch_size = batch_size or DEFAULT_BATCH_SIZE[self.backend]
         self.device = device
+        self.threads = threads
         self._fingerprint: str | None = None
 
     @property
@@ -226,14 +229,14 @@ class Embedder:
     def model(self) -> _Runtime:
         """The loaded model (loaded on first access, shared in the process)."""
         if self.on_onnx:
-            return embedder_onnx.load_onnx_model(self.path, self.source.expected_sha256)
+            return embedder_onnx.load_onnx_model(self.path, self.source.expected_sha256, self.threads)
         return embedder_torch.load_torch_model(self.path, self.device)
 
     @property
     def loaded(self) -> bool:
         """Whether this process has loaded the model yet."""
         if self.on_onnx:
-            return embedder_onnx.loaded(self.path)
+            return embedder_onnx.loaded(self.path, self.threads)
         return embedder_torch.loaded(self.path, self.device)
 
     @property
@@ -287,6 +290,6 @@ class Embedder:
             "max_seq_length": self.max_seq_length,
             "normalized": True,
             "device": "cpu" if self.on_onnx else self.device,
-            **({"threads": embedder_onnx.available_cores()} if self.on_onnx else {}),
+            **({"threads": self.threads or embedder_onnx.available_cores()} if self.on_onnx else {}),
             **versions,
         }

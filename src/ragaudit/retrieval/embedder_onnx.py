@@ -234,10 +234,13 @@ class OnnxModel:
         return int(self.encode(["dimension probe"], 1).shape[1])
 
 
-def load_onnx_model(folder: Path, expected_sha256: str | None = None) -> OnnxModel:
-    """The :class:`OnnxModel` for ``folder``, created once per process (the sha256, if given, is
-    checked when it is created)."""
-    key = (str(folder), available_cores())
+def load_onnx_model(
+    folder: Path, expected_sha256: str | None = None, threads: int | None = None
+) -> OnnxModel:
+    """The :class:`OnnxModel` for ``folder`` on ``threads`` intra-op threads (default: the cores this
+    process may use), created once per process (the sha256, if given, is checked when it is created).
+    The thread count changes speed only, not the vectors."""
+    key = (str(folder), threads or available_cores())
     with _LOCK:
         model = _SESSIONS.get(key)
         if model is None:
@@ -246,9 +249,9 @@ def load_onnx_model(folder: Path, expected_sha256: str | None = None) -> OnnxMod
         return model
 
 
-def loaded(folder: Path) -> bool:
-    """Whether this process has loaded the model in ``folder``."""
-    return (str(folder), available_cores()) in _SESSIONS
+def loaded(folder: Path, threads: int | None = None) -> bool:
+    """Whether this process has loaded the model in ``folder`` (on ``threads`` threads)."""
+    return (str(folder), threads or available_cores()) in _SESSIONS
 
 
 def runtime_versions() -> dict[str, str]:

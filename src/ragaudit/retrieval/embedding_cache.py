@@ -16,7 +16,7 @@ import hashlib
 import sqlite3
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Sequence, Set
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -151,42 +151,71 @@ class EmbeddingCache:
             return None
         return tqdm(total=total, desc="embedding", unit="text", file=sys.stderr, leave=False)
 
+    def missing(self, texts: Sequence[str], planned: Set[bytes] = frozenset()) -> dict[bytes, str]:
+        """The distinct texts of ``texts`` not cached yet and not in ``planned`` (keys), by key, in the
+        order of their first appearance: what :meth:`embed` would send to the model."""
+        with self._lock:
+            return self._split([text_key(t) for t in texts], texts, planned)[1]
+
+    def _split(
+        self, keys: Sequence[bytes], texts: Sequence[str], planned: Set[bytes] = frozenset()
+    ) -> tuple[dict[bytes, np.ndarray], dict[bytes, str]]:
+        """The cached vectors of ``keys``, and the texts to embed (new, distinct, first-seen order)."""
+        cached = self._lookup(self.fingerprint, list(dict.fromkeys(keys)))
+        missing: dict[bytes, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key not in cached and key not in planned and key not in missing:
+                missing[key] = text
+        return cached, missing
+
+    def groups(self, missing: dict[bytes, str]) -> list[list[tuple[bytes, str]]]:
+        """``missing`` cut into the batches :meth:`embed` encodes and commits one at a time
+        (``batch_size`` texts each, in order). Each batch is one ``encoder.encode`` call, whose vectors
+        can depend on the batch (int8 quantisation, padding), so a distributed run that encodes the
+        same batches gets the same vectors."""
+        items = list(missing.items())
+        return [items[start : start + self.batch_size] for start in range(0, len(items), self.batch_size)]
+
+    def store(self, batch: Sequence[tuple[bytes, str]], matrix: FloatMatrix) -> dict[bytes, np.ndarray]:
+        """Write the vectors of one batch (``matrix`` row i for ``batch[i]``) in one transaction: how a
+        batch embedded elsewhere (:meth:`groups`, on a Ray actor) enters the cache."""
+        with self._lock:
+            return self._store(batch, matrix)
+
+    def _store(self, batch: Sequence[tuple[bytes, str]], matrix: FloatMatrix) -> dict[bytes, np.ndarray]:
+        model = self.fingerprint
+        out: dict[bytes, np.ndarray] = {}
+        rows = []
+        for (key, _), vector in zip(batch, matrix, strict=True):
+            vec = np.ascontiguousarray(vector, dtype="<f4")
+            out[key] = vec
+            rows.append((model, key, int(vec.shape[0]), vec.tobytes()))
+        with self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO embeddings(model, text_sha256, dim, vector) VALUES (?, ?, ?, ?)",
+                rows,
+            )
+        return out
+
     def embed(self, texts: Sequence[str]) -> FloatMatrix:
         """Vectors for ``texts`` (``(n, dim)`` float32, row i for text i), embedding only the new ones."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         keys = [text_key(t) for t in texts]
-        model = self.fingerprint
         with self._lock:
-            vectors = self._lookup(model, list(dict.fromkeys(keys)))
-            missing: dict[bytes, str] = {}
-            for key, text in zip(keys, texts, strict=True):
-                if key not in vectors and key not in missing:
-                    missing[key] = text
+            vectors, missing = self._split(keys, texts)
             self.hits += len(set(keys)) - len(missing)
             self.misses += len(missing)
             if missing:
-                self._embed_missing(model, missing, vectors)
+                self._embed_missing(missing, vectors)
         return np.stack([vectors[k] for k in keys]).astype(np.float32, copy=False)
 
-    def _embed_missing(self, model: str, missing: dict[bytes, str], out: dict[bytes, np.ndarray]) -> None:
+    def _embed_missing(self, missing: dict[bytes, str], out: dict[bytes, np.ndarray]) -> None:
         bar = self._progress_bar(len(missing))
-        items = list(missing.items())
         try:
-            for start in range(0, len(items), self.batch_size):
-                batch = items[start : start + self.batch_size]
-                matrix = self.encoder.encode([text for _, text in batch])
-                rows = []
-                for (key, _), vector in zip(batch, matrix, strict=True):
-                    vec = np.ascontiguousarray(vector, dtype="<f4")
-                    out[key] = vec
-                    rows.append((model, key, int(vec.shape[0]), vec.tobytes()))
-                with self._conn:
-                    self._conn.executemany(
-                        "INSERT OR REPLACE INTO embeddings(model, text_sha256, dim, vector) VALUES (?, ?, ?, ?)",
-                        rows,
-                    )
+            for batch in self.groups(missing):
+                out.update(self._store(batch, self.encoder.encode([text for _, text in batch])))
                 if bar is not None:
                     bar.update(len(batch))
         finally:

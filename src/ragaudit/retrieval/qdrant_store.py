@@ -16,11 +16,19 @@ Qdrant supplies the IDF factor) and fuses a dense and a sparse prefetch with rec
 on the server, through the Query API. IDF statistics are scoped to the querying tenant's points by
 default (``idf_scope="tenant"``, Qdrant >= 1.19 on a server; local mode supports it): with
 collection-wide statistics (``"global"``) one tenant's documents change another tenant's scores.
+
+At scale (a cluster, millions of chunks), the same code path: points are upserted in batches of
+``batch_size``, each batch retried with backoff (:class:`~ragaudit.retry.RetryPolicy`) when the
+server answers 408 / 429 / 5xx or the connection fails (an upsert of deterministic ids is
+idempotent, so a retried batch never duplicates points); ``shard_number``, ``replication_factor``,
+``write_consistency_factor`` and ``on_disk`` go to ``create_collection`` (a server honours them; the
+embedded local mode ignores them). docs/scale.md gives the settings for a multi-million-chunk corpus.
 """
 
 from __future__ import annotations
 
 import json
+import time
 import uuid
 import warnings
 from collections import defaultdict
@@ -36,6 +44,7 @@ from ragaudit.corpus.model import Chunk
 from ragaudit.errors import InputError, MissingDependencyError
 from ragaudit.retrieval.sparse_weights import SparseEncoder, SparseScheme, SparseVec
 from ragaudit.retrieval.vector_store import Hit
+from ragaudit.retry import RetryPolicy
 
 QueryMode = Literal["dense", "sparse", "hybrid"]
 IdfScope = Literal["tenant", "global"]
@@ -43,12 +52,27 @@ IdfScope = Literal["tenant", "global"]
 DENSE = "dense"
 SPARSE = "sparse"
 TENANT_FIELD = "tenant_id"
+TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 _POINT_NAMESPACE = uuid.UUID("5b0f1a36-7d4e-4c1e-9a53-2f3c1d9e8a71")
 
 
 def point_id(tenant_id: str, chunk_id: str) -> str:
     """The deterministic Qdrant point id (a UUIDv5 string) of a tenant's chunk."""
     return str(uuid.uuid5(_POINT_NAMESPACE, f"{tenant_id}\x1f{chunk_id}"))
+
+
+def is_transient_write_error(exc: BaseException) -> bool:
+    """Whether a failed write is worth retrying: the connection failed or timed out, or the server
+    answered 408, 429 or 5xx. A 4xx such as a wrong vector size is permanent."""
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return True
+    try:
+        from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+    except ImportError:  # pragma: no cover - the store cannot exist without qdrant-client
+        return False
+    if isinstance(exc, ResponseHandlingException):
+        return True
+    return isinstance(exc, UnexpectedResponse) and exc.status_code in TRANSIENT_STATUS
 
 
 def _models() -> Any:
@@ -99,7 +123,9 @@ class QdrantVectorStore:
     ``hybrid=True`` also stores sparse vectors (``sparse_scheme`` ``"bm25"`` or ``"tf"``) and makes
     hybrid the default query mode. ``rrf_k`` is the classic RRF constant (score ``sum 1 / (k + rank)``,
     rank from 1); ``None`` leaves Qdrant's default. The collection is created on the first ``add``;
-    ``recreate=True`` drops an existing one first.
+    ``recreate=True`` drops an existing one first. ``shard_number``, ``replication_factor``,
+    ``write_consistency_factor`` and ``on_disk`` (dense vectors on disk, memory-mapped) configure a
+    new collection on a cluster; ``upsert_retry`` is the retry policy of each upsert batch.
     """
 
     def __init__(
@@ -118,6 +144,11 @@ class QdrantVectorStore:
         prefetch_limit: int = 100,
         batch_size: int = 256,
         recreate: bool = False,
+        shard_number: int | None = None,
+        replication_factor: int | None = None,
+        write_consistency_factor: int | None = None,
+        on_disk: bool = False,
+        upsert_retry: RetryPolicy | None = None,
     ) -> None:
         given = [x for x in (location, path, url, client) if x is not None]
         if len(given) > 1:
@@ -147,6 +178,19 @@ class QdrantVectorStore:
         self.rrf_k = rrf_k
         self.prefetch_limit = prefetch_limit
         self.batch_size = batch_size
+        self.cluster = {
+            k: v
+            for k, v in (
+                ("shard_number", shard_number),
+                ("replication_factor", replication_factor),
+                ("write_consistency_factor", write_consistency_factor),
+            )
+            if v is not None
+        }
+        self.on_disk = on_disk
+        self.upsert_retry = upsert_retry or RetryPolicy(max_attempts=5, base_delay_s=0.5, max_delay_s=30.0)
+        self.upsert_retries = 0
+        """Upsert batches that failed transiently and were sent again (over this store's life)."""
         self.dim: int | None = None
         if recreate and self.client.collection_exists(collection):
             self.client.delete_collection(collection)
@@ -186,10 +230,15 @@ class QdrantVectorStore:
         models = _models()
         self.client.create_collection(
             self.collection,
-            vectors_config={DENSE: models.VectorParams(size=dim, distance=models.Distance.DOT)},
+            vectors_config={
+                DENSE: models.VectorParams(
+                    size=dim, distance=models.Distance.DOT, on_disk=self.on_disk or None
+                )
+            },
             sparse_vectors_config=(
                 {SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)} if self.hybrid else None
             ),
+            **self.cluster,
         )
         with warnings.catch_warnings():  # local mode warns that payload indexes are a no-op there
             warnings.filterwarnings("ignore", message="Payload indexes have no effect")
@@ -237,7 +286,20 @@ class QdrantVectorStore:
                         id=point_id(chunk.tenant_id, chunk.chunk_id), vector=named, payload=_payload(chunk)
                     )
                 )
-            self.client.upsert(self.collection, points=points, wait=True)
+            self._upsert(points, start)
+
+    def _upsert(self, points: list[Any], start: int) -> None:
+        """One batch, retried under ``upsert_retry`` while the failure is transient."""
+        policy = self.upsert_retry
+        for attempt in range(1, policy.max_attempts + 1):
+            try:
+                self.client.upsert(self.collection, points=points, wait=True)
+                return
+            except Exception as exc:
+                if attempt == policy.max_attempts or not is_transient_write_error(exc):
+                    raise
+                self.upsert_retries += 1
+                time.sleep(policy.delay_s(f"{self.collection}:{start}", attempt))
 
     # -- reading ------------------------------------------------------------------------------------
 
