@@ -209,6 +209,8 @@ def test_k_sweep_chunking_sweep_and_gate_reports_get_their_sections() -> None:
     }
     html = render_html(build_view(sweep))
     assert "chunking" in re.findall(r'<section id="([^"]+)"', html) and "&lt;b&gt;whole&lt;/b&gt;" in html
+    # a dot per chunking on an axis scaled to 0.7-0.8 (not bars on 0-1), the best one ringed
+    assert "axes scaled to the data" in html and '<rect class="bar' not in html.split('id="chunking"')[1]
     assert "| fixed-128 | 0.7000 | 400 |" in render_markdown(build_view(sweep))
     gate = {
         **ENVELOPE,

@@ -26,7 +26,7 @@ from ragaudit.report.sections import (
 )
 from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
-from ragaudit.report.svg import Bar, clip_point, grouped_bars, histogram, line_chart, metric_bars
+from ragaudit.report.svg import Bar, clip_point, dot_plot, histogram, line_chart, metric_bars
 from ragaudit.report.view import ReportView
 
 if TYPE_CHECKING:
@@ -196,8 +196,11 @@ def _chunking(view: ReportView) -> Section | None:
         return None
     rows = [r for r in chunking["rows"] if isinstance(r, Mapping)]
     metrics = list(dict.fromkeys(m for r in rows for m in r.get("metrics", {})))
-    series = [(m, [r["metrics"].get(m) for r in rows]) for m in metrics]
-    chart = grouped_bars([str(r.get("label", "")) for r in rows], series, "metrics by chunking")
+    labels = [str(r.get("label", "")) for r in rows]
+    series = [(label, [r["metrics"].get(m) for m in metrics]) for label, r in zip(labels, rows, strict=True)]
+    first = [v if isinstance(v, (int, float)) else float("-inf") for _, (v, *_) in series] if metrics else []
+    best = labels[first.index(max(first))] if first else None
+    chart = dot_plot(metrics, series, "every metric per chunking, axes scaled to the data", best)
     table = html_table(
         ["chunking", *map(esc, metrics), "chunks"],
         [

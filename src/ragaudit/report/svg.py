@@ -388,48 +388,6 @@ def line_chart(
     return _svg(width, height, title, body)
 
 
-def grouped_bars(
-    categories: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]], title: str
-) -> str:
-    """Vertical bars: one group per category, one bar per series (values aligned with categories)."""
-    width, height, left, bottom, top_pad = WIDTH, 260, 48, 40, 34
-    plot_w, plot_h = width - left - 16, height - bottom - top_pad
-    finite = [v for _, vals in series for v in vals if v is not None and math.isfinite(v)]
-    top = _value_axis(max(finite, default=1.0))
-    group_w = plot_w / max(len(categories), 1)
-    bar_w = min(28.0, group_w * 0.8 / max(len(series), 1))
-
-    def y(v: float) -> float:
-        return top_pad + plot_h * (1 - min(v, top) / top)
-
-    body = []
-    for t in nice_ticks(0, top, 5):
-        body.append(
-            f'<line class="grid" x1="{left}" x2="{width - 16}" y1="{_f(y(t))}" y2="{_f(y(t))}"/>'
-            f'<text class="tick" x="{left - 6}" y="{_f(y(t) + 4)}" text-anchor="end">{t:g}</text>'
-        )
-    for c, category in enumerate(categories):
-        center = left + group_w * (c + 0.5)
-        start = center - bar_w * len(series) / 2
-        for s, (name, values) in enumerate(series):
-            v = values[c] if c < len(values) else None
-            if v is None or not math.isfinite(v):
-                continue
-            body.append(
-                f'<rect class="s{s % SERIES}" x="{_f(start + s * bar_w + 1)}" y="{_f(y(v))}" '
-                f'width="{_f(bar_w - 2)}" height="{_f(top_pad + plot_h - y(v))}" rx="2">'
-                f"<title>{esc(category)} · {esc(name)}: {v:.4f}</title></rect>"
-            )
-        body.append(
-            f'<text class="tick" x="{_f(center)}" y="{height - bottom + 16}" text-anchor="middle">{esc(category)}</text>'
-        )
-    body.append(
-        f'<line class="axis" x1="{left}" x2="{width - 16}" y1="{top_pad + plot_h}" y2="{top_pad + plot_h}"/>'
-    )
-    body += _legend([name for name, _ in series], left, 16)
-    return _svg(width, height, title, body)
-
-
 def dot_plot(
     categories: Sequence[str],
     series: Sequence[tuple[str, Sequence[float | None]]],
