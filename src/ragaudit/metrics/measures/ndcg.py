@@ -18,6 +18,12 @@ def kernel(ranks: Ranks, k: int | None, gain: Gain) -> FloatArray:
     matrix = ranks.matrix
     cut = ranks.cut(k)
     dcg = (gain_array(matrix.grades[:, :cut], gain) * discount(cut)).sum(axis=1)
+    return normalised(dcg, ranks, k, gain)
+
+
+def normalised(dcg: FloatArray, ranks: Ranks, k: int | None, gain: Gain) -> FloatArray:
+    """``dcg`` divided by each query's IDCG over its top k ideal grades (0 where IDCG is 0)."""
+    matrix = ranks.matrix
     icut = matrix.ideal.shape[1] if k is None else min(k, matrix.ideal.shape[1])
     idcg = (gain_array(matrix.ideal[:, :icut], gain) * discount(icut)).sum(axis=1)
     values = np.zeros(matrix.n_queries)

@@ -27,6 +27,7 @@ import numpy as np
 
 from ragaudit.metrics.matrix import FloatArray, Ranks, discount, gain_array
 from ragaudit.metrics.measure import KnownAnswer, Measure
+from ragaudit.metrics.measures.ndcg import normalised
 from ragaudit.metrics.pure import Gain, _check_grades, _first_occurrences, ndcg_at_k
 
 
@@ -52,11 +53,7 @@ def kernel(ranks: Ranks, k: int | None, gain: Gain) -> FloatArray:
     keep = matrix.judged if k is None else matrix.judged & (position <= k)
     discounts = discount(matrix.depth)[np.maximum(position - 1, 0)]
     dcg = np.where(keep, gain_array(matrix.grades, gain) * discounts, 0.0).sum(axis=1)
-    icut = matrix.ideal.shape[1] if k is None else min(k, matrix.ideal.shape[1])
-    idcg = (gain_array(matrix.ideal[:, :icut], gain) * discount(icut)).sum(axis=1)
-    values = np.zeros(matrix.n_queries)
-    np.divide(dcg, idcg, out=values, where=idcg > 0)
-    return values
+    return normalised(dcg, ranks, k, gain)
 
 
 MEASURE = Measure(
