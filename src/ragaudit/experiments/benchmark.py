@@ -20,7 +20,7 @@ them), beside the comparisons against the baseline on every metric.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -243,8 +243,17 @@ async def _taking_turns(
     ]
 
 
+def loaded_reports(outcomes: Sequence[PipelineOutcome]) -> dict[str, LoadedReport]:
+    """Each outcome's eval report as :func:`compare_reports` reads it, by pipeline name."""
+    return {o.name: LoadedReport(o.name, f"<{o.name}>", o.result.to_dict()) for o in outcomes}
+
+
 def rank_pipelines(
-    outcomes: Sequence[PipelineOutcome], metric: str, resamples: int, alpha: float = 0.05
+    outcomes: Sequence[PipelineOutcome],
+    metric: str,
+    resamples: int,
+    alpha: float = 0.05,
+    loaded: Mapping[str, LoadedReport] | None = None,
 ) -> dict[str, Any]:
     """The pipelines ranked by ``metric`` (highest first; a tie keeps the given order), the winner, the
     runner-up, and every other pipeline compared with the winner on ``metric`` (paired randomization
@@ -256,7 +265,7 @@ def rank_pipelines(
 
     order = sorted(outcomes, key=score, reverse=True)  # sorted is stable: ties keep the given order
     winner = order[0]
-    loaded = {o.name: LoadedReport(o.name, f"<{o.name}>", o.result.to_dict()) for o in outcomes}
+    loaded = loaded if loaded is not None else loaded_reports(outcomes)
     against = (
         compare_reports(
             [loaded[o.name] for o in order], loaded[winner.name], [metric], alpha=alpha, n_resamples=resamples
@@ -327,7 +336,7 @@ async def run_benchmark(
     base_name = baseline or names[0]
     if base_name not in names:
         raise ValueError(f"baseline {base_name!r} is not one of the pipelines ({', '.join(names)})")
-    loaded = {o.name: LoadedReport(o.name, f"<{o.name}>", o.result.to_dict()) for o in outcomes}
+    loaded = loaded_reports(outcomes)
     comparison = (
         compare_reports(
             [loaded[n] for n in names],
@@ -347,7 +356,9 @@ async def run_benchmark(
         "same_cases_for_every_pipeline": True,
         **({"latency_timed": "pipelines taking turns query by query"} if taking_turns else {}),
     }
-    ranking = rank_pipelines(outcomes, specs[0].name, resamples) if specs and outcomes else None
+    ranking = (
+        rank_pipelines(outcomes, specs[0].name, resamples, loaded=loaded) if specs and outcomes else None
+    )
     bench = BenchmarkResult(
         outcomes, base_name, comparison, context_k, invariants, executor=provenance, ranking=ranking
     )
