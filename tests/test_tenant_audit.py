@@ -414,9 +414,27 @@ def test_failing_requests_make_the_audit_incomplete(ownership: OwnershipIndex, p
     result = audit(
         Broken(), ownership, probes[:3], retry=RetryPolicy(2, 0.001, 0.001), hostile_probes=0, **ONE_PASS
     )
-    # tolerating every failure still verifies nothing: no chunk was returned, so it is never clean
+    # the three planned requests were all sent (the stop came with the last); tolerating every
+    # failure still verifies nothing: no chunk was returned, so it is never clean
     assert result.verdict() == "incomplete" and result.verdict(max_error_rate=1.0) == "not-verified"
+    assert result.stopped is None
     assert result.errors.by_kind == {"connection": result.errors.total}
+
+
+def test_a_service_that_answers_nothing_is_not_verified_even_when_failures_are_tolerated(
+    ownership: OwnershipIndex, probes: list[Probe]
+) -> None:
+    class Refusing:  # reachable (it answers), but refuses every request
+        async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
+            raise PermissionError("refused")
+
+    from ragaudit.retry import RetryPolicy
+
+    result = audit(
+        Refusing(), ownership, probes[:3], retry=RetryPolicy(2, 0.001, 0.001), hostile_probes=0, **ONE_PASS
+    )
+    assert result.stopped is None and result.errors.failed == result.errors.total > 0
+    assert result.verdict() == "incomplete" and result.verdict(max_error_rate=1.0) == "not-verified"
 
 
 # ------------------------------------------------------------------------------------ 20 tenants

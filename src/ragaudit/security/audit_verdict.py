@@ -1,7 +1,9 @@
 """The tenant audit's verdict, in words and in three states, from what it counted.
 
 - ``leak`` (fail): any foreign chunk was served;
-- ``incomplete`` (not verified): the share of failed tenant requests is above ``max_error_rate``;
+- ``incomplete`` (not verified): the audit stopped early because the service could not be reached
+  (:class:`~ragaudit.security.request_loop.Stopper`), or the share of failed tenant requests is above
+  ``max_error_rate``;
 - ``not-verified`` (not verified): returned chunks that nothing attributes (opaque ids, analysed or
   rewritten text: :mod:`ragaudit.security.ownership`) cannot be shown to be the caller's, so the
   audit cannot say isolation holds. Allowed with ``--allow-unattributed`` (the count stays in the
@@ -40,6 +42,7 @@ def audit_verdict(
     tenant_requests: int,
     errors_within_limit: bool,
     allow_unattributed: bool,
+    stopped: str | None = None,
 ) -> tuple[Verdict, CheckVerdict]:
     """The verdict and its :class:`~ragaudit.verdict.CheckVerdict` (see the module docstring)."""
     attributed = checked - unattributed
@@ -52,6 +55,14 @@ def audit_verdict(
             attributed,
             checked,
             leaks,
+        )
+    if stopped:
+        return "incomplete", CheckVerdict(
+            TENANT_ISOLATION,
+            "not_verified",
+            f"the audit stopped early: {stopped}; no foreign chunk among the {attributed} attributed",
+            attributed,
+            checked,
         )
     if not errors_within_limit:
         return "incomplete", CheckVerdict(

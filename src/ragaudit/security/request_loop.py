@@ -11,19 +11,65 @@ in a plain form.
 - A request with a hostile tenant id is asked once: a refusal is the right answer to it.
 - :func:`discover_max_top_k` finds the largest ``top_k`` the service accepts, so an honest service
   with a lower limit than the audit's ``max_top_k`` is not reported as failing.
+- **The audit stops when the service cannot be reached** (:class:`Stopper`): when the first
+  :data:`UNREACHABLE_AFTER` requests all fail to connect or time out (after their retries), or, once
+  the service has answered, :data:`DOWN_AFTER` requests in a row do. The requests not yet sent are not
+  sent (the audit would spend minutes retrying a dead address); they are counted as *not sent*, and
+  the audit is incomplete (:mod:`~ragaudit.security.audit_verdict`), never clean.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragaudit.data.run import RankedItem, to_ranked_items
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retry import NO_RETRY, Attempted, RetryPolicy, call_with_retries
+from ragaudit.security.error_rate import classify_error
 from ragaudit.security.request_plan import AuditRequest, plain_form
+
+UNREACHABLE_AFTER = 3
+"""The audit stops when this many requests, the first it sent, all failed to connect or timed out."""
+DOWN_AFTER = 20
+"""... or, after the service answered, when this many requests in a row did."""
+UNREACHABLE_KINDS = frozenset({"connection", "timeout"})
+
+
+@dataclass
+class Stopper:
+    """Decides when the service is unreachable, from each request's outcome (see the module docstring).
+
+    Any answer, a refusal (an HTTP 4xx, a raised error) included, proves the service is up and resets
+    the count; only failures to connect and timeouts count.
+    """
+
+    reason: str | None = None
+    """Why the audit stopped (``None``: it did not)."""
+    not_sent: int = 0
+    """Planned requests that were not sent because the audit had stopped."""
+    reached: bool = False
+    """The service answered at least once (a refusal counts)."""
+    in_a_row: int = 0
+
+    def record(self, error: str | None) -> None:
+        """Count one request's final outcome (its error after retries, or ``None``)."""
+        if self.reason is not None:
+            return
+        if error is None or classify_error(error) not in UNREACHABLE_KINDS:
+            self.reached = True
+            self.in_a_row = 0
+            return
+        self.in_a_row += 1
+        limit = DOWN_AFTER if self.reached else UNREACHABLE_AFTER
+        if self.in_a_row >= limit:
+            when = "stopped answering" if self.reached else "could not be reached"
+            self.reason = (
+                f"the service {when}: {self.in_a_row} requests in a row failed to connect or timed out "
+                f"(last: {error})"
+            )
 
 
 @dataclass(frozen=True)
@@ -53,6 +99,7 @@ class Asker:
     retry: RetryPolicy
     on_answer: Callable[[Answer], None] | None = None
     sent: int = 0
+    stopper: Stopper = field(default_factory=Stopper)
 
     async def _call(
         self, text: str, request: AuditRequest, policy: RetryPolicy
@@ -83,6 +130,7 @@ class Asker:
                 attempts += got.attempts
                 if got.error is not None:
                     got.error = f"{first_error}; plain form {plain!r}: {got.error}"
+        self.stopper.record(got.error)
         answer = Answer(
             request,
             got.value if got.error is None else None,
@@ -104,6 +152,9 @@ class Asker:
 
         async def worker() -> None:
             for position, request in queue:  # one shared iterator: each request goes to one worker
+                if self.stopper.reason is not None:
+                    self.stopper.not_sent += 1
+                    continue
                 answers[position] = await self.ask(request, concurrency)
 
         await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(requests))))))
@@ -123,6 +174,8 @@ async def discover_max_top_k(
     rejected: list[int] = []
     answers: list[Answer] = []
     for k in ladder:
+        if asker.stopper.reason is not None:
+            break
         answer = await asker.ask(replace(probe_request, probe=plain, top_k=k), 1)
         answers.append(answer)
         if answer.error is None:

@@ -202,6 +202,8 @@ def power_summary(requests: int, one_in: int = POWER_ONE_IN, power: float = POWE
             f"a leak on 1 request in {one_in:,} would be seen with probability {p:.3f}; "
             f"with probability {power:.2f} for a leak on 1 request in {math.floor(n95):,} "
             f"({requests:,} answered requests)"
+            if requests
+            else "none: no request was answered, so no leak could have been seen"
         ),
     }
 

@@ -37,12 +37,12 @@ from ragaudit.retry import RetryPolicy
 from ragaudit.runner.execute import _call_hook
 from ragaudit.runner.progress import progress_bar
 from ragaudit.security.audit_verdict import Verdict, audit_verdict
-from ragaudit.security.error_rate import ErrorRate, check_error_rate, error_rate_of
+from ragaudit.security.error_rate import ErrorRate, check_error_rate, classify_error, error_rate_of
 from ragaudit.security.hostile_tenants import FIXED_HOSTILE as FIXED_HOSTILE
 from ragaudit.security.hostile_tenants import tenant_variants as tenant_variants
 from ragaudit.security.ownership import Attribution, FieldEvidence, OwnershipIndex
 from ragaudit.security.probes import Probe
-from ragaudit.security.request_loop import Answer, Asker, discover_max_top_k
+from ragaudit.security.request_loop import UNREACHABLE_KINDS, Answer, Asker, discover_max_top_k
 from ragaudit.security.request_plan import (
     DEFAULT_BUDGET,
     DEFAULT_CONCURRENCY_LEVELS,
@@ -119,7 +119,8 @@ class HostileOutcome:
     caller: str | None
     description: str
     probe_id: str
-    outcome: Literal["refused", "empty", "served"]
+    outcome: Literal["refused", "failed", "empty", "served"]
+    """``failed``: no answer at all (no connection, or a timeout), which is not a refusal."""
     returned: int
     leaks: int
     reason: str | None = None
@@ -194,6 +195,14 @@ class TenantAudit:
     """How hard the audit looked: requests by part, ``top_k`` values, concurrency levels, rounds, power."""
     unverified: list[dict[str, Any]] = field(default_factory=list)
     """Tenant requests that failed even in plain form (each also counts in ``errors``)."""
+    stopped: dict[str, Any] | None = None
+    """Why the audit stopped early (``reason``, ``not_sent``), when the service could not be reached."""
+
+    def stopped_text(self) -> str | None:
+        """The early stop in words, for the verdict (``None``: the audit sent every planned request)."""
+        if not self.stopped:
+            return None
+        return f"{self.stopped['not_sent']} planned requests were not sent; {self.stopped['reason']}"
 
     def judged(self, max_error_rate: float = 0.0) -> tuple[Verdict, CheckVerdict]:
         """The verdict and the tenant-isolation check in three states (:mod:`~ragaudit.security.audit_verdict`)."""
@@ -205,6 +214,7 @@ class TenantAudit:
             tenant_requests=self.errors.total,
             errors_within_limit=check_error_rate(self.errors, max_error_rate).passed,
             allow_unattributed=self.options.allow_unattributed,
+            stopped=self.stopped_text(),
         )
 
     def verdict(self, max_error_rate: float = 0.0) -> Verdict:
@@ -244,6 +254,7 @@ class TenantAudit:
             },
             "asking": self.asking,
             "unverified": {"count": len(self.unverified), "records": self.unverified[:MAX_LISTED]},
+            "stopped": self.stopped,
             "checked_chunks": self.checked_chunks,
             "errors": self.errors.to_dict(),
             "leaks": {
@@ -258,6 +269,7 @@ class TenantAudit:
                 "refused": hostile_outcomes["refused"],
                 "empty": hostile_outcomes["empty"],
                 "served": hostile_outcomes["served"],
+                "failed": hostile_outcomes["failed"],
                 "records": [h.to_json() for h in self.hostile if h.outcome == "served"][:MAX_LISTED],
             },
             "unattributed": {
@@ -361,9 +373,17 @@ def _hostile_outcome(answer: Answer, leaks: int) -> HostileOutcome:
     request = answer.request
     what = request.hostile.description if request.hostile is not None else ""
     if answer.items is None:
-        return HostileOutcome(request.caller, what, request.probe.id, "refused", 0, 0, answer.error)
-    outcome: Literal["empty", "served"] = "served" if answer.items else "empty"
-    return HostileOutcome(request.caller, what, request.probe.id, outcome, len(answer.items), leaks)
+        unanswered = answer.error is not None and classify_error(answer.error) in UNREACHABLE_KINDS
+        outcome: Literal["refused", "failed", "empty", "served"] = "failed" if unanswered else "refused"
+        return HostileOutcome(request.caller, what, request.probe.id, outcome, 0, 0, answer.error)
+    return HostileOutcome(
+        request.caller,
+        what,
+        request.probe.id,
+        "served" if answer.items else "empty",
+        len(answer.items),
+        leaks,
+    )
 
 
 def _asked(answer: Answer) -> dict[str, Any]:
@@ -501,6 +521,11 @@ async def audit_tenants(
         dict(context or {}),
         asking=asking,
         unverified=collector.unverified,
+        stopped=(
+            {"reason": asker.stopper.reason, "not_sent": asker.stopper.not_sent}
+            if asker.stopper.reason is not None and asker.stopper.not_sent
+            else None  # stopped after the last planned request: every request was sent (and counted)
+        ),
     )
 
 
@@ -515,7 +540,10 @@ async def _top_ks_the_service_accepts(
     if first is None or largest <= audit_k:
         return wanted, found
     request = AuditRequest(first, first.tenant_id, largest, -1, "discovery")
-    accepted, rejected, _ = await discover_max_top_k(asker, request, discovery_ladder(largest, audit_k))
+    accepted, rejected, answers = await discover_max_top_k(asker, request, discovery_ladder(largest, audit_k))
+    # a top_k is rejected only by an answer (a refusal); a request that never reached the service is not one
+    unreached = {a.request.top_k for a in answers if a.error and classify_error(a.error) in UNREACHABLE_KINDS}
+    rejected = [k for k in rejected if k not in unreached]
     limit = accepted if accepted is not None else audit_k
     found.update(accepted=accepted, rejected=rejected)
     capped = tuple(sorted({min(k, limit) for k in wanted}))

@@ -22,6 +22,12 @@ VERDICTS = {
 }
 
 
+STOPPED_VERDICT = (
+    "verdict: incomplete, NOT VERIFIED (the service could not be reached, so the audit stopped; "
+    "fix: check the service is up and its address: --endpoint, --retriever or --qdrant-url)"
+)
+
+
 def audit_isolation(report: Fields) -> CheckVerdict:
     """The audit's tenant-isolation check in three states; for a report written before it had one: fail
     when it lists leaks, else not verified (its unattributed chunks were never judged)."""
@@ -102,6 +108,8 @@ class TenantAuditReport:
     isolation: CheckVerdict
     """The tenant-isolation check in three states (only ``pass`` is verified)."""
     unattributed_allowed: bool = False
+    stopped: str | None = None
+    """Why the audit stopped before sending every planned request (the service could not be reached)."""
 
 
 class TenantAuditKind(ReportKind):
@@ -127,7 +135,10 @@ class TenantAuditKind(ReportKind):
                 list(asking.need("concurrency_levels")),
                 str(asking.obj("detection_power").need("statement")),
             ),
-            hostile={k: int(hostile.need(k)) for k in ("requests", "refused", "empty", "served")},
+            hostile={
+                **{k: int(hostile.need(k)) for k in ("requests", "refused", "empty", "served")},
+                "failed": int(hostile.opt("failed") or 0),
+            },
             requests=int(errors.need("total")),
             failed=int(errors.need("failed")),
             failed_by_kind=dict(errors.obj("by_kind").data),
@@ -140,6 +151,7 @@ class TenantAuditKind(ReportKind):
             leaks_by_pair=dict(leaks.obj("by_pair").data),
             isolation=audit_isolation(report),
             unattributed_allowed=report.obj("unattributed").opt("allowed") is True,
+            stopped=_stopped(report.opt("stopped")),
         )
 
     def terminal(self, report: TenantAuditReport, limit: int = 10) -> list[str]:
@@ -155,7 +167,9 @@ class TenantAuditKind(ReportKind):
             f"top_k {', '.join(map(str, asking.top_k_values))}{capped}; "
             f"concurrency {', '.join(map(str, asking.concurrency_levels))}; owner asks first",
             f"hostile tenant ids: {hostile['requests']} requests ({hostile['refused']} refused, "
-            f"{hostile['empty']} empty, {hostile['served']} served data)",
+            f"{hostile['empty']} empty, {hostile['served']} served data"
+            + (f", {hostile['failed']} not answered: no connection or timeout" if hostile["failed"] else "")
+            + ")",
             f"detection power: {asking.detection_power}",
             f"errors: {report.failed} of {report.requests} requests failed"
             + (
@@ -171,6 +185,8 @@ class TenantAuditKind(ReportKind):
             )
             + f", label mismatches {report.label_mismatches}",
         ]
+        if report.stopped:
+            lines.append(f"STOPPED EARLY: {report.stopped}")
         if report.unverified:
             lines.append(
                 f"UNVERIFIED: {report.unverified} probe requests failed even in plain form (not checked):"
@@ -184,7 +200,9 @@ class TenantAuditKind(ReportKind):
         return [
             *lines,
             f"{report.isolation.line()}",
-            VERDICTS.get(report.verdict, f"verdict: {report.verdict}"),
+            STOPPED_VERDICT
+            if report.stopped and report.verdict == "incomplete"
+            else VERDICTS.get(report.verdict, f"verdict: {report.verdict}"),
         ]
 
     def markdown(self, view: ReportView) -> list[str]:
@@ -233,7 +251,15 @@ def _facts(report: TenantAuditReport) -> list[str]:
         + (" (allowed)" if report.unattributed and report.unattributed_allowed else ""),
         f"{report.failed} of {report.requests} probe requests failed, {report.unverified} unverified",
         f"{len(report.leaks)} foreign chunk(s) served",
+        *([f"stopped early: {report.stopped}"] if report.stopped else []),
     ]
+
+
+def _stopped(found: Any) -> str | None:
+    """The early stop of a report in words (``None`` when it sent every planned request)."""
+    if not isinstance(found, Mapping):
+        return None
+    return f"{found.get('not_sent', '?')} planned requests were not sent; {found.get('reason', 'no reason recorded')}"
 
 
 def _leak_lines(report: TenantAuditReport, limit: int) -> list[str]:
