@@ -3368,7 +3368,7 @@ POOLED_GRADES: dict[str, dict[str, int]] = {
     "acme-sla-001": {"contract-northwind-msa": 1},  # "service credits calculated as in the Fieldsense SLA"
     "acme-contract-003": {"pricing-enterprise-v1": 1},  # Enterprise 99.95% uptime; Northwind is Enterprise
     # globex
-    "globex-pricing-001": {"release-notes-2024": 1},  # "new Professional and Scale plans with higher API limits"
+    "globex-pricing-001": {"release-notes-2024": 1},  # new plans with higher API limits
     "globex-pricing-002": {"faq-api": 1, "release-notes-2024": 1},  # as globex-pricing-001
     "globex-pricing-005": {"faq-general": 1},  # a free accountant seat outside the user limit
     "globex-pricing-006": {"faq-api": 1, "release-notes-2024": 1},  # extra capacity blocks exist, no price
@@ -3377,11 +3377,11 @@ POOLED_GRADES: dict[str, dict[str, int]] = {
     "globex-security-004": {"release-notes-2024": 1},  # "password rules were strengthened"
     "globex-contract-002": {"pricing-scale-v2": 1},  # Scale's 99.9% uptime commitment; Soylent is on Scale
     # initech
-    "initech-pricing-001": {"release-notes-2024": 1},  # "new Professional and Enterprise plans with higher API limits"
+    "initech-pricing-001": {"release-notes-2024": 1},  # new plans with higher API limits
     "initech-pricing-002": {"faq-api": 1, "release-notes-2024": 1},  # as initech-pricing-001
-    "initech-pricing-004": {"contract-vandelay-msa": 1},  # one customer's discounted Enterprise price per agent
+    "initech-pricing-004": {"contract-vandelay-msa": 1},  # one customer's discounted Enterprise price
     "initech-pricing-006": {"pricing-enterprise-v2": 1},  # SSO included on Enterprise (part of the answer)
-    "initech-contract-002": {"pricing-enterprise-v2": 1},  # Enterprise 99.95% commitment; Vandelay is Enterprise
+    "initech-contract-002": {"pricing-enterprise-v2": 1},  # Enterprise 99.95%; Vandelay is on Enterprise
 }
 
 CANARIES = [

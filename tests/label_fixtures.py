@@ -41,7 +41,8 @@ def written_grades() -> dict[str, dict[str, int]]:
     finally:
         del sys.modules[spec.name]
     return {
-        case.id: {f"{case.tenant}-{slug}": grade for slug, grade in case.grades.items()} for case in module.CASES
+        case.id: {f"{case.tenant}-{slug}": grade for slug, grade in case.grades.items()}
+        for case in module.CASES
     }
 
 
@@ -51,7 +52,9 @@ def small_golden(folder: Path, cases: tuple[str, ...] = CASES) -> Path:
     written = written_grades()
     records = [json.loads(ln) for ln in (KB / "golden.jsonl").read_text(encoding="utf-8").splitlines()]
     lines = [
-        json.dumps({**record, "relevance": written[record["id"]]}) for record in records if record["id"] in cases
+        json.dumps({**record, "relevance": written[record["id"]]})
+        for record in records
+        if record["id"] in cases
     ]
     path = folder / "golden.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

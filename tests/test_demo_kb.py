@@ -241,7 +241,11 @@ def test_generator_checks_pooled_grades_and_completes_the_judgments() -> None:
     assert problems == []
     assert record["relevant_chunk_ids"] == ["acme-pricing-professional-v3"]
     relevance = record["relevance"]
-    assert list(relevance)[:3] == ["acme-pricing-professional-v3", "acme-faq-api", "acme-pricing-professional-v2"]
+    assert list(relevance)[:3] == [
+        "acme-pricing-professional-v3",
+        "acme-faq-api",
+        "acme-pricing-professional-v2",
+    ]
     assert set(relevance) == {d for d, doc in docs.items() if doc.tenant == "acme"}
     assert sum(1 for g in relevance.values() if g) == 2
     assert "superseded-trap" in record["tags"]  # the old version of the relevant page is judged
@@ -255,7 +259,9 @@ def test_generator_checks_pooled_grades_and_completes_the_judgments() -> None:
     )
     assert any("pooled grade 2 of 'acme-faq-billing'" in p for p in problems)
     assert any("'acme-pricing-professional-v3' is already graded by the case" in p for p in problems)
-    assert any("pooled label 'acme-pricing-scale-v2' is not a document of tenant 'acme'" in p for p in problems)
+    assert any(
+        "pooled label 'acme-pricing-scale-v2' is not a document of tenant 'acme'" in p for p in problems
+    )
     problems = []
     record = kb.golden_record(case, docs, set(), problems, pooled={"faq-api": 1})
     assert len(record["relevance"]) == 2 and "superseded-trap" not in record["tags"]
