@@ -18,7 +18,10 @@ Derived, never typed by hand (so they cannot be wrong):
   ``superseded`` and name their successor in ``superseded_by``;
 * evidence offsets are found by searching the quoted span in the document text (it must occur exactly once);
 * ``relevant_chunk_ids`` are the labels graded 2 or 3; grade 1 and 0 labels stay in ``relevance`` only;
-* the tags ``unanswerable``, ``multi-source`` and ``superseded-trap`` follow from the labels.
+* the judgments are complete: a case's ``relevance`` grades every document of its tenant (the case's own
+  grades, the pooled judgments in ``POOLED_GRADES``, and 0 for every other document);
+* the tags ``unanswerable``, ``multi-source`` and ``superseded-trap`` follow from the labels
+  (``superseded-trap``: a superseded version is judged while its active version is relevant).
 
 Run ``python scripts/build_demo_kb.py`` to rewrite the package data, or ``--out DIR`` to write elsewhere.
 The script uses only the standard library and exits non-zero naming every inconsistency it finds.
@@ -3342,6 +3345,45 @@ INITECH_CASES = [
 
 CASES = ACME_CASES + GLOBEX_CASES + INITECH_CASES
 
+# --------------------------------------------------------------------------------------------------------
+# Pooled judgments (2026-12-04). The grades in the cases above were written with the cases and label
+# mostly the answer documents. To make the set's judgments complete, the top 20 of the demo pipelines
+# (bm25, dense, hybrid: `ragaudit pool --depth 20`) were pooled per case and every unlabelled candidate was
+# judged by reading the query and the document, on the same scale (rule for grade 1: the document states
+# part of the answer or says, without the facts, that it exists; a document on the same topic that holds
+# none of the answer is 0; superseded versions stay 0). The pool covered most of each tenant's 30
+# documents, so the few documents no pipeline ranked in its top 20 were judged too: every case is judged
+# against every document of its tenant. The grades above are unchanged; the documents below are the
+# judged candidates that are not 0. Every other document of the case's tenant is judged 0 (see
+# `golden_record(..., complete=True)`). No unlabelled candidate turned out to answer a question (grade 2
+# or 3), so these add no evidence span and leave every `relevant_chunk_ids` as it was.
+# --------------------------------------------------------------------------------------------------------
+POOLED_GRADES: dict[str, dict[str, int]] = {
+    # acme
+    "acme-pricing-001": {"release-notes-2024": 1},  # "new Professional plan ... higher API ... limits"
+    "acme-pricing-002": {"faq-api": 1, "release-notes-2024": 1},  # as acme-pricing-001
+    "acme-pricing-007": {"marketing-pro-launch": 1, "release-notes-2024": 1},  # overage billing, no price
+    "acme-refund-002": {"cancellation-guide": 1},  # as acme-refund-001 (refund window exists, no figure)
+    "acme-warranty-002": {"release-notes-2024": 1},  # "new devices ship with a longer warranty"
+    "acme-sla-001": {"contract-northwind-msa": 1},  # "service credits calculated as in the Fieldsense SLA"
+    "acme-contract-003": {"pricing-enterprise-v1": 1},  # Enterprise 99.95% uptime; Northwind is Enterprise
+    # globex
+    "globex-pricing-001": {"release-notes-2024": 1},  # new plans with higher API limits
+    "globex-pricing-002": {"faq-api": 1, "release-notes-2024": 1},  # as globex-pricing-001
+    "globex-pricing-005": {"faq-general": 1},  # a free accountant seat outside the user limit
+    "globex-pricing-006": {"faq-api": 1, "release-notes-2024": 1},  # extra capacity blocks exist, no price
+    "globex-refund-002": {"cancellation-guide": 1},  # monthly plans end at the end of the month
+    "globex-security-001": {"security-sso": 1},  # with SSO enforced, Ledger's own 2FA prompt is skipped
+    "globex-security-004": {"release-notes-2024": 1},  # "password rules were strengthened"
+    "globex-contract-002": {"pricing-scale-v2": 1},  # Scale's 99.9% uptime commitment; Soylent is on Scale
+    # initech
+    "initech-pricing-001": {"release-notes-2024": 1},  # new plans with higher API limits
+    "initech-pricing-002": {"faq-api": 1, "release-notes-2024": 1},  # as initech-pricing-001
+    "initech-pricing-004": {"contract-vandelay-msa": 1},  # one customer's discounted Enterprise price
+    "initech-pricing-006": {"pricing-enterprise-v2": 1},  # SSO included on Enterprise (part of the answer)
+    "initech-contract-002": {"pricing-enterprise-v2": 1},  # Enterprise 99.95%; Vandelay is on Enterprise
+}
+
 CANARIES = [
     Canary(ACME, "contract-northwind-msa", "price-protection rider AC-7731"),
     Canary(ACME, "contract-cfo-employment", "Larkspur acceleration schedule"),
@@ -3430,8 +3472,22 @@ def _locate(text: str, span: str) -> tuple[int, int] | None:
     return start, start + len(span)
 
 
-def golden_record(case: Case, docs: dict[str, Doc], superseded: set[str], problems: list[str]) -> Record:
-    """The case in the golden JSONL format; labels checked against the corpus and the case's tenant."""
+def golden_record(
+    case: Case,
+    docs: dict[str, Doc],
+    superseded: set[str],
+    problems: list[str],
+    *,
+    pooled: dict[str, int] | None = None,
+    complete: bool = False,
+) -> Record:
+    """The case in the golden JSONL format; labels checked against the corpus and the case's tenant.
+
+    ``pooled`` holds the case's grades from the pooled judging (``POOLED_GRADES``): grades 0 or 1 of
+    documents the case does not grade itself (a grade 2 or 3 needs an evidence span, so it belongs in the
+    case). With ``complete``, every other document of the case's tenant is judged 0, after the case's and
+    the pooled grades, in corpus order.
+    """
     where = f"case {case.id}"
     if not case.id.startswith(f"{case.tenant}-"):
         problems.append(f"{where}: id does not start with its tenant {case.tenant!r}")
@@ -3446,6 +3502,25 @@ def golden_record(case: Case, docs: dict[str, Doc], superseded: set[str], proble
         if doc_id in superseded and grade != 0:
             problems.append(f"{where}: superseded {doc_id!r} must be graded 0")
         grades[doc_id] = grade
+    for slug, grade in (pooled or {}).items():
+        doc_id = f"{case.tenant}-{slug}"
+        doc = docs.get(doc_id)
+        if doc is None or doc.tenant != case.tenant:
+            problems.append(f"{where}: pooled label {doc_id!r} is not a document of tenant {case.tenant!r}")
+        if doc_id in grades:
+            problems.append(f"{where}: pooled label {doc_id!r} is already graded by the case")
+        if grade not in (0, 1):
+            problems.append(
+                f"{where}: pooled grade {grade!r} of {doc_id!r}: only 0 or 1 here; a relevant document "
+                "goes into the case with its evidence span"
+            )
+        if doc_id in superseded and grade != 0:
+            problems.append(f"{where}: superseded {doc_id!r} must be graded 0")
+        grades.setdefault(doc_id, grade)
+    if complete:
+        for doc_id, doc in docs.items():
+            if doc.tenant == case.tenant:
+                grades.setdefault(doc_id, 0)
     relevant = [doc_id for doc_id, grade in grades.items() if grade >= RELEVANT_GRADE]
     evidence: list[Record] = []
     for slug, span in case.evidence:
@@ -3468,12 +3543,19 @@ def golden_record(case: Case, docs: dict[str, Doc], superseded: set[str], proble
     given = [tag for tag in case.tags if tag in DERIVED_TAGS]
     if given:
         problems.append(f"{where}: tags {given} are derived from the labels; do not write them")
+    latest = _latest_versions(list(docs.values()))
+    # a trap: a superseded version is judged while its active version is relevant for the case
+    trap = any(
+        doc_id in superseded and latest[docs[doc_id].source_id].doc_id in relevant
+        for doc_id in grades
+        if doc_id in docs
+    )
     derived = [
         tag
         for tag, applies in (
             ("unanswerable", not relevant),
             ("multi-source", len(relevant) >= 2),
-            ("superseded-trap", any(doc_id in superseded for doc_id in grades)),
+            ("superseded-trap", trap),
         )
         if applies
     ]
@@ -3527,7 +3609,10 @@ def build() -> tuple[dict[str, list[Record]], list[str]]:
         if case.id in seen:
             problems.append(f"case {case.id}: duplicate id")
         seen.add(case.id)
-        golden.append(golden_record(case, docs, superseded, problems))
+        pooled = POOLED_GRADES.get(case.id, {})
+        golden.append(golden_record(case, docs, superseded, problems, pooled=pooled, complete=True))
+    for case_id in sorted(set(POOLED_GRADES) - seen):
+        problems.append(f"pooled grades for {case_id!r}, which is not a case")
     canaries = canary_records(CANARIES, DOCS, problems)
     tenants = {doc.tenant for doc in DOCS}
     unanswerable = sum(1 for r in golden if not r["relevant_chunk_ids"])

@@ -6,6 +6,7 @@ URL and token it prints, and talks to it over real HTTP on 127.0.0.1; ``kill()``
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -20,15 +21,40 @@ from typing import Any
 from conftest import KB
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+BUILD_DEMO_KB = Path(__file__).resolve().parents[1] / "scripts" / "build_demo_kb.py"
 CASES = ("acme-pricing-001", "acme-warranty-001", "globex-pricing-001", "initech-unanswerable-001")
 
 
+def written_grades() -> dict[str, dict[str, int]]:
+    """The grades written with each demo KB case (``Case.grades`` in ``scripts/build_demo_kb.py``).
+
+    The shipped golden set is complete (every document of the tenant judged, see the KB's README), so a
+    pool over it has nothing to judge; the labeling tests need a golden set with holes, the one before
+    the pooled judgments.
+    """
+    spec = importlib.util.spec_from_file_location("build_demo_kb", BUILD_DEMO_KB)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve their module while the class is created
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return {
+        case.id: {f"{case.tenant}-{slug}": grade for slug, grade in case.grades.items()}
+        for case in module.CASES
+    }
+
+
 def small_golden(folder: Path, cases: tuple[str, ...] = CASES) -> Path:
-    """A golden file with a few demo KB cases (their grades are what the pool carries over)."""
+    """A golden file with a few demo KB cases, with the grades written with them (what the pool carries
+    over), not the complete judgments the KB ships."""
+    written = written_grades()
+    records = [json.loads(ln) for ln in (KB / "golden.jsonl").read_text(encoding="utf-8").splitlines()]
     lines = [
-        ln
-        for ln in (KB / "golden.jsonl").read_text(encoding="utf-8").splitlines()
-        if json.loads(ln)["id"] in cases
+        json.dumps({**record, "relevance": written[record["id"]]})
+        for record in records
+        if record["id"] in cases
     ]
     path = folder / "golden.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

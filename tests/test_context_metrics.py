@@ -95,7 +95,9 @@ def test_assembly_dedupes_cuts_at_k_and_respects_the_budget(kb: tuple[Corpus, di
 
 def test_metrics_on_the_warranty_case(kb: tuple[Corpus, dict[str, GoldenCase]]) -> None:
     corpus, cases = kb
-    case = cases["acme-warranty-001"]  # v2 graded 3, faq 2, release notes 1, v1 0 (superseded)
+    # v2 graded 3, faq 2, release notes 1, v1 0 (superseded); the demo's judgments are complete, so every
+    # other acme document, the shipping policy included, is judged 0 for the case
+    case = cases["acme-warranty-001"]
     lookup = ChunkLookup.for_corpus(corpus)
     ids = (
         "acme-warranty-policy-v1",
@@ -111,7 +113,9 @@ def test_metrics_on_the_warranty_case(kb: tuple[Corpus, dict[str, GoldenCase]]) 
     assert m.precision_tokens == pytest.approx(v2 / context.tokens)
     assert m.evidence_coverage == 0.5  # v2's span is in; the FAQ's span is not
     assert m.evidence_present
-    assert m.staleness == 0.25 and m.stale_chunks == ("acme-warranty-policy-v1",)
+    # stale: superseded (v1), or graded 0 for the case (the shipping policy, judged irrelevant)
+    assert case.relevance["acme-shipping-policy"] == 0
+    assert m.staleness == 0.5 and m.stale_chunks == ("acme-warranty-policy-v1", "acme-shipping-policy")
     assert m.redundancy == 0.0 and m.foreign_chunks == ()
     empty = context_metrics(assemble_context([], case, lookup, REGEX), case)
     assert (empty.precision_chunks, empty.evidence_coverage, empty.evidence_present) == (0.0, 0.0, False)

@@ -101,10 +101,22 @@ def test_superseded_versions_are_graded_zero_and_never_relevant(
             if corpus[doc_id]["metadata"]["status"] == "superseded":
                 assert grade == 0, (case.id, doc_id)
                 traps += 1
+        # a trap: an older version of a relevant document is judged
         assert ("superseded-trap" in case.tags) == any(
-            corpus[d]["metadata"]["status"] == "superseded" for d in case.relevance
-        )
+            corpus[d]["metadata"].get("superseded_by") in (case.relevant_chunk_ids or ())
+            for d in case.relevance
+        ), case.id
     assert traps >= 10
+
+
+def test_every_case_judges_every_document_of_its_tenant(
+    corpus: dict[str, dict[str, Any]], cases: list[GoldenCase]
+) -> None:
+    """Complete judgments (pooled at depth 20, then the rest): Judged@k is 1 for any ranking of the tenant."""
+    for case in cases:
+        tenant_docs = {doc_id for doc_id, doc in corpus.items() if doc["tenant_id"] == case.tenant_id}
+        assert set(case.relevance) == tenant_docs, case.id
+        assert set(case.relevant_chunk_ids or ()) == {d for d, g in case.relevance.items() if g >= 2}, case.id
 
 
 def test_evidence_spans_lie_inside_their_documents(
@@ -208,3 +220,48 @@ def test_generator_reports_a_misquoted_span_and_a_foreign_label() -> None:
     problems = []
     kb.golden_record(foreign, docs, set(), problems)
     assert any("not a document of tenant 'acme'" in p for p in problems)
+
+
+def test_generator_checks_pooled_grades_and_completes_the_judgments() -> None:
+    kb = _load_script()
+    docs = {doc.doc_id: doc for doc in kb.DOCS}
+    superseded = {"acme-pricing-professional-v2"}
+    case = kb.Case(
+        "acme-ok-001",
+        "acme",
+        "q",
+        {"pricing-professional-v3": 3},
+        [("pricing-professional-v3", "The Professional plan includes 50,000 API calls per month")],
+        "a",
+    )
+    problems: list[str] = []
+    record = kb.golden_record(
+        case, docs, superseded, problems, pooled={"faq-api": 1, "pricing-professional-v2": 0}, complete=True
+    )
+    assert problems == []
+    assert record["relevant_chunk_ids"] == ["acme-pricing-professional-v3"]
+    relevance = record["relevance"]
+    assert list(relevance)[:3] == [
+        "acme-pricing-professional-v3",
+        "acme-faq-api",
+        "acme-pricing-professional-v2",
+    ]
+    assert set(relevance) == {d for d, doc in docs.items() if doc.tenant == "acme"}
+    assert sum(1 for g in relevance.values() if g) == 2
+    assert "superseded-trap" in record["tags"]  # the old version of the relevant page is judged
+    problems = []
+    kb.golden_record(
+        case,
+        docs,
+        superseded,
+        problems,
+        pooled={"faq-billing": 2, "pricing-professional-v3": 1, "pricing-scale-v2": 1},
+    )
+    assert any("pooled grade 2 of 'acme-faq-billing'" in p for p in problems)
+    assert any("'acme-pricing-professional-v3' is already graded by the case" in p for p in problems)
+    assert any(
+        "pooled label 'acme-pricing-scale-v2' is not a document of tenant 'acme'" in p for p in problems
+    )
+    problems = []
+    record = kb.golden_record(case, docs, set(), problems, pooled={"faq-api": 1})
+    assert len(record["relevance"]) == 2 and "superseded-trap" not in record["tags"]

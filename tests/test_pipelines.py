@@ -105,6 +105,24 @@ def test_eval_cli_with_a_pipeline(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert report["metrics"]["nDCG@10"] > 0.6
 
 
+def test_demo_exits_1_when_its_gate_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No false green: the demo's exit code is the gate's, not 0 whatever the verdict."""
+    from ragaudit.cli.cmd_demo import report_and_gate
+
+    assert main(["demo", "--pipelines", "bm25", "--no-progress", "--out-dir", str(tmp_path)]) == 0
+    assert json.loads((tmp_path / "verdict.json").read_text())["passed"] is True
+    report_path = tmp_path / "bm25.json"
+    report = json.loads(report_path.read_text())
+    report["metrics"] = dict.fromkeys(report["metrics"], 0.01)  # under the policy's quality floors
+    report_path.write_text(json.dumps(report))
+    capsys.readouterr()
+    assert report_and_gate(str(tmp_path)) == 1
+    out = capsys.readouterr().out
+    assert "ragaudit gate: FAIL" in out and "[FAIL] quality" in out
+    assert json.loads((tmp_path / "verdict.json").read_text())["passed"] is False
+    assert (tmp_path / "report.html").is_file()  # the pages are still written
+
+
 def test_eval_cli_refuses_a_pipeline_without_corpus(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "--dataset", str(KB / "golden.jsonl"), "--pipeline", "bm25"]) == 2
     assert "--corpus" in capsys.readouterr().err

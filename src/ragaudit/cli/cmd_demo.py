@@ -49,7 +49,10 @@ def run(args: argparse.Namespace) -> int:
 def report_and_gate(out_dir: str) -> int:
     """Write one page per pipeline and the page comparing them all (ranked, winner, significance, cost,
     leaks, recommendation); gate the winner against the baseline with the policy ``ragaudit init``
-    writes and show the verdict on the comparison page. The last line printed is that page's path."""
+    writes and show the verdict on the comparison page. The last line printed is that page's path.
+
+    Returns the gate's exit code: 0 only when every gate passed, 1 when one failed or could not verify
+    what it guards (unless the policy accepts that); the pages are written either way."""
     import json
     from importlib.resources import as_file, files
     from pathlib import Path
@@ -79,4 +82,4 @@ def report_and_gate(out_dir: str) -> int:
     print(f"pages per pipeline: {', '.join(str(out / p) for p in pages.values())}")
     what = f"comparison of all {len(pages)} pipelines" if len(pages) > 1 else "the pipeline's summary"
     print(f"{what} (open this): {page.resolve()}")
-    return 0
+    return verdict.exit_code
