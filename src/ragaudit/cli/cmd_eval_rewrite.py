@@ -15,8 +15,10 @@ from ragaudit.cli.argtypes import non_negative_int, output_file, positive_int, p
 from ragaudit.cli.common import (
     SEED_HELP,
     add_dataset_options,
+    add_executor_options,
     add_experiment_run_options,
     add_policy_options,
+    executor_from,
     policy_from,
     run_options_from,
 )
@@ -65,6 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_experiment_run_options(
         parser, concurrency=1, concurrency_help="queries in flight (default 1: latency is timed alone)"
     )
+    add_executor_options(parser)
     parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
     parser.add_argument(
@@ -130,7 +133,10 @@ def run(args: argparse.Namespace) -> int:
         top_k=options.top_k,
         metrics=args.metrics,
     )
-    with step(f"eval-rewrite: querying {len(dataset.cases)} cases with and without the rewrite"):
+    with (
+        executor_from(args) as executor,
+        step(f"eval-rewrite: querying {len(dataset.cases)} cases with and without the rewrite"),
+    ):
         result = asyncio.run(
             evaluate_rewrite(
                 dataset,
@@ -146,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
                 alpha=args.alpha,
                 qdrant_url=args.qdrant_url,
                 report_dir=args.reports_dir,
+                executor=executor,
             )
         )
     from ragaudit.report.terminal import render_terminal

@@ -23,10 +23,16 @@ Sources:
 Contents for the token counts come from the run where it has them, else from the corpus by chunk id
 (chunked with the report's or the given chunking). Items with no content anywhere count 0 tokens and
 are reported: the figure is then a lower bound.
+
+A non-local executor (``--executor ray``) runs the scoring (every cut-off, the token counts) as one
+task on the cluster, after the inputs were read and checked on the driver. Nothing is queried or
+embedded, so this is no faster than a local sweep; the result is the same (the report adds
+``provenance.executor``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -48,6 +54,7 @@ from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.metrics.names import parse_metric
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.config import ChunkingConfig
+from ragaudit.runner.executor import Executor
 
 DEFAULT_MAX_K = 20
 DEFAULT_FAMILIES = ("R", "P")
@@ -66,6 +73,8 @@ class KSweep:
     contents: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     created_at: str = field(default_factory=utc_timestamp)
+    executor: dict[str, Any] | None = None
+    """Where the sweep ran (``--executor ray``: the cluster); ``None`` for a local run."""
 
     @property
     def max_k(self) -> int:
@@ -79,7 +88,10 @@ class KSweep:
                 created_at=self.created_at,
                 dataset=self.dataset,
                 policy=self.policy.to_dict(),
-                context={"pipeline": pipeline} if isinstance(pipeline, Mapping) else None,
+                context={
+                    "pipeline": pipeline if isinstance(pipeline, Mapping) else None,
+                    "executor": self.executor,
+                },
             ),
             "dataset": self.dataset,
             "policy": self.policy.to_dict(),
@@ -150,8 +162,7 @@ def sweep(
 
     ``contents`` maps chunk ids to texts for items the run carries no content for.
     """
-    if isinstance(max_k, bool) or max_k <= 0:
-        raise InputError("--max-k", None, f"must be a positive integer (got {max_k})", "e.g. --max-k 20")
+    _check_max_k(max_k)
     names = check_families(families)
     specs = tuple(parse_metric(f"{f}@{k}") for k in range(1, max_k + 1) for f in names)
     result = evaluate(dataset, run, specs, policy)
@@ -189,6 +200,58 @@ def sweep(
         "tokenizer": "ragaudit.corpus.chunkers.count_tokens",
     }
     return KSweep(rows, names, dict(result.dataset), policy, dict(source or {}), cases, content_info, notes)
+
+
+def _check_max_k(max_k: int) -> None:
+    if isinstance(max_k, bool) or max_k <= 0:
+        raise InputError("--max-k", None, f"must be a positive integer (got {max_k})", "e.g. --max-k 20")
+
+
+@dataclass(frozen=True)
+class _SweepCall:
+    """The arguments of one :func:`sweep` run as a task (shipped once)."""
+
+    dataset: Dataset
+    run: Run
+    max_k: int
+    policy: Policy
+    families: tuple[str, ...]
+    contents: Mapping[str, str] | None
+    source: Mapping[str, Any]
+
+
+async def _sweep_task(call: _SweepCall, _cell: int) -> KSweep:
+    return sweep(
+        call.dataset,
+        call.run,
+        call.max_k,
+        call.policy,
+        families=call.families,
+        contents=call.contents,
+        source=call.source,
+    )
+
+
+def sweep_on(
+    executor: Executor | None,
+    dataset: Dataset,
+    run: Run,
+    max_k: int,
+    policy: Policy,
+    *,
+    families: Sequence[str] = DEFAULT_FAMILIES,
+    contents: Mapping[str, str] | None = None,
+    source: Mapping[str, Any] | None = None,
+) -> KSweep:
+    """:func:`sweep`, in this process or (a non-local ``executor``) as one task on its workers; the
+    arguments are checked here first, so a bad ``max_k`` or family is the same error either way."""
+    _check_max_k(max_k)
+    names = check_families(families)
+    if executor is None or executor.name == "local":
+        return sweep(dataset, run, max_k, policy, families=names, contents=contents, source=source)
+    call = _SweepCall(dataset, run, max_k, policy, names, contents, dict(source or {}))
+    (result,) = asyncio.run(executor.map(_sweep_task, call, [0]))
+    return replace(result, executor=executor.info())
 
 
 # ---- inputs: eval reports, run files, corpora ---------------------------------------------------
@@ -319,8 +382,10 @@ def sweep_report(
     corpus: str | None = None,
     max_k: int | None = None,
     families: Sequence[str] = DEFAULT_FAMILIES,
+    executor: Executor | None = None,
 ) -> KSweep:
-    """Sweep the ranking kept in an eval report (see the module docstring for what it needs)."""
+    """Sweep the ranking kept in an eval report (see the module docstring for what it needs);
+    ``executor`` runs the scoring (default: in this process)."""
     report = _load_report(path)
     where = str(path)
     policy = _policy_of(report)
@@ -354,7 +419,7 @@ def sweep_report(
     source = {"kind": "report", "path": where, "run": report.get("run", {}), "known_depth": known_depth}
     if report.get("pipeline"):
         source["pipeline"] = {key: report["pipeline"].get(key) for key in ("name", "config_sha256")}
-    return sweep(ds, run, k, policy, families=families, contents=contents, source=source)
+    return sweep_on(executor, ds, run, k, policy, families=families, contents=contents, source=source)
 
 
 def sweep_run(
@@ -366,9 +431,11 @@ def sweep_run(
     chunking: ChunkingConfig | None = None,
     max_k: int | None = None,
     families: Sequence[str] = DEFAULT_FAMILIES,
+    executor: Executor | None = None,
 ) -> KSweep:
     """Sweep a complete run. With a non-whole ``chunking`` the labels are projected onto the corpus's
-    chunks (the corpus is needed); the corpus also supplies contents the run does not carry."""
+    chunks (the corpus is needed); the corpus also supplies contents the run does not carry.
+    ``executor`` runs the scoring (default: in this process)."""
     shape = chunking or ChunkingConfig()
     if shape.strategy != "whole":
         if corpus is None:
@@ -380,4 +447,4 @@ def sweep_run(
     k = max_k if max_k is not None else max(1, min(DEFAULT_MAX_K, deepest))
     contents = corpus_contents(corpus, shape) if corpus is not None else None
     source = {"kind": "run", **run.info()}
-    return sweep(dataset, run, k, policy, families=families, contents=contents, source=source)
+    return sweep_on(executor, dataset, run, k, policy, families=families, contents=contents, source=source)
