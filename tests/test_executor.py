@@ -10,7 +10,7 @@ import pytest
 
 from ragaudit.cli.main import build_parser
 from ragaudit.errors import InputError, MissingDependencyError
-from ragaudit.runner.executor import LocalExecutor, make_executor
+from ragaudit.runner.executor import LocalExecutor, make_executor, run_once
 
 
 async def _square(shared: int, cell: int) -> int:
@@ -23,6 +23,15 @@ def test_local_executor_runs_cells_in_order_in_this_process() -> None:
     assert isinstance(executor, LocalExecutor)
     assert asyncio.run(executor.map(_square, 2, [3, 1, 2])) == [18, 2, 8]
     assert executor.info() == {"name": "local", "nodes": 1, "workers": 1}
+
+
+def test_run_once_awaits_one_job_as_the_one_cell() -> None:
+    """What eval-reranker, eval-rewrite and k-sweep run through an executor: one partial, one cell;
+    a synchronous function goes through asyncio.to_thread."""
+    import functools
+
+    assert asyncio.run(run_once(LocalExecutor(), functools.partial(_square, 3, 2))) == 12
+    assert asyncio.run(run_once(LocalExecutor(), functools.partial(asyncio.to_thread, pow, 2, 5))) == 32
 
 
 def test_an_unknown_executor_is_refused_with_the_choices() -> None:

@@ -17,7 +17,7 @@ from ragaudit.data.run import CaseRun, RankedItem, Run
 from ragaudit.errors import InputError, MetricNameError
 from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.experiments.benchmark import context_tokens
-from ragaudit.experiments.k_sweep import parse_chunking, sweep, sweep_on, sweep_report, sweep_run
+from ragaudit.experiments.k_sweep import parse_chunking, sweep, sweep_report, sweep_run
 from ragaudit.metrics.policy import Policy
 from ragaudit.metrics.pure import precision_at_k, recall_at_k
 from ragaudit.pipelines.config import load_pipeline_file, preset
@@ -165,13 +165,13 @@ def test_executor_local_is_the_plain_sweep(
     for report in (default, local):
         report.pop("created_at")
     assert local == default
-    on = sweep_on(LocalExecutor(), *_inputs(path), families=("R",))
+    on = sweep(*_inputs(path), families=("R",), executor=LocalExecutor())
     assert [r["R"] for r in on.rows] == [r["R"] for r in sweep_report(path, families=("R",)).rows]
     capsys.readouterr()
     assert main(["k-sweep", str(path), "--max-k", "11", "--executor", "local"]) == 2
     assert "top 10 results per case" in capsys.readouterr().err
     with pytest.raises(InputError, match="--max-k"):
-        sweep_on(LocalExecutor(), *_inputs(path)[:2], 0, Policy())
+        sweep(*_inputs(path)[:2], 0, Policy(), executor=LocalExecutor())
 
 
 def _inputs(path: Path) -> tuple[Any, Run, int, Policy]:

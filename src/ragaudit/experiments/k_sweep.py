@@ -33,6 +33,7 @@ embedded, so this is no faster than a local sweep; the result is the same (the r
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -54,7 +55,7 @@ from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.metrics.names import parse_metric
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.config import ChunkingConfig
-from ragaudit.runner.executor import Executor
+from ragaudit.runner.executor import Executor, run_once
 
 DEFAULT_MAX_K = 20
 DEFAULT_FAMILIES = ("R", "P")
@@ -157,13 +158,30 @@ def sweep(
     families: Sequence[str] = DEFAULT_FAMILIES,
     contents: Mapping[str, str] | None = None,
     source: Mapping[str, Any] | None = None,
+    executor: Executor | None = None,
 ) -> KSweep:
     """Each family at k = 1..``max_k`` and the mean context tokens (see the module docstring).
 
-    ``contents`` maps chunk ids to texts for items the run carries no content for.
+    ``contents`` maps chunk ids to texts for items the run carries no content for. A non-local
+    ``executor`` computes the sweep as one task on its workers, after the arguments were checked
+    here (a bad ``max_k`` or family is the same error either way).
     """
-    _check_max_k(max_k)
+    if isinstance(max_k, bool) or max_k <= 0:
+        raise InputError("--max-k", None, f"must be a positive integer (got {max_k})", "e.g. --max-k 20")
     names = check_families(families)
+    if executor is not None and executor.name != "local":
+        job = functools.partial(
+            asyncio.to_thread,
+            sweep,
+            dataset,
+            run,
+            max_k,
+            policy,
+            families=names,
+            contents=contents,
+            source=source,
+        )
+        return replace(asyncio.run(run_once(executor, job)), executor=executor.info())
     specs = tuple(parse_metric(f"{f}@{k}") for k in range(1, max_k + 1) for f in names)
     result = evaluate(dataset, run, specs, policy)
     answered = [run.cases[c.id] for c in dataset.cases if c.id in run.cases and run.cases[c.id].error is None]
@@ -200,58 +218,6 @@ def sweep(
         "tokenizer": "ragaudit.corpus.chunkers.count_tokens",
     }
     return KSweep(rows, names, dict(result.dataset), policy, dict(source or {}), cases, content_info, notes)
-
-
-def _check_max_k(max_k: int) -> None:
-    if isinstance(max_k, bool) or max_k <= 0:
-        raise InputError("--max-k", None, f"must be a positive integer (got {max_k})", "e.g. --max-k 20")
-
-
-@dataclass(frozen=True)
-class _SweepCall:
-    """The arguments of one :func:`sweep` run as a task (shipped once)."""
-
-    dataset: Dataset
-    run: Run
-    max_k: int
-    policy: Policy
-    families: tuple[str, ...]
-    contents: Mapping[str, str] | None
-    source: Mapping[str, Any]
-
-
-async def _sweep_task(call: _SweepCall, _cell: int) -> KSweep:
-    return sweep(
-        call.dataset,
-        call.run,
-        call.max_k,
-        call.policy,
-        families=call.families,
-        contents=call.contents,
-        source=call.source,
-    )
-
-
-def sweep_on(
-    executor: Executor | None,
-    dataset: Dataset,
-    run: Run,
-    max_k: int,
-    policy: Policy,
-    *,
-    families: Sequence[str] = DEFAULT_FAMILIES,
-    contents: Mapping[str, str] | None = None,
-    source: Mapping[str, Any] | None = None,
-) -> KSweep:
-    """:func:`sweep`, in this process or (a non-local ``executor``) as one task on its workers; the
-    arguments are checked here first, so a bad ``max_k`` or family is the same error either way."""
-    _check_max_k(max_k)
-    names = check_families(families)
-    if executor is None or executor.name == "local":
-        return sweep(dataset, run, max_k, policy, families=names, contents=contents, source=source)
-    call = _SweepCall(dataset, run, max_k, policy, names, contents, dict(source or {}))
-    (result,) = asyncio.run(executor.map(_sweep_task, call, [0]))
-    return replace(result, executor=executor.info())
 
 
 # ---- inputs: eval reports, run files, corpora ---------------------------------------------------
@@ -419,7 +385,7 @@ def sweep_report(
     source = {"kind": "report", "path": where, "run": report.get("run", {}), "known_depth": known_depth}
     if report.get("pipeline"):
         source["pipeline"] = {key: report["pipeline"].get(key) for key in ("name", "config_sha256")}
-    return sweep_on(executor, ds, run, k, policy, families=families, contents=contents, source=source)
+    return sweep(ds, run, k, policy, families=families, contents=contents, source=source, executor=executor)
 
 
 def sweep_run(
@@ -447,4 +413,6 @@ def sweep_run(
     k = max_k if max_k is not None else max(1, min(DEFAULT_MAX_K, deepest))
     contents = corpus_contents(corpus, shape) if corpus is not None else None
     source = {"kind": "run", **run.info()}
-    return sweep_on(executor, dataset, run, k, policy, families=families, contents=contents, source=source)
+    return sweep(
+        dataset, run, k, policy, families=families, contents=contents, source=source, executor=executor
+    )

@@ -35,6 +35,7 @@ that runs the task.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections import Counter
@@ -63,7 +64,7 @@ from ragaudit.pipelines.prepare import prepare_pipeline
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.rewrite import QueryRewriter, RewriteRetriever
 from ragaudit.runner.execute import warm_up
-from ragaudit.runner.executor import Executor
+from ragaudit.runner.executor import Executor, run_once
 
 # ------------------------------------------------------------------------------------------ stage
 
@@ -364,33 +365,6 @@ def _cases(
     return out
 
 
-@dataclass(frozen=True)
-class _RewriteCall:
-    """The arguments of one :func:`evaluate_rewrite` run as a task (shipped once)."""
-
-    dataset: Dataset
-    corpus: Corpus
-    config: PipelineConfig
-    stage: StageConfig
-    specs: tuple[MetricSpec, ...]
-    policy: Policy
-    options: RunOptions
-    keywords: dict[str, Any]
-
-
-async def _rewrite_task(call: _RewriteCall, _cell: int) -> RewriteEvaluation:
-    return await evaluate_rewrite(
-        call.dataset,
-        call.corpus,
-        call.config,
-        call.stage,
-        call.specs,
-        call.policy,
-        call.options,
-        **call.keywords,
-    )
-
-
 def write_reports(result: RewriteEvaluation, report_dir: str | Path) -> None:
     """Both eval reports (``baseline.json``, ``rewrite.json``) into ``report_dir``."""
     result.baseline.write_json(Path(report_dir) / "baseline.json")
@@ -426,16 +400,23 @@ async def evaluate_rewrite(
     with_config = replace(config, name=f"{config.name}+rewrite", rewrite=stage)
     if executor is not None and executor.name != "local":
         remote = prepare_distributed([base_config, with_config], corpus, executor, cache, qdrant_url)
-        keywords = {
-            "vocabulary": vocabulary,
-            "resamples": resamples,
-            "seed": seed,
-            "alpha": alpha,
-            "qdrant_url": qdrant_url,
-            "cache": remote.cache,
-        }
-        call = _RewriteCall(dataset, corpus, config, stage, specs, policy, options, keywords)
-        (result,) = await executor.map(_rewrite_task, call, [0])
+        job = functools.partial(
+            evaluate_rewrite,
+            dataset,
+            corpus,
+            config,
+            stage,
+            specs,
+            policy,
+            options,
+            vocabulary=vocabulary,
+            resamples=resamples,
+            seed=seed,
+            alpha=alpha,
+            qdrant_url=qdrant_url,
+            cache=remote.cache,
+        )
+        result = await run_once(executor, job)
         if report_dir is not None:
             write_reports(result, report_dir)
         return replace(result, executor=remote.provenance)
