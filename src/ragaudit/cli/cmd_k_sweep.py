@@ -9,11 +9,12 @@ from ragaudit.cli.argtypes import input_file, output_file, positive_int
 from ragaudit.cli.common import (
     RUN_FORMAT_HELP,
     add_executor_options,
+    add_format_and_split,
     add_policy_options,
     executor_from,
     policy_from,
 )
-from ragaudit.cli.console import shown
+from ragaudit.cli.results import print_result
 
 HELP = "Recall@k, Precision@k and context tokens for k = 1..K from one report or run (no re-querying)"
 
@@ -39,10 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dataset", help="golden JSONL, BEIR folder or qrels (a report's own dataset by default)"
     )
-    parser.add_argument(
-        "--dataset-format", choices=["auto", "jsonl", "beir", "qrels"], default="auto", help="with --run"
-    )
-    parser.add_argument("--split", default="test", help="BEIR qrels split, with --run (default test)")
+    add_format_and_split(parser, "with --run", "BEIR qrels split, with --run (default test)")
     parser.add_argument(
         "--corpus", help="contents by chunk id for the token counts (a report's own corpus by default)"
     )
@@ -105,10 +103,5 @@ def run(args: argparse.Namespace) -> int:
                 families=families,
                 executor=executor,
             )
-    from ragaudit.report.terminal import render_terminal
-
-    print(render_terminal(result.to_dict()))
-    if args.out:
-        result.write_json(args.out)
-        print(f"written to {shown(args.out)}")
+    print_result(result, args.out)
     return 0
