@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import ragaudit
 from conftest import write_lines
 from ragaudit.cli.main import main
 
@@ -106,6 +107,27 @@ def test_metrics_command_and_console_script(capsys: pytest.CaptureFixture[str]) 
         [sys.executable, "-m", "ragaudit.cli.main", "--version"], capture_output=True, text=True, check=True
     )
     assert done.stdout.startswith("ragaudit ")
+
+
+def _python_m(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ragaudit", *argv], capture_output=True, text=True, check=False, timeout=120
+    )
+
+
+def test_python_m_ragaudit_is_the_command_line(tmp_path: Path) -> None:
+    """``python -m ragaudit`` runs the console script's entry point: same output, exit code passed through."""
+    version = _python_m("--version")
+    assert (version.returncode, version.stdout.strip()) == (0, f"ragaudit {ragaudit.__version__}")
+    helped = _python_m("--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: ragaudit ")
+    assert "k-sweep" in helped.stdout and "eval-rewrite" in helped.stdout
+    usage = _python_m("compare", "a.json", "b.json", "--alpha", "5")  # a usage error: 2
+    assert usage.returncode == 2 and "argument --alpha: must be strictly between 0 and 1" in usage.stderr
+    bad = write_lines(tmp_path / "bad.jsonl", ["{oops"])
+    failed = _python_m("validate", str(bad))  # the check failed: 1
+    assert failed.returncode == 1 and f"{bad}:1" in failed.stdout
+    assert "Traceback" not in usage.stderr + failed.stderr
 
 
 def test_import_is_fast_and_light() -> None:

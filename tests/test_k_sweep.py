@@ -23,6 +23,7 @@ from ragaudit.metrics.pure import precision_at_k, recall_at_k
 from ragaudit.pipelines.config import load_pipeline_file, preset
 from ragaudit.pipelines.prepare import prepare_pipeline
 from ragaudit.runner.execute import run_cases
+from ragaudit.runner.executor import LocalExecutor
 
 CHUNKED = """\
 name = "bm25-chunks"
@@ -148,6 +149,37 @@ def test_a_report_sweep_reproduces_the_report_and_the_token_count(bm25_report: t
     assert result.contents["items_without_content"] == 0
     with pytest.raises(InputError, match="top 10 results per case"):
         sweep_report(path, max_k=11)
+
+
+def test_executor_local_is_the_plain_sweep(
+    bm25_report: tuple[Path, Run], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--executor local`` (the default) sweeps in this process: the same report, no executor in its
+    provenance; the inputs are checked before any executor runs, so a bad --max-k is still exit 2."""
+    path, _ = bm25_report
+    outs = [tmp_path / "default.json", tmp_path / "local.json"]
+    assert main(["k-sweep", str(path), "--out", str(outs[0])]) == 0
+    assert main(["k-sweep", str(path), "--out", str(outs[1]), "--executor", "local"]) == 0
+    default, local = (json.loads(p.read_text()) for p in outs)
+    assert "executor" not in local["provenance"]
+    for report in (default, local):
+        report.pop("created_at")
+    assert local == default
+    on = sweep(*_inputs(path), families=("R",), executor=LocalExecutor())
+    assert [r["R"] for r in on.rows] == [r["R"] for r in sweep_report(path, families=("R",)).rows]
+    capsys.readouterr()
+    assert main(["k-sweep", str(path), "--max-k", "11", "--executor", "local"]) == 2
+    assert "top 10 results per case" in capsys.readouterr().err
+    with pytest.raises(InputError, match="--max-k"):
+        sweep(*_inputs(path)[:2], 0, Policy(), executor=LocalExecutor())
+
+
+def _inputs(path: Path) -> tuple[Any, Run, int, Policy]:
+    from ragaudit.experiments.k_sweep import run_from_report
+
+    report = json.loads(path.read_text())
+    run, _ = run_from_report(report)
+    return load_dataset(KB / "golden.jsonl"), run, 10, Policy()
 
 
 def test_a_report_from_a_chunked_pipeline_is_projected_again(tmp_path: Path) -> None:

@@ -53,6 +53,7 @@ FLOORS: dict[str, int] = {
     "cli": 10,
     "pytest_plugin": 10,
     "__init__": 10,
+    "__main__": 10,
 }
 SIBLINGS = 7
 """On this floor packages do not import each other either (each is a separate user question)."""

@@ -25,6 +25,7 @@ from ragaudit.metrics.names import parse_metrics
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.config import preset
 from ragaudit.report.terminal import render_terminal
+from ragaudit.runner.executor import LocalExecutor
 
 SPECS = parse_metrics("R@5,nDCG@10")
 LLM_ANSWERS = {
@@ -160,6 +161,22 @@ def test_rule_based_rewrites_keep_every_constraint_and_write_both_reports(tmp_pa
     assert baseline["dataset"]["sha256"] == rewritten["dataset"]["sha256"]
     assert rewritten["pipeline"]["config"]["rewrite"]["type"] == "rm3"
     assert "rewrite" not in baseline["pipeline"]["config"]
+
+
+def test_the_local_executor_is_the_plain_evaluation(tmp_path: Path) -> None:
+    """``executor=LocalExecutor()`` evaluates in this process: the same figures and reports as no
+    executor, and no executor in the provenance (the Ray path: tests/test_scale_ray.py)."""
+    stage = {"type": "rm3", "fb_docs": 5, "fb_terms": 5}
+    plain = run_eval(stage, report_dir=tmp_path / "plain").to_dict()
+    local = run_eval(stage, report_dir=tmp_path / "local", executor=LocalExecutor()).to_dict()
+    assert "executor" not in local["provenance"]
+    assert local["metrics"] == plain["metrics"] and local["constraints"] == plain["constraints"]
+    assert [c["rewritten_query"] for c in local["per_case"]] == [
+        c["rewritten_query"] for c in plain["per_case"]
+    ]
+    for name in ("baseline.json", "rewrite.json"):
+        a, b = (json.loads((tmp_path / d / name).read_text()) for d in ("plain", "local"))
+        assert a["metrics"] == b["metrics"]
 
 
 def test_bad_rewrite_table_names_the_key() -> None:

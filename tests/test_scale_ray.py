@@ -18,6 +18,7 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ import numpy as np
 import pytest
 
 from conftest import KB
+from ragaudit.cache import CACHE_ENV, default_cache_dir
 from ragaudit.corpus.loading import Corpus, load_corpus
 from ragaudit.data.loading import load_dataset
 from ragaudit.data.schema import Dataset
@@ -42,7 +44,8 @@ from ragaudit.pipelines.build import chunk_with
 from ragaudit.pipelines.config import PipelineConfig, StageConfig, preset
 from ragaudit.pipelines.distribute import prefill_embeddings
 from ragaudit.retrieval.embedder import Embedder
-from ragaudit.retrieval.embedding_cache import EmbeddingCache
+from ragaudit.retrieval.embedding_cache import CACHE_FILE, EmbeddingCache
+from ragaudit.sqlite_files import SHARED_ENV
 
 pytestmark = pytest.mark.ray
 
@@ -340,3 +343,66 @@ def test_eval_reranker_and_ablate_commands_on_ray(ray_cluster: Any, tmp_path: Pa
         "bare",
         "bare-plus-rerank",
     ]
+
+
+def test_cells_on_every_node_use_the_driver_cache_folder(
+    executor: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def _where(_shared: None, _cell: int) -> tuple[str, str | None, str]:
+        """A cell reporting the cache folder it would use, the sharing setting, and its node (defined
+        here: the workers cannot import this test module, so Ray ships the function by value)."""
+        import ray
+
+        time.sleep(1.5)  # two 1-CPU nodes busy at once: two such cells run on different nodes
+        return str(default_cache_dir()), os.environ.get(SHARED_ENV), ray.get_runtime_context().get_node_id()
+
+    # set after the cluster started: the workers' own environment has another folder (conftest's)
+    shared = tmp_path / "nfs" / "cache"
+    monkeypatch.setenv(CACHE_ENV, str(shared))
+    monkeypatch.setenv(SHARED_ENV, "1")
+    seen = asyncio.run(executor.map(_where, None, [0, 1]))
+    assert [s[:2] for s in seen] == [(str(shared), "1")] * 2
+    assert len({s[2] for s in seen}) == 2, "the two cells ran on one node"
+    # unset on a one-machine cluster: the driver's default folder, not the cluster's working directory
+    monkeypatch.delenv(CACHE_ENV)
+    monkeypatch.delenv(SHARED_ENV)
+    monkeypatch.chdir(tmp_path)
+    assert executor.one_machine()
+    ((folder, flag, _),) = asyncio.run(executor.map(_where, None, [0]))
+    assert (folder, flag) == (str(tmp_path / ".ragaudit" / "cache"), None)
+
+
+def test_eval_rewrite_and_k_sweep_on_ray_fill_the_driver_cache_once(
+    ray_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver embeds the corpus once (Ray Data actors) into the cache folder it names; the cell
+    builds both systems from it without embedding anything; the figures are the local run's."""
+    from ragaudit.cli.main import main
+
+    cache = tmp_path / "shared-cache"
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    address = ["--executor", "ray", "--ray-address", ray_cluster.address]
+    rewrite = ["eval-rewrite", "--pipeline", "hybrid", "--rm3", "--metrics", "R@5,nDCG@10"]
+    remote = _cli(tmp_path, "ray", [*rewrite, *address, "--reports-dir", str(tmp_path / "ray")])
+    where = remote["provenance"]["executor"]
+    texts = where["embedding"]["texts"]
+    assert (where["name"], where["nodes"], texts > 0) == ("ray", 2, True)
+    for side in ("baseline", "rewrite"):
+        assert remote["pipelines"][side]["embeddings"] == {"cached": texts, "computed": 0}
+    with sqlite3.connect(cache / CACHE_FILE) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM embeddings").fetchone() == (texts,)
+    local = _cli(tmp_path, "local", [*rewrite, "--reports-dir", str(tmp_path / "local")])
+    assert local["pipelines"]["baseline"]["embeddings"] == {"cached": texts, "computed": 0}
+    assert "executor" not in local["provenance"]
+    assert _untimed(remote) == _untimed(local)
+    for side in ("baseline.json", "rewrite.json"):  # written by the driver
+        a, b = (json.loads((tmp_path / d / side).read_text(encoding="utf-8")) for d in ("ray", "local"))
+        assert a["metrics"] == b["metrics"]
+    sweeps = {}
+    for name, extra in (("ray", address), ("local", [])):
+        out = tmp_path / f"k-{name}.json"
+        assert main(["k-sweep", str(tmp_path / "ray" / "baseline.json"), "--out", str(out), *extra]) == 0
+        sweeps[name] = json.loads(out.read_text(encoding="utf-8"))
+    assert sweeps["ray"]["provenance"]["executor"]["nodes"] == 2
+    assert _untimed(sweeps["ray"]) == _untimed(sweeps["local"])
+    assert main(["k-sweep", str(tmp_path / "ray" / "baseline.json"), "--max-k", "11", *address]) == 2

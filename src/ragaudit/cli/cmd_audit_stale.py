@@ -21,8 +21,7 @@ JSON_OUT = True
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_dataset_options(parser)
-    parser.add_argument("--corpus", required=True, help="corpus with metadata.status (active | superseded)")
+    add_dataset_options(parser, corpus="corpus with metadata.status (active | superseded)")
     add_source_options(parser, many_pipelines=True)
     parser.add_argument(
         "--run", type=input_file, action="append", default=[], help="a TREC or JSONL run file (repeatable)"

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 
-from ragaudit.cli.announce import pipeline_text, plan
-from ragaudit.cli.argtypes import positive_int
-from ragaudit.cli.common import (
-    add_dataset_options,
-    add_executor_options,
-    add_experiment_run_options,
-    add_policy_options,
-    executor_from,
-    policy_from,
-    run_options_from,
+from ragaudit.cli.announce import pipeline_text
+from ragaudit.cli.common import add_dataset_options, add_policy_options
+from ragaudit.cli.experiment_common import (
+    add_experiment_options,
+    plan_experiment,
+    run_on_executor,
+    settings_from,
 )
 from ragaudit.cli.judged_options import add_holes_options, add_power_options
+from ragaudit.cli.results import pipelines_exit_code
 
 HELP = "benchmark pipelines side by side (quality, latency, build time, context tokens, significance)"
 
@@ -28,22 +25,14 @@ ragaudit bench --dataset golden.jsonl --corpus corpus.jsonl --pipelines bm25,my_
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_dataset_options(parser)
-    parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
+    add_dataset_options(parser, corpus=True)
     parser.add_argument(
         "--pipelines",
         default="bm25,dense,hybrid",
         help="comma-separated presets or pipeline TOML files",
     )
     parser.add_argument("--baseline", help="the pipeline to compare against (default: the first)")
-    parser.add_argument(
-        "--metrics",
-        default="nDCG@10,R@5,R@10,MRR@10,P@5",
-        help="comma-separated metric names (default %(default)s)",
-    )
-    add_experiment_run_options(parser)
-    add_executor_options(parser)
-    parser.add_argument("--context-k", type=positive_int, default=5, help="k for the context-token column")
+    add_experiment_options(parser, context_k=True)
     parser.add_argument("--out-dir", default="reports/bench", help="where the per-pipeline reports go")
     parser.add_argument(
         "--latency",
@@ -69,12 +58,10 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.data.loading import load_dataset
     from ragaudit.experiments.benchmark import run_benchmark
-    from ragaudit.metrics.names import parse_metrics
     from ragaudit.pipelines.config import resolve_pipeline
 
     check_delta(args.delta)
-    policy = policy_from(args)
-    specs = parse_metrics(args.metrics)
+    policy, specs, options = settings_from(args)
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     corpus = load_corpus(args.corpus)
     given = [p.strip() for p in args.pipelines.split(",") if p.strip()]
@@ -84,37 +71,29 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--pipelines", None, "no pipeline given", "e.g. --pipelines bm25,dense")
     configs = [resolve_pipeline(p) for p in given]
     baseline = _baseline(args.baseline, given, [c.name for c in configs])
-    options = run_options_from(args, specs)
-    plan(
-        "bench",
-        ["pipeline " + pipeline_text(c) for c in configs],
-        dataset,
-        policy.relevance_threshold,
-        top_k=options.top_k,
-        baseline=baseline or configs[0].name,
-        metrics=args.metrics,
+    what = ["pipeline " + pipeline_text(c) for c in configs]
+    plan_experiment("bench", what, dataset, args, options.top_k, baseline=baseline or configs[0].name)
+    result = run_on_executor(
+        args,
+        lambda executor: run_benchmark(
+            dataset,
+            corpus,
+            configs,
+            specs,
+            policy,
+            options,
+            baseline=baseline,
+            context_k=args.context_k,
+            report_dir=args.out_dir,
+            resamples=args.resamples,
+            qdrant_url=args.qdrant_url,
+            delta=args.delta,
+            power=args.power,
+            min_judged=args.min_judged,
+            per_query_latency=args.latency == "per-query",
+            executor=executor,
+        ),
     )
-    with executor_from(args) as executor:
-        result = asyncio.run(
-            run_benchmark(
-                dataset,
-                corpus,
-                configs,
-                specs,
-                policy,
-                options,
-                baseline=baseline,
-                context_k=args.context_k,
-                report_dir=args.out_dir,
-                resamples=args.resamples,
-                qdrant_url=args.qdrant_url,
-                delta=args.delta,
-                power=args.power,
-                min_judged=args.min_judged,
-                per_query_latency=args.latency == "per-query",
-                executor=executor,
-            )
-        )
     from ragaudit.report.terminal import render_terminal
 
     report = result.to_dict()
@@ -127,11 +106,9 @@ def run(args: argparse.Namespace) -> int:
             print(record_run(outcome.result.to_dict()))
     if args.html:
         _write_pages(args.out_dir, {c.id: c.query for c in dataset.cases if c.query}, args.resamples)
-    from ragaudit.cli.outcome import exit_code, result_outcome
-
-    checks = [result_outcome(o.result, f"pipeline {o.name}", "pipeline") for o in result.outcomes]
     return max(
-        exit_code(checks, args.max_error_rate), holes_exit(args, [p["holes"] for p in report["pipelines"]])
+        pipelines_exit_code(args, [(o.result, f"pipeline {o.name}") for o in result.outcomes]),
+        holes_exit(args, [p["holes"] for p in report["pipelines"]]),
     )
 
 

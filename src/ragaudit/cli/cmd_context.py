@@ -26,8 +26,7 @@ JSON_OUT = True
 def add_source_options(parser: argparse.ArgumentParser) -> None:
     """Dataset, corpus and where the rankings come from (shared with ``check-answers``), and the exit
     rule's ``--max-error-rate``."""
-    add_dataset_options(parser)
-    parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder (gives the chunk texts)")
+    add_dataset_options(parser, corpus="corpus JSONL or BEIR folder (gives the chunk texts)")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(
         "--pipeline", help="a preset (bm25, dense, hybrid, hybrid-rerank:MODEL.json) or a pipeline TOML"

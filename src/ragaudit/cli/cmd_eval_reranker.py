@@ -4,7 +4,6 @@ oracle ceiling of its candidates, the first stage's recall, and the latency the 
 from __future__ import annotations
 
 import argparse
-import asyncio
 
 from ragaudit.cli.announce import pipeline_text, plan
 from ragaudit.cli.argtypes import output_file, positive_float, positive_int, probability
@@ -13,11 +12,11 @@ from ragaudit.cli.common import (
     add_dataset_options,
     add_executor_options,
     add_policy_options,
-    executor_from,
     policy_from,
 )
-from ragaudit.cli.console import shown, step
+from ragaudit.cli.experiment_common import ALPHA_HELP, run_on_executor
 from ragaudit.cli.outcome import add_outcome_options
+from ragaudit.cli.results import pipelines_exit_code, print_result
 
 HELP = "evaluate a reranker: before/after with significance, oracle ceiling, first-stage recall, latency"
 
@@ -31,8 +30,7 @@ JSON_OUT = True
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_dataset_options(parser)
-    parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
+    add_dataset_options(parser, corpus=True)
     parser.add_argument(
         "--pipeline",
         required=True,
@@ -50,7 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="cases in flight (default 1: latencies do not overlap)",
     )
     parser.add_argument("--timeout", type=positive_float, default=30.0, help="per-query timeout in seconds")
-    parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument("--alpha", type=probability, default=0.05, help=ALPHA_HELP)
     parser.add_argument(
         "--resamples",
         type=positive_int,
@@ -88,37 +86,26 @@ def run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         metrics=args.metrics,
     )
-    with (
-        executor_from(args) as executor,
-        step(f"eval-reranker: building {config.name} and querying {len(dataset.cases)} cases"),
-    ):
-        result = asyncio.run(
-            evaluate_reranker(
-                dataset,
-                load_corpus(args.corpus),
-                config,
-                specs,
-                policy,
-                top_n=args.top_n,
-                default_tenant=args.tenant,
-                concurrency=args.concurrency,
-                timeout_s=args.timeout,
-                progress=False if args.no_progress else None,
-                alpha=args.alpha,
-                resamples=args.resamples,
-                seed=args.seed,
-                qdrant_url=args.qdrant_url,
-                executor=executor,
-            )
-        )
-    from ragaudit.report.terminal import render_terminal
-
-    print(render_terminal(result.to_dict()))
-    if args.out:
-        result.write_json(args.out)
-        print(f"written to {shown(args.out)}")
-    from ragaudit.cli.outcome import exit_code, result_outcome
-
-    return exit_code(
-        [result_outcome(result.after, f"pipeline {config.name}", "pipeline")], args.max_error_rate
+    result = run_on_executor(
+        args,
+        lambda executor: evaluate_reranker(
+            dataset,
+            load_corpus(args.corpus),
+            config,
+            specs,
+            policy,
+            top_n=args.top_n,
+            default_tenant=args.tenant,
+            concurrency=args.concurrency,
+            timeout_s=args.timeout,
+            progress=False if args.no_progress else None,
+            alpha=args.alpha,
+            resamples=args.resamples,
+            seed=args.seed,
+            qdrant_url=args.qdrant_url,
+            executor=executor,
+        ),
+        f"eval-reranker: building {config.name} and querying {len(dataset.cases)} cases",
     )
+    print_result(result, args.out)
+    return pipelines_exit_code(args, [(result.after, f"pipeline {config.name}")])

@@ -7,20 +7,20 @@ The rewrite stage comes from ``--rewrite R.toml`` (a ``[rewrite]`` table: synony
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import Any
 
-from ragaudit.cli.announce import pipeline_text, plan, stage_text
-from ragaudit.cli.argtypes import non_negative_int, output_file, positive_int, probability, share
-from ragaudit.cli.common import (
-    SEED_HELP,
-    add_dataset_options,
-    add_experiment_run_options,
-    add_policy_options,
-    policy_from,
-    run_options_from,
+from ragaudit.cli.announce import pipeline_text, stage_text
+from ragaudit.cli.argtypes import non_negative_int, positive_int, probability, share
+from ragaudit.cli.common import SEED_HELP, add_dataset_options, add_policy_options
+from ragaudit.cli.experiment_common import (
+    ALPHA_HELP,
+    add_artifact_options,
+    add_experiment_options,
+    plan_experiment,
+    run_on_executor,
+    settings_from,
 )
-from ragaudit.cli.console import shown, step
+from ragaudit.cli.results import pipelines_exit_code, print_result
 
 HELP = "evaluate a query rewrite: entity/constraint loss per case, metric deltas with significance, latency"
 
@@ -34,8 +34,7 @@ JSON_OUT = True
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_dataset_options(parser)
-    parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
+    add_dataset_options(parser, corpus=True)
     parser.add_argument(
         "--pipeline",
         default="bm25",
@@ -57,23 +56,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="known entity names, one per line: 'Professional | Pro' (aliases count as the same entity)",
     )
-    parser.add_argument(
-        "--metrics",
-        default="R@5,R@10,nDCG@10,MRR@10",
-        help="comma-separated metric names (default %(default)s)",
-    )
-    add_experiment_run_options(
-        parser, concurrency=1, concurrency_help="queries in flight (default 1: latency is timed alone)"
+    add_experiment_options(
+        parser,
+        "R@5,R@10,nDCG@10,MRR@10",
+        concurrency=1,
+        concurrency_help="queries in flight (default 1: latency is timed alone)",
     )
     parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
-    parser.add_argument("--alpha", type=probability, default=0.05, help="significance level (default 0.05)")
-    parser.add_argument(
-        "--out",
-        type=output_file,
-        default="reports/rewrite-eval.json",
-        help="the JSON artifact (- for standard output)",
-    )
-    parser.add_argument("--reports-dir", help="also write baseline.json and rewrite.json eval reports here")
+    parser.add_argument("--alpha", type=probability, default=0.05, help=ALPHA_HELP)
+    add_artifact_options(parser, "reports/rewrite-eval.json", "baseline.json and rewrite.json eval reports")
     parser.add_argument(
         "--show", type=non_negative_int, default=10, help="flagged cases to print (default 10)"
     )
@@ -111,52 +102,41 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.data.loading import load_dataset
     from ragaudit.experiments.entities import load_vocabulary
     from ragaudit.experiments.rewrite_eval import evaluate_rewrite
-    from ragaudit.metrics.names import parse_metrics
     from ragaudit.pipelines.config import resolve_pipeline
 
-    policy = policy_from(args)
-    specs = parse_metrics(args.metrics)
+    policy, specs, options = settings_from(args)
     config = resolve_pipeline(args.pipeline)
     stage = _stage(args, config.rewrite)
     vocabulary = load_vocabulary(args.vocabulary) if args.vocabulary else None
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     corpus = load_corpus(args.corpus)
-    options = run_options_from(args, specs)
-    plan(
-        "eval-rewrite",
-        ["pipeline " + pipeline_text(config), "rewrite " + stage_text(stage)],
-        dataset,
-        policy.relevance_threshold,
-        top_k=options.top_k,
-        metrics=args.metrics,
+    what = ["pipeline " + pipeline_text(config), "rewrite " + stage_text(stage)]
+    plan_experiment("eval-rewrite", what, dataset, args, options.top_k)
+    result = run_on_executor(
+        args,
+        lambda executor: evaluate_rewrite(
+            dataset,
+            corpus,
+            config,
+            stage,
+            specs,
+            policy,
+            options,
+            vocabulary=vocabulary,
+            resamples=args.resamples,
+            seed=args.seed,
+            alpha=args.alpha,
+            qdrant_url=args.qdrant_url,
+            report_dir=args.reports_dir,
+            executor=executor,
+        ),
+        f"eval-rewrite: querying {len(dataset.cases)} cases with and without the rewrite",
     )
-    with step(f"eval-rewrite: querying {len(dataset.cases)} cases with and without the rewrite"):
-        result = asyncio.run(
-            evaluate_rewrite(
-                dataset,
-                corpus,
-                config,
-                stage,
-                specs,
-                policy,
-                options,
-                vocabulary=vocabulary,
-                resamples=args.resamples,
-                seed=args.seed,
-                alpha=args.alpha,
-                qdrant_url=args.qdrant_url,
-                report_dir=args.reports_dir,
-            )
-        )
-    from ragaudit.report.terminal import render_terminal
-
-    print(render_terminal(result.to_dict(), limit=args.show))
-    result.write_json(args.out)
-    print(f"rewrite evaluation written to {shown(args.out)}")
-    from ragaudit.cli.outcome import exit_code, result_outcome
-
-    checks = [
-        result_outcome(result.baseline, f"pipeline {config.name}", "pipeline"),
-        result_outcome(result.rewritten, f"pipeline {config.name} + rewrite", "pipeline"),
-    ]
-    return exit_code(checks, args.max_error_rate)
+    print_result(result, args.out, written="rewrite evaluation written to", limit=args.show)
+    return pipelines_exit_code(
+        args,
+        [
+            (result.baseline, f"pipeline {config.name}"),
+            (result.rewritten, f"pipeline {config.name} + rewrite"),
+        ],
+    )

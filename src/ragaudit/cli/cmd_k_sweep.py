@@ -6,8 +6,15 @@ from __future__ import annotations
 import argparse
 
 from ragaudit.cli.argtypes import input_file, output_file, positive_int
-from ragaudit.cli.common import RUN_FORMAT_HELP, add_policy_options, policy_from
-from ragaudit.cli.console import shown
+from ragaudit.cli.common import (
+    RUN_FORMAT_HELP,
+    add_executor_options,
+    add_format_and_split,
+    add_policy_options,
+    executor_from,
+    policy_from,
+)
+from ragaudit.cli.results import print_result
 
 HELP = "Recall@k, Precision@k and context tokens for k = 1..K from one report or run (no re-querying)"
 
@@ -33,10 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dataset", help="golden JSONL, BEIR folder or qrels (a report's own dataset by default)"
     )
-    parser.add_argument(
-        "--dataset-format", choices=["auto", "jsonl", "beir", "qrels"], default="auto", help="with --run"
-    )
-    parser.add_argument("--split", default="test", help="BEIR qrels split, with --run (default test)")
+    add_format_and_split(parser, "with --run", "BEIR qrels split, with --run (default test)")
     parser.add_argument(
         "--corpus", help="contents by chunk id for the token counts (a report's own corpus by default)"
     )
@@ -53,6 +57,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--out", type=output_file, help="write the JSON artifact here (- for standard output)"
     )
     add_policy_options(parser)
+    add_executor_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,9 +74,15 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(
                 "--chunking", None, "a report names its own chunking", "drop --chunking with a report"
             )
-        result = sweep_report(
-            args.report, dataset=args.dataset, corpus=args.corpus, max_k=args.max_k, families=families
-        )
+        with executor_from(args) as executor:
+            result = sweep_report(
+                args.report,
+                dataset=args.dataset,
+                corpus=args.corpus,
+                max_k=args.max_k,
+                families=families,
+                executor=executor,
+            )
     else:
         from ragaudit.corpus.loading import load_corpus
         from ragaudit.data.loading import load_dataset, load_run
@@ -79,19 +90,18 @@ def run(args: argparse.Namespace) -> int:
         if not args.dataset:
             raise InputError("--run", None, "a run file needs the golden dataset", "add --dataset")
         policy = policy_from(args)
-        result = sweep_run(
-            load_run(args.run, args.run_format),
-            load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold),
-            policy,
-            corpus=load_corpus(args.corpus) if args.corpus else None,
-            chunking=parse_chunking(args.chunking) if args.chunking else None,
-            max_k=args.max_k,
-            families=families,
-        )
-    from ragaudit.report.terminal import render_terminal
-
-    print(render_terminal(result.to_dict()))
-    if args.out:
-        result.write_json(args.out)
-        print(f"written to {shown(args.out)}")
+        run = load_run(args.run, args.run_format)
+        dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
+        with executor_from(args) as executor:
+            result = sweep_run(
+                run,
+                dataset,
+                policy,
+                corpus=load_corpus(args.corpus) if args.corpus else None,
+                chunking=parse_chunking(args.chunking) if args.chunking else None,
+                max_k=args.max_k,
+                families=families,
+                executor=executor,
+            )
+    print_result(result, args.out)
     return 0

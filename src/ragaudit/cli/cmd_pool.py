@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragaudit.cli.common import DATASET_FORMAT_HELP, check_positive, source_spec_from
+from ragaudit.cli.common import add_format_and_split, check_positive, source_spec_from
 
 if TYPE_CHECKING:
     from ragaudit.data.run import Run
@@ -31,13 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dataset", help="an existing golden set (JSONL, BEIR folder or qrels): its grades carry over"
     )
-    parser.add_argument(
-        "--dataset-format",
-        choices=["auto", "jsonl", "beir", "qrels"],
-        default="auto",
-        help=DATASET_FORMAT_HELP,
-    )
-    parser.add_argument("--split", default="test", help="BEIR qrels split (default test)")
+    add_format_and_split(parser)
     parser.add_argument("--queries", help='new queries without labels: JSONL of {"id", "query", "tenant_id"}')
     parser.add_argument(
         "--corpus", help="corpus JSONL or BEIR folder (needed with --pipelines; gives run files their texts)"

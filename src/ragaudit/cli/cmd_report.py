@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ragaudit.cli.argtypes import input_file, output_file, positive_int, probability
-from ragaudit.cli.common import DATASET_FORMAT_HELP, SEED_HELP
+from ragaudit.cli.common import SEED_HELP, add_format_and_split
 
 HELP = "render a report as Markdown (PR comment) or a self-contained HTML page, optionally vs a baseline"
 
@@ -28,13 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=["md", "html"], default="md", help="md (default) or html")
     parser.add_argument("--out", type=output_file, help="write here (default, or -: standard output)")
     parser.add_argument("--dataset", help="the golden dataset, to show each query's text")
-    parser.add_argument(
-        "--dataset-format",
-        choices=["auto", "jsonl", "beir", "qrels"],
-        default="auto",
-        help=DATASET_FORMAT_HELP,
-    )
-    parser.add_argument("--split", default="test", help="BEIR qrels split (default test)")
+    add_format_and_split(parser)
     parser.add_argument(
         "--alpha", type=probability, default=0.05, help="significance level against the baseline"
     )

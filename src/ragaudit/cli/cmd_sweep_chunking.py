@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 
-from ragaudit.cli.announce import chunking_text, pipeline_text, plan
-from ragaudit.cli.argtypes import output_file, positive_int
-from ragaudit.cli.common import (
-    SEED_HELP,
-    add_dataset_options,
-    add_executor_options,
-    add_experiment_run_options,
-    add_policy_options,
-    executor_from,
-    policy_from,
-    run_options_from,
+from ragaudit.cli.announce import chunking_text, pipeline_text
+from ragaudit.cli.argtypes import positive_int
+from ragaudit.cli.common import SEED_HELP, add_dataset_options, add_experiment_run_options, add_policy_options
+from ragaudit.cli.experiment_common import (
+    add_artifact_options,
+    plan_experiment,
+    run_on_executor,
+    settings_from,
 )
-from ragaudit.cli.console import shown, step
+from ragaudit.cli.results import pipelines_exit_code, print_result
 
 HELP = "sweep chunk strategies, sizes and overlaps; score each against evidence spans"
 
@@ -46,8 +42,7 @@ def _ints(flag: str, text: str) -> list[int]:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_dataset_options(parser)
-    parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
+    add_dataset_options(parser, corpus=True)
     parser.add_argument(
         "--pipeline", default="bm25", help="a preset or pipeline TOML file; its chunking is replaced (bm25)"
     )
@@ -63,26 +58,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--context-k", type=positive_int, default=5, help="k for the token-level precision / IoU (5)"
     )
     add_experiment_run_options(parser)
-    add_executor_options(parser)
     parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
-    parser.add_argument(
-        "--out",
-        type=output_file,
-        default="reports/chunking-sweep.json",
-        help="the JSON artifact (- for standard output)",
-    )
-    parser.add_argument("--reports-dir", help="also write each point's eval report here")
+    add_artifact_options(parser, "reports/chunking-sweep.json", "each point's eval report")
     add_policy_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.experiments.chunking_sweep import chunking_grid, load_span_dataset, sweep_chunking
-    from ragaudit.metrics.names import parse_metrics
     from ragaudit.pipelines.config import resolve_pipeline
 
-    policy = policy_from(args)
-    specs = parse_metrics(args.metrics)
+    policy, specs, options = settings_from(args)
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     grid, skipped = chunking_grid(
         strategies, _ints("--sizes", args.sizes), _ints("--overlaps", args.overlaps)
@@ -92,48 +78,32 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_span_dataset(
         args.dataset, args.dataset_format, args.split, policy.relevance_threshold, corpus
     )
-    options = run_options_from(args, specs)
-    plan(
-        "sweep-chunking",
-        [
-            "pipeline " + pipeline_text(config) + " (its chunking is replaced by each point)",
-            f"{len(grid)} chunkings: "
-            + "; ".join(chunking_text(g).removeprefix("chunking ") for g in grid[:6])
-            + (" ..." if len(grid) > 6 else ""),
-        ],
-        dataset,
-        policy.relevance_threshold,
-        top_k=options.top_k,
-        metrics=args.metrics,
+    what = [
+        "pipeline " + pipeline_text(config) + " (its chunking is replaced by each point)",
+        f"{len(grid)} chunkings: "
+        + "; ".join(chunking_text(g).removeprefix("chunking ") for g in grid[:6])
+        + (" ..." if len(grid) > 6 else ""),
+    ]
+    plan_experiment("sweep-chunking", what, dataset, args, options.top_k)
+    result = run_on_executor(
+        args,
+        lambda executor: sweep_chunking(
+            dataset,
+            corpus,
+            config,
+            grid,
+            specs,
+            policy,
+            options,
+            context_k=args.context_k,
+            skipped=skipped,
+            resamples=args.resamples,
+            seed=args.seed,
+            qdrant_url=args.qdrant_url,
+            report_dir=args.reports_dir,
+            executor=executor,
+        ),
+        f"sweep-chunking: building and querying {len(grid)} chunkings",
     )
-    with (
-        executor_from(args) as executor,
-        step(f"sweep-chunking: building and querying {len(grid)} chunkings"),
-    ):
-        result = asyncio.run(
-            sweep_chunking(
-                dataset,
-                corpus,
-                config,
-                grid,
-                specs,
-                policy,
-                options,
-                context_k=args.context_k,
-                skipped=skipped,
-                resamples=args.resamples,
-                seed=args.seed,
-                qdrant_url=args.qdrant_url,
-                report_dir=args.reports_dir,
-                executor=executor,
-            )
-        )
-    from ragaudit.report.terminal import render_terminal
-
-    print(render_terminal(result.to_dict()))
-    result.write_json(args.out)
-    print(f"chunking sweep written to {shown(args.out)}")
-    from ragaudit.cli.outcome import exit_code, result_outcome
-
-    checks = [result_outcome(p.result, f"chunking {p.name}", "pipeline") for p in result.points]
-    return exit_code(checks, args.max_error_rate)
+    print_result(result, args.out, written="chunking sweep written to")
+    return pipelines_exit_code(args, [(p.result, f"chunking {p.name}") for p in result.points])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ragaudit.cli.common import DATASET_FORMAT_HELP
+from ragaudit.cli.common import add_format_and_split
 
 HELP = "check a golden dataset (and its ids against a corpus); exit 1 on errors"
 
@@ -18,13 +18,7 @@ ragaudit validate path/to/beir-folder --dataset-format beir --split dev
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", help="golden JSONL, BEIR folder or TREC qrels file")
     parser.add_argument("--corpus", help="corpus JSONL or BEIR folder to check ids against")
-    parser.add_argument(
-        "--dataset-format",
-        choices=["auto", "jsonl", "beir", "qrels"],
-        default="auto",
-        help=DATASET_FORMAT_HELP,
-    )
-    parser.add_argument("--split", default="test", help="BEIR qrels split (default test)")
+    add_format_and_split(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from ragaudit.pipelines.sources import SourceSpec
     from ragaudit.runner.executor import Executor
 
+CORPUS_HELP = "corpus JSONL or BEIR folder"
+DATASET_FORMATS = ["auto", "jsonl", "beir", "qrels"]
+SPLIT_HELP = "BEIR qrels split (default test)"
+
 
 def add_policy_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -39,15 +43,28 @@ def policy_from(args: argparse.Namespace) -> Policy:
     return Policy(gain=args.gain, relevance_threshold=args.relevance_threshold)
 
 
-def add_dataset_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dataset", required=True, help="golden JSONL, BEIR folder or TREC qrels file")
+def add_format_and_split(
+    parser: argparse.ArgumentParser, format_help: str | None = None, split_help: str = SPLIT_HELP
+) -> None:
+    """``--dataset-format`` (default: detected) and ``--split`` (a BEIR folder's qrels split)."""
     parser.add_argument(
         "--dataset-format",
-        choices=["auto", "jsonl", "beir", "qrels"],
+        choices=DATASET_FORMATS,
         default="auto",
-        help="format of --dataset (default: detected)",
+        help=format_help or DATASET_FORMAT_HELP,
     )
-    parser.add_argument("--split", default="test", help="BEIR qrels split (default test)")
+    parser.add_argument("--split", default="test", help=split_help)
+
+
+def add_dataset_options(parser: argparse.ArgumentParser, corpus: bool | str = False) -> None:
+    """The golden set (``--dataset``, its format and split) and, with ``corpus``, the required
+    ``--corpus`` (``corpus`` is its help when a string)."""
+    parser.add_argument("--dataset", required=True, help="golden JSONL, BEIR folder or TREC qrels file")
+    add_format_and_split(parser, "format of --dataset (default: detected)")
+    if corpus:
+        parser.add_argument(
+            "--corpus", required=True, help=corpus if isinstance(corpus, str) else CORPUS_HELP
+        )
 
 
 def add_source_options(
@@ -124,7 +141,8 @@ def add_experiment_run_options(
     parser: argparse.ArgumentParser, *, concurrency: int = 8, concurrency_help: str = ""
 ) -> None:
     """How an experiment queries its pipelines: depth, tenant, concurrency, timeout, resamples, Qdrant,
-    progress, and ``--max-error-rate`` with the exit rule (:mod:`ragaudit.cli.outcome`)."""
+    progress, ``--max-error-rate`` with the exit rule (:mod:`ragaudit.cli.outcome`), and where it runs
+    (:func:`add_executor_options`)."""
     parser.add_argument(
         "--top-k", type=positive_int, help="results per query (default: largest metric cut-off)"
     )
@@ -142,6 +160,7 @@ def add_experiment_run_options(
     parser.add_argument("--qdrant-url", help="use this Qdrant server or cluster as the dense store")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_outcome_options(parser)
+    add_executor_options(parser)
 
 
 def run_options_from(args: argparse.Namespace, specs: tuple[MetricSpec, ...]) -> RunOptions:

@@ -23,10 +23,17 @@ Sources:
 Contents for the token counts come from the run where it has them, else from the corpus by chunk id
 (chunked with the report's or the given chunking). Items with no content anywhere count 0 tokens and
 are reported: the figure is then a lower bound.
+
+A non-local executor (``--executor ray``) runs the scoring (every cut-off, the token counts) as one
+task on the cluster, after the inputs were read and checked on the driver. Nothing is queried or
+embedded, so this is no faster than a local sweep; the result is the same (the report adds
+``provenance.executor``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -48,6 +55,7 @@ from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.metrics.names import parse_metric
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.config import ChunkingConfig
+from ragaudit.runner.executor import Executor, run_once
 
 DEFAULT_MAX_K = 20
 DEFAULT_FAMILIES = ("R", "P")
@@ -66,6 +74,8 @@ class KSweep:
     contents: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     created_at: str = field(default_factory=utc_timestamp)
+    executor: dict[str, Any] | None = None
+    """Where the sweep ran (``--executor ray``: the cluster); ``None`` for a local run."""
 
     @property
     def max_k(self) -> int:
@@ -79,7 +89,10 @@ class KSweep:
                 created_at=self.created_at,
                 dataset=self.dataset,
                 policy=self.policy.to_dict(),
-                context={"pipeline": pipeline} if isinstance(pipeline, Mapping) else None,
+                context={
+                    "pipeline": pipeline if isinstance(pipeline, Mapping) else None,
+                    "executor": self.executor,
+                },
             ),
             "dataset": self.dataset,
             "policy": self.policy.to_dict(),
@@ -145,14 +158,30 @@ def sweep(
     families: Sequence[str] = DEFAULT_FAMILIES,
     contents: Mapping[str, str] | None = None,
     source: Mapping[str, Any] | None = None,
+    executor: Executor | None = None,
 ) -> KSweep:
     """Each family at k = 1..``max_k`` and the mean context tokens (see the module docstring).
 
-    ``contents`` maps chunk ids to texts for items the run carries no content for.
+    ``contents`` maps chunk ids to texts for items the run carries no content for. A non-local
+    ``executor`` computes the sweep as one task on its workers, after the arguments were checked
+    here (a bad ``max_k`` or family is the same error either way).
     """
     if isinstance(max_k, bool) or max_k <= 0:
         raise InputError("--max-k", None, f"must be a positive integer (got {max_k})", "e.g. --max-k 20")
     names = check_families(families)
+    if executor is not None and executor.name != "local":
+        job = functools.partial(
+            asyncio.to_thread,
+            sweep,
+            dataset,
+            run,
+            max_k,
+            policy,
+            families=names,
+            contents=contents,
+            source=source,
+        )
+        return replace(asyncio.run(run_once(executor, job)), executor=executor.info())
     specs = tuple(parse_metric(f"{f}@{k}") for k in range(1, max_k + 1) for f in names)
     result = evaluate(dataset, run, specs, policy)
     answered = [run.cases[c.id] for c in dataset.cases if c.id in run.cases and run.cases[c.id].error is None]
@@ -319,8 +348,10 @@ def sweep_report(
     corpus: str | None = None,
     max_k: int | None = None,
     families: Sequence[str] = DEFAULT_FAMILIES,
+    executor: Executor | None = None,
 ) -> KSweep:
-    """Sweep the ranking kept in an eval report (see the module docstring for what it needs)."""
+    """Sweep the ranking kept in an eval report (see the module docstring for what it needs);
+    ``executor`` runs the scoring (default: in this process)."""
     report = _load_report(path)
     where = str(path)
     policy = _policy_of(report)
@@ -354,7 +385,7 @@ def sweep_report(
     source = {"kind": "report", "path": where, "run": report.get("run", {}), "known_depth": known_depth}
     if report.get("pipeline"):
         source["pipeline"] = {key: report["pipeline"].get(key) for key in ("name", "config_sha256")}
-    return sweep(ds, run, k, policy, families=families, contents=contents, source=source)
+    return sweep(ds, run, k, policy, families=families, contents=contents, source=source, executor=executor)
 
 
 def sweep_run(
@@ -366,9 +397,11 @@ def sweep_run(
     chunking: ChunkingConfig | None = None,
     max_k: int | None = None,
     families: Sequence[str] = DEFAULT_FAMILIES,
+    executor: Executor | None = None,
 ) -> KSweep:
     """Sweep a complete run. With a non-whole ``chunking`` the labels are projected onto the corpus's
-    chunks (the corpus is needed); the corpus also supplies contents the run does not carry."""
+    chunks (the corpus is needed); the corpus also supplies contents the run does not carry.
+    ``executor`` runs the scoring (default: in this process)."""
     shape = chunking or ChunkingConfig()
     if shape.strategy != "whole":
         if corpus is None:
@@ -380,4 +413,6 @@ def sweep_run(
     k = max_k if max_k is not None else max(1, min(DEFAULT_MAX_K, deepest))
     contents = corpus_contents(corpus, shape) if corpus is not None else None
     source = {"kind": "run", **run.info()}
-    return sweep(dataset, run, k, policy, families=families, contents=contents, source=source)
+    return sweep(
+        dataset, run, k, policy, families=families, contents=contents, source=source, executor=executor
+    )

@@ -26,6 +26,7 @@ have gained that the reranker did gain (undefined when the ceiling equals before
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -49,7 +50,7 @@ from ragaudit.pipelines.config import PipelineConfig, StageConfig
 from ragaudit.pipelines.distribute import prepare_distributed
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 from ragaudit.runner.execute import warm_up
-from ragaudit.runner.executor import Executor
+from ragaudit.runner.executor import Executor, run_once
 
 DEFAULT_TOP_N = 50
 """The rerank stage's own default ``top_n`` (``ragaudit.pipelines.stages.wrap_rerank``)."""
@@ -282,24 +283,6 @@ def _cache_stats(retriever: object) -> dict[str, Any] | None:
     return None
 
 
-@dataclass(frozen=True)
-class _RerankCall:
-    """The arguments of one :func:`evaluate_reranker` run as a task (shipped once)."""
-
-    dataset: Dataset
-    corpus: Corpus
-    config: PipelineConfig
-    specs: tuple[MetricSpec, ...]
-    policy: Policy
-    options: dict[str, Any]
-
-
-async def _reranker_task(call: _RerankCall, _cell: int) -> RerankerEvaluation:
-    return await evaluate_reranker(
-        call.dataset, call.corpus, call.config, call.specs, call.policy, **call.options
-    )
-
-
 async def evaluate_reranker(
     dataset: Dataset,
     corpus: Corpus | str,
@@ -330,20 +313,25 @@ async def evaluate_reranker(
     if executor is not None and executor.name != "local":
         the_corpus = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
         remote = prepare_distributed([first], the_corpus, executor, cache, qdrant_url)
-        options = {
-            "top_n": top_n,
-            "default_tenant": default_tenant,
-            "concurrency": concurrency,
-            "timeout_s": timeout_s,
-            "progress": progress,
-            "alpha": alpha,
-            "resamples": resamples,
-            "seed": seed,
-            "cache": remote.cache,
-            "qdrant_url": qdrant_url,
-        }
-        call = _RerankCall(dataset, the_corpus, config, specs, policy, options)
-        (result,) = await executor.map(_reranker_task, call, [0])
+        job = functools.partial(
+            evaluate_reranker,
+            dataset,
+            the_corpus,
+            config,
+            specs,
+            policy,
+            top_n=top_n,
+            default_tenant=default_tenant,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            progress=progress,
+            alpha=alpha,
+            resamples=resamples,
+            seed=seed,
+            cache=remote.cache,
+            qdrant_url=qdrant_url,
+        )
+        result = await run_once(executor, job)
         return replace(result, executor=remote.provenance)
     n = int(stage.params["top_n"])
     prepared = prepare_pipeline(

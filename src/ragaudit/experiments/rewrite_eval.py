@@ -24,10 +24,18 @@ stage is warmed up with one new query text before either run (so the embedding m
 Dense retrievers embed queries through the on-disk embedding cache: a query text embedded by an
 earlier run is a cache lookup, so compare the two systems on runs where both query sets are equally
 new (a first run) or equally cached (a re-run; deterministic rewriters produce the same texts).
+
+A non-local executor (``--executor ray``) embeds the corpus on its workers first and prebuilds the
+BM25 indexes on the driver (:func:`~ragaudit.pipelines.distribute.prepare_distributed`), then runs the
+whole evaluation, both systems, as **one** task: the baseline and the rewrite are timed in the same
+process, as locally, so their latencies stay comparable. The eval reports of ``report_dir`` are
+written by the driver. An ``llm`` rewrite stage reads its API key from the environment of the node
+that runs the task.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections import Counter
@@ -51,10 +59,12 @@ from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import BuiltPipeline, ComponentCache, build_pipeline
 from ragaudit.pipelines.config import PipelineConfig, StageConfig, parse_pipeline
+from ragaudit.pipelines.distribute import prepare_distributed
 from ragaudit.pipelines.prepare import prepare_pipeline
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.rewrite import QueryRewriter, RewriteRetriever
 from ragaudit.runner.execute import warm_up
+from ragaudit.runner.executor import Executor, run_once
 
 # ------------------------------------------------------------------------------------------ stage
 
@@ -210,6 +220,8 @@ class RewriteEvaluation:
     vocabulary_terms: int = 0
     notes: list[str] = field(default_factory=list)
     created_at: str = field(default_factory=utc_timestamp)
+    executor: dict[str, Any] | None = None
+    """Where the evaluation ran (``--executor ray``: the cluster); ``None`` for a local run."""
 
     @property
     def primary_metric(self) -> str:
@@ -266,6 +278,7 @@ class RewriteEvaluation:
                     "pipeline": self.pipelines["rewrite"],
                     "corpus": self.corpus.info(),
                     "retrieval": self.retrieval,
+                    "executor": self.executor,
                 },
             ),
             "dataset": self.dataset.info(),
@@ -352,6 +365,12 @@ def _cases(
     return out
 
 
+def write_reports(result: RewriteEvaluation, report_dir: str | Path) -> None:
+    """Both eval reports (``baseline.json``, ``rewrite.json``) into ``report_dir``."""
+    result.baseline.write_json(Path(report_dir) / "baseline.json")
+    result.rewritten.write_json(Path(report_dir) / "rewrite.json")
+
+
 async def evaluate_rewrite(
     dataset: Dataset,
     corpus: Corpus,
@@ -367,15 +386,40 @@ async def evaluate_rewrite(
     alpha: float = 0.05,
     qdrant_url: str | None = None,
     report_dir: str | Path | None = None,
+    cache: ComponentCache | None = None,
+    executor: Executor | None = None,
 ) -> RewriteEvaluation:
     """Evaluate ``config`` without any rewrite stage and with ``stage`` (see the module docstring).
 
     ``report_dir`` also writes both eval reports (``baseline.json``, ``rewrite.json``) for
-    ``ragaudit compare``.
+    ``ragaudit compare``. A non-local ``executor`` embeds the corpus on its workers first and runs
+    the evaluation as one task there.
     """
-    cache = ComponentCache()
+    cache = cache if cache is not None else ComponentCache()
     base_config = replace(config, rewrite=None)
     with_config = replace(config, name=f"{config.name}+rewrite", rewrite=stage)
+    if executor is not None and executor.name != "local":
+        remote = prepare_distributed([base_config, with_config], corpus, executor, cache, qdrant_url)
+        job = functools.partial(
+            evaluate_rewrite,
+            dataset,
+            corpus,
+            config,
+            stage,
+            specs,
+            policy,
+            options,
+            vocabulary=vocabulary,
+            resamples=resamples,
+            seed=seed,
+            alpha=alpha,
+            qdrant_url=qdrant_url,
+            cache=remote.cache,
+        )
+        result = await run_once(executor, job)
+        if report_dir is not None:
+            write_reports(result, report_dir)
+        return replace(result, executor=remote.provenance)
     prepared = prepare_pipeline(
         dataset, corpus, base_config, threshold=policy.relevance_threshold, cache=cache, qdrant_url=qdrant_url
     )
@@ -404,9 +448,6 @@ async def evaluate_rewrite(
         policy,
         {"retrieval": retrieval, "pipeline": built.info(), "corpus": corpus.info()},
     )
-    if report_dir is not None:
-        base_result.write_json(Path(report_dir) / "baseline.json")
-        rewrite_result.write_json(Path(report_dir) / "rewrite.json")
     comparison = compare_reports(
         [
             LoadedReport("baseline", "<baseline>", base_result.to_dict()),
@@ -421,7 +462,7 @@ async def evaluate_rewrite(
         scored_on, base_result, rewrite_result, rewrite_run, recorder, vocabulary, options.default_tenant
     )
     notes = list(getattr(recorder.inner, "warnings", []))[:20]
-    return RewriteEvaluation(
+    result = RewriteEvaluation(
         dataset=dataset,
         corpus=corpus,
         policy=policy,
@@ -436,3 +477,6 @@ async def evaluate_rewrite(
         vocabulary_terms=len(vocabulary.terms) if vocabulary is not None else 0,
         notes=notes,
     )
+    if report_dir is not None:
+        write_reports(result, report_dir)
+    return result

@@ -15,9 +15,10 @@ Two things are done once, here, for all cells:
   every chunk vector cached. The plan also says, per cell, how many texts the cell would have
   embedded and how many it would have found cached, which a sweep reports.
 
-The cells read the embedding cache file the driver wrote: on one machine (or with
-``RAGAUDIT_CACHE_DIR`` on storage every node mounts) they embed nothing. A node that cannot see the
-file embeds the chunks of its cell itself, which gives correct results at the cost of time.
+The cells read the embedding cache file the driver wrote (the Ray executor gives them the driver's
+cache folder): on one machine, or with ``RAGAUDIT_CACHE_DIR`` on storage every node mounts, they
+embed nothing. A node that cannot see the file embeds the chunks of its cell itself, which gives
+correct results at the cost of time.
 """
 
 from __future__ import annotations

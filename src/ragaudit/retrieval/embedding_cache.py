@@ -3,8 +3,10 @@
 Vectors live in one SQLite file, keyed by ``(model fingerprint, sha256(text))`` and stored as float32
 blobs. The default file is ``.ragaudit/cache/embeddings.sqlite`` under the current directory; the
 environment variable ``RAGAUDIT_CACHE_DIR`` names another folder, and an explicit ``path`` wins over
-both. Several processes may share the file: it runs in WAL mode and each batch is written in its own
-transaction, so an interrupted job keeps what it had embedded.
+both. Several processes may share the file, on one machine or (on a network filesystem such as NFS)
+on several: it runs in WAL mode on a local disk and with a rollback journal on a network filesystem
+(:mod:`ragaudit.sqlite_files`), and each batch is written in its own transaction, so an interrupted
+job keeps what it had embedded and a reader never sees half a batch.
 
 :class:`EmbeddingCache` wraps a :class:`~ragaudit.retrieval.embedder.TextEncoder` and is one itself
 (same ``fingerprint`` and ``dim``), so whatever takes an encoder can take a cached one.

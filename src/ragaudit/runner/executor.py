@@ -76,6 +76,18 @@ class LocalExecutor:
         return None
 
 
+async def _await_job(job: Callable[[], Awaitable[R]], _cell: int) -> R:
+    return await job()
+
+
+async def run_once(executor: Executor, job: Callable[[], Awaitable[R]]) -> R:
+    """``await job()`` as the one cell of ``executor``: in this process, or as one Ray task. ``job`` is
+    a ``functools.partial`` of a module-level ``async`` function (Ray pickles it by reference); a
+    synchronous one goes through ``functools.partial(asyncio.to_thread, fn, ...)``."""
+    (result,) = await executor.map(_await_job, job, [0])
+    return result
+
+
 def make_executor(
     name: str,
     *,

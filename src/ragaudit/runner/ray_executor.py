@@ -14,6 +14,11 @@ Only Ray's own machinery is used:
   run with the driver's BLAS thread count (a ``runtime_env`` setting ``OMP_NUM_THREADS`` and
   friends): Ray gives its workers one BLAS thread, and a matrix product's last bits depend on the
   thread count, so the exact store's scores, and a near tie's order, would differ from the local run;
+- the embedding cache: tasks and actors run with the driver's cache folder (``RAGAUDIT_CACHE_DIR`` in
+  the ``runtime_env``, see :meth:`RayExecutor.cache_env`), so the cells read the vectors the driver
+  wrote instead of a folder under the worker's own working directory, and with
+  ``RAGAUDIT_CACHE_SHARED`` when the driver sets it, so every machine opens the cache file in the
+  same journal mode (:mod:`ragaudit.sqlite_files`);
 - embedding: a Ray Data dataset of text groups, ``map_batches`` over an actor pool
   (``concurrency=actors``): each actor loads the model once in its constructor and encodes one group
   per call, exactly as :meth:`~ragaudit.retrieval.embedder.Embedder.encode` does locally.
@@ -26,14 +31,17 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
+import socket
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
+from ragaudit.cache import CACHE_ENV, default_cache_dir
 from ragaudit.errors import MissingDependencyError
 from ragaudit.retrieval.embedder import Embedder, FloatMatrix
+from ragaudit.sqlite_files import SHARED_ENV
 
 S = TypeVar("S")
 C = TypeVar("C")
@@ -131,8 +139,32 @@ class RayExecutor:
         self.last_embedding: dict[str, Any] | None = None
 
     def cell_env(self) -> dict[str, str]:
-        """The environment variables every cell task runs with (the driver's BLAS thread count)."""
-        return {key: str(self.blas_threads) for key in BLAS_THREAD_VARIABLES}
+        """The environment variables every cell task runs with: the driver's BLAS thread count and
+        :meth:`cache_env`."""
+        return {**{key: str(self.blas_threads) for key in BLAS_THREAD_VARIABLES}, **self.cache_env()}
+
+    def one_machine(self) -> bool:
+        """Every alive node of the cluster runs on this machine (its host name)."""
+        here = socket.gethostname()
+        return all(n.get("NodeManagerHostname") == here for n in self.ray.nodes() if n.get("Alive"))
+
+    def cache_env(self) -> dict[str, str]:
+        """The cache settings tasks and actors get from the driver.
+
+        ``RAGAUDIT_CACHE_DIR``: the driver's cache folder as an absolute path, when the driver sets the
+        variable (on a cluster: a folder every node mounts at that path), or when every node is this
+        machine (the default ``./.ragaudit/cache`` would otherwise be under each worker's working
+        directory, the one the cluster was started in, not the driver's). Unset on a cluster of
+        several machines, each node keeps its own default folder and embeds what it does not find.
+        ``RAGAUDIT_CACHE_SHARED``: passed on as the driver has it, so every machine opens the SQLite
+        file in the same journal mode."""
+        env: dict[str, str] = {}
+        if os.environ.get(CACHE_ENV, "").strip() or self.one_machine():
+            env[CACHE_ENV] = str(default_cache_dir().absolute())
+        shared = os.environ.get(SHARED_ENV, "").strip()
+        if shared:
+            env[SHARED_ENV] = shared
+        return env
 
     def cluster(self) -> dict[str, Any]:
         """Alive nodes and the cluster's CPUs, as Ray reports them now."""
@@ -175,6 +207,7 @@ class RayExecutor:
             batch_format="numpy",
             concurrency=actors,
             num_cpus=self.actor_cpus,
+            runtime_env={"env_vars": self.cache_env()},
         )
         seen: set[int] = set()
         dim = embedder.dim
