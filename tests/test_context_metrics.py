@@ -113,9 +113,9 @@ def test_metrics_on_the_warranty_case(kb: tuple[Corpus, dict[str, GoldenCase]]) 
     assert m.precision_tokens == pytest.approx(v2 / context.tokens)
     assert m.evidence_coverage == 0.5  # v2's span is in; the FAQ's span is not
     assert m.evidence_present
-    # stale: superseded (v1), or graded 0 for the case (the shipping policy, judged irrelevant)
+    # stale: superseded in the corpus (v1); the shipping policy is judged irrelevant (0), not stale
     assert case.relevance["acme-shipping-policy"] == 0
-    assert m.staleness == 0.5 and m.stale_chunks == ("acme-warranty-policy-v1", "acme-shipping-policy")
+    assert m.staleness == 0.25 and m.stale_chunks == ("acme-warranty-policy-v1",)
     assert m.redundancy == 0.0 and m.foreign_chunks == ()
     empty = context_metrics(assemble_context([], case, lookup, REGEX), case)
     assert (empty.precision_chunks, empty.evidence_coverage, empty.evidence_present) == (0.0, 0.0, False)

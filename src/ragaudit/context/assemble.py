@@ -98,8 +98,15 @@ class ContextChunk:
 
     @property
     def stale(self) -> bool:
-        """Superseded in the corpus, or judged grade 0 (irrelevant or obsolete) for this case."""
-        return self.superseded or self.grade == 0
+        """A stale version: superseded in the corpus (``metadata.status``). A chunk judged grade 0 for the
+        case is not stale for that alone: on a golden set with complete judgments most chunks are graded
+        0 because they are about something else (see :attr:`judged_irrelevant`)."""
+        return self.superseded
+
+    @property
+    def judged_irrelevant(self) -> bool:
+        """Graded 0 for this case (judged irrelevant, or an obsolete version the corpus does not mark)."""
+        return self.grade == 0
 
     @property
     def foreign(self) -> bool:
@@ -112,8 +119,8 @@ class ContextChunk:
 
     @property
     def bad(self) -> bool:
-        """Stale or foreign: a chunk an answer must not follow."""
-        return self.stale or self.foreign
+        """Stale, judged irrelevant (grade 0) or foreign: a chunk an answer must not follow."""
+        return self.stale or self.judged_irrelevant or self.foreign
 
 
 @dataclass(frozen=True)

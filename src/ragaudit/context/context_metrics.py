@@ -8,7 +8,7 @@ token counts ``t(c)``::
     evidence_coverage  = |{s ∈ S : s lies inside the context}| / |S|
     evidence_char_recall = |chars(C) ∩ chars(S)| / |chars(S)|    (``corpus.projection.token_overlap``)
     redundancy         = |{c_j : ∃ i < j, J(c_i, c_j) >= τ}| / |C|
-    staleness          = |{c : superseded, or graded 0 for the case}| / |C|
+    staleness          = |{c : superseded in the corpus (metadata.status)}| / |C|
     tokens             = Σ_{c ∈ C} t(c)
 
 ``S`` are the case's required evidence spans (grade at or above the relevance threshold; a span without
