@@ -92,6 +92,8 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         },
         name="errors",
     )
+    gone = sorted(run.cases)[:2]  # a run file that lacks 2 cases of the dataset
+    variants["missing"] = Run({cid: c for cid, c in run.cases.items() if cid not in gone}, name="missing")
     paths = {}
     for name, variant in variants.items():
         paths[name] = out / f"{name}.json"
@@ -321,6 +323,62 @@ def test_operations_budgets_fail_with_numbers(
     assert "timeout after 30s" in text and "ms > budget 1e-06 ms" in text
     code, text, _ = _gate([str(reports["run_file"]), "--policy", str(policy)], capsys)
     assert code == 1 and "the report has no latency (a run-file evaluation measures none)" in text
+
+
+def test_failed_and_missing_cases_fail_the_gate_even_without_an_error_budget(
+    reports: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run whose cases failed is not a passing run: missing cases count as failed (as in 'ragaudit
+    eval'), and a policy without max_error_rate tolerates none (the default budget is 0)."""
+    cases = json.loads(reports["missing"].read_text())["counts"]["cases"]
+    code, text, _ = _gate([str(reports["missing"]), "--policy", str(reports["policy"])], capsys)
+    assert code == 1, text
+    assert f"error rate {2 / cases:.4f} (0 errors + 2 missing / {cases} cases) > budget 0.01" in text
+    floors_only = tmp_path / "floors.toml"
+    floors_only.write_text('[quality]\nfloors = { "R@5" = 0.10 }\n', encoding="utf-8")
+    for name, failed in (("missing", "0 errors + 2 missing"), ("errors", "4 errors")):
+        code, text, _ = _gate([str(reports[name]), "--policy", str(floors_only)], capsys)
+        assert code == 1, text
+        assert "[FAIL] operations" in text and f"({failed} / {cases} cases) > budget 0" in text
+    code, text, _ = _gate([str(reports["base"]), "--policy", str(floors_only)], capsys)
+    assert code == 0, text
+    assert (
+        f"[pass] operations  error rate 0.0000 (0/{cases}) <= 0 (no max_error_rate: none tolerated)" in text
+    )
+
+
+def test_a_report_where_nothing_could_be_scored_fails_the_gate(
+    reports: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(reports["base"].read_text())
+    for case in data["per_case"]:  # every case unanswerable: nothing was scored
+        case["status"] = "unanswerable"
+    empty = _write(tmp_path / "unscorable.json", data)
+    code, text, _ = _gate([str(empty), "--policy", str(reports["policy"])], capsys)
+    assert code == 1 and "no case could be scored" in text
+
+
+def test_a_baseline_sharing_no_metric_fails_the_regression_check(
+    reports: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(reports["base"].read_text())
+    data["metrics"] = {"P@3": 0.2}
+    for case in data["per_case"]:
+        case["metrics"] = {"P@3": 0.2} if case.get("metrics") else case.get("metrics", {})
+    baseline = _write(tmp_path / "other-metrics.json", data)
+    policy = tmp_path / "gates.toml"
+    policy.write_text("[quality]\nmax_regression = 0.02\n", encoding="utf-8")
+    code, text, _ = _gate(
+        [str(reports["base"]), "--policy", str(policy), "--baseline", str(baseline)], capsys
+    )
+    assert code == 1, text
+    assert "[FAIL] quality" in text and "no metric in common with the baseline" in text
+    floors = tmp_path / "floors.toml"  # a floor's metric the baseline lacks is not compared silently
+    floors.write_text('[quality]\nfloors = { "R@5" = 0.10 }\n', encoding="utf-8")
+    code, text, _ = _gate(
+        [str(reports["base"]), "--policy", str(floors), "--baseline", str(baseline)], capsys
+    )
+    assert code == 1 and "R@5 cannot be compared" in text
 
 
 def test_a_floor_on_a_metric_the_report_lacks_fails_and_says_how_to_fix(

@@ -13,6 +13,9 @@ from typing import Any
 
 from ragaudit.verdict import CheckVerdict
 
+MISSING = "missing: the run has no result for this case"
+"""The failure reason of a dataset case a run has no result for (counted as a failed case)."""
+
 
 @dataclass(frozen=True, slots=True)
 class RankedItem:

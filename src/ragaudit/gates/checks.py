@@ -15,9 +15,11 @@ with its numbers.
    that could not verify isolation (``not-verified``, ``incomplete``, or an older report that checked
    no chunk or left chunks unattributed) keeps the gate not verified even when the eval report verified
    the chunks its own cases got: the audit is the stronger check;
-4. **operations**: latency p95 within its budget, error rate (``errors / cases``) within its budget.
-   A budget the report cannot be checked against (no latency in a run-file evaluation) fails: an
-   unmeasured budget is not a met one.
+4. **operations**: latency p95 within its budget, and the share of failed cases (errors and cases the
+   run has no result for) within ``max_error_rate``, which is 0 when the policy sets none: a run whose
+   cases failed is not a passing run. A report where no case could be scored fails. A budget the
+   report cannot be checked against (no latency in a run-file evaluation) fails: an unmeasured
+   budget is not a met one.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ragaudit.data.run import MISSING
 from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport, compare_reports
+from ragaudit.evaluation.outcome import report_outcome
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.selftest import run_selftest
 from ragaudit.verdict import isolation_of
@@ -155,10 +159,15 @@ def _regressions(
         f"{m} cannot be compared: it is not in both the report and the baseline; "
         "evaluate both with the same --metrics"
         for m in missing
-        if policy.regression_metrics
     ]
     notes: list[str] = []
     if not metrics:
+        if not missing:  # a regression check that compared nothing is not a met one
+            findings.append(
+                f"no metric in common with the baseline (report: {', '.join(report.metric_names()) or 'none'}; "
+                f"baseline: {', '.join(baseline.metric_names()) or 'none'}): the regression check compared "
+                "nothing; evaluate both with the same --metrics"
+            )
         return findings, notes, []
     result = compare_reports([baseline, report], baseline, metrics, policy.alpha, resamples, seed)
     rows = result["comparisons"]
@@ -406,8 +415,11 @@ def security_gate(
 
 
 def operations_gate(report: LoadedReport, policy: GatePolicy) -> GateResult:
-    if policy.latency_p95_ms is None and policy.max_error_rate is None:
-        return GateResult("operations", "skip", "no latency or error-rate budget in the policy")
+    """Latency p95 within its budget (when the policy sets one), and the run's failed cases within
+    ``max_error_rate``: always checked, with 0 when the policy sets none (a run whose cases failed is
+    not a passing run). Failed cases are counted as ``ragaudit eval`` counts them
+    (:mod:`ragaudit.evaluation.outcome`): errors, and cases the run has no result for (``missing``);
+    a report where no case could be scored, or that shares no case with its dataset, fails too."""
     findings: list[str] = []
     numbers: dict[str, Any] = {}
     parts: list[str] = []
@@ -424,24 +436,30 @@ def operations_gate(report: LoadedReport, policy: GatePolicy) -> GateResult:
             findings.append(f"latency p95 {p95:.1f} ms > budget {policy.latency_p95_ms:g} ms")
         else:
             parts.append(f"latency p95 {p95:.1f} ms <= {policy.latency_p95_ms:g} ms")
-    if policy.max_error_rate is not None:
-        counts = report.data.get("counts", {})
-        cases, errors = int(counts.get("cases", 0)), int(counts.get("errors", 0))
-        rate = errors / cases if cases else math.nan
-        numbers["error_rate"] = {
-            "value": rate,
-            "errors": errors,
-            "cases": cases,
-            "budget": policy.max_error_rate,
-        }
-        if not rate <= policy.max_error_rate:
-            shown = ", ".join(f"{e.get('id')}: {e.get('error')}" for e in report.data.get("errors", [])[:3])
-            findings.append(
-                f"error rate {rate:.4f} ({errors} errors / {cases} cases) > budget {policy.max_error_rate:g}"
-                + (f"; e.g. {shown}" if shown else "")
-            )
-        else:
-            parts.append(f"error rate {rate:.4f} ({errors}/{cases}) <= {policy.max_error_rate:g}")
+    budget = policy.max_error_rate if policy.max_error_rate is not None else 0.0
+    unset = "" if policy.max_error_rate is not None else " (no max_error_rate: none tolerated)"
+    outcome = report_outcome(report.data, f"report {report.path}", "report")
+    missing = sum(1 for _, reason in outcome.failures if reason == MISSING)
+    errors = len(outcome.failures) - missing
+    cases = outcome.total
+    rate = outcome.rate if cases else math.nan
+    numbers["error_rate"] = {
+        "value": rate,
+        "errors": errors,
+        "missing": missing,
+        "cases": cases,
+        "budget": budget,
+        "budget_set": policy.max_error_rate is not None,
+    }
+    failed = f"{errors} errors" + (f" + {missing} missing" if missing else "")
+    if outcome.failures and outcome.rate > budget:
+        shown = ", ".join(f"{cid}: {reason}" for cid, reason in outcome.failures[:3])
+        findings.append(
+            f"error rate {rate:.4f} ({failed} / {cases} cases) > budget {budget:g}{unset}; e.g. {shown}"
+        )
+    else:
+        parts.append(f"error rate {rate:.4f} ({len(outcome.failures)}/{cases}) <= {budget:g}{unset}")
+    findings += outcome.problems(1.0)  # nothing scored, no case shared: whatever the budget
     if findings:
         return GateResult("operations", "fail", "; ".join(findings), tuple(findings), numbers=numbers)
     return GateResult("operations", "pass", "; ".join(parts), numbers=numbers)

@@ -11,13 +11,14 @@ alpha = 0.05            # significance level of the paired test, after Holm corr
 max_leaks = 0           # cross-tenant chunks allowed (eval report + --audit reports)
 [operations]
 latency_p95_ms = 800    # budget for the 95th-percentile query latency
-max_error_rate = 0.01   # errors / cases
+max_error_rate = 0.01   # failed cases (errors and missing) / cases; 0 when absent
 ```
 
 Every section and key is optional. Absent ``[security]`` still means ``max_leaks = 0``: a leak blocks
 a release whatever the policy forgets to say, and tenant isolation that could not be verified (neither
 the eval report nor an ``--audit`` report verified it) blocks it too unless ``allow_unverified = true``
-(the gate then still says "not verified"). An absent operations budget is not checked.
+(the gate then still says "not verified"). An absent latency budget is not checked; an absent
+``max_error_rate`` is 0: a run whose cases failed never passes.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragaudit.data.run import CaseRun, Run
+from ragaudit.data.run import MISSING, CaseRun, Run
 
 ERROR_KINDS = (
     "timeout",
@@ -56,7 +56,6 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (  # first match wins: status 
     ),
 )
 EXAMPLES_PER_KIND = 5
-MISSING = "missing: the run has no result for this case"
 
 
 def classify_error(reason: str) -> str:

@@ -1,0 +1,201 @@
+"""Whether a run earned its figures: the outcome of each source a command ran (docs/cli.md, "Exit codes").
+
+A source (an endpoint, a Python retriever, a pipeline, a run file or eval report, a chat endpoint
+answering or judging) **fails the run** when:
+
+- its share of failed cases is above the allowed error rate::
+
+      failed share = failed / total     failed = cases with no ranking (or answer): an error, a
+                                        timeout, a malformed reply, no tenant, or (run files and
+                                        reports) no result for an answerable case of the dataset
+
+- no case could be scored (every case failed, or none is answerable at the relevance threshold);
+- (run files and reports) it shares no case id with the dataset.
+
+One rule for every place that says whether a run passed: the command line's exit code
+(:mod:`ragaudit.cli.outcome` prints it), the release gate (``ragaudit gate``) and the pytest plugin's
+assertion helpers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ragaudit.data.run import MISSING
+
+Via = Literal["endpoint", "retriever", "pipeline", "run", "report", "chat", "judge"]
+"""How a source was queried; it picks the flags the fixes name."""
+
+
+@dataclass(frozen=True)
+class SourceOutcome:
+    """What one source gave: every case's failure (if any), how many cases were scored, and, for a
+    run file, how many of its ids the dataset has."""
+
+    label: str
+    via: Via
+    total: int
+    failures: tuple[tuple[str, str], ...]
+    """``(case id, reason)`` of every failed case, in dataset order."""
+    scored: int
+    answerable: int | None = None
+    """Answerable cases (``None`` where answerability does not apply, e.g. answers)."""
+    run_ids: int | None = None
+    """Run files: how many distinct ids the run has (``None`` for live sources)."""
+    shared_ids: int | None = None
+    """Run files: how many of them are cases of the dataset."""
+    dataset_sample: tuple[str, ...] = ()
+    run_sample: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        """How the run went, in one line: cases, failed, scored."""
+        unit = {"chat": "answers", "judge": "judgements"}.get(self.via, "cases")
+        scored = (
+            f"{self.scored} scored"
+            if self.answerable is None
+            else f"{self.scored} of {self.answerable} answerable scored"
+        )
+        return f"{self.total} {unit}, {len(self.failures)} failed, {scored}"
+
+    @property
+    def rate(self) -> float:
+        return len(self.failures) / self.total if self.total else 0.0
+
+    def problems(self, max_error_rate: float) -> list[str]:
+        """Why this source fails the run (empty when it does not)."""
+        out: list[str] = []
+        if self.run_ids is not None and self.shared_ids == 0:
+            what = "has no result at all" if self.run_ids == 0 else "shares no case id with the dataset"
+            ids = f"its ids: {_sample(self.run_sample)}; " if self.run_sample else ""
+            return [  # every other problem follows from this one
+                f"the {_noun(self.via)} {what} ({ids}the dataset's: {_sample(self.dataset_sample)}); "
+                "was it made for another --dataset or --split?"
+            ]
+        if self.failures and self.rate > max_error_rate:
+            out.append(
+                f"{len(self.failures)} of {self.total} cases failed ({self.rate:.1%}; --max-error-rate "
+                f"allows {max_error_rate:.1%})"
+            )
+        if self.scored == 0:
+            if self.answerable == 0:
+                out.append(
+                    "no case could be scored: no case of the dataset is answerable (none has a relevant "
+                    "item at --relevance-threshold); check the threshold and the labels"
+                )
+            elif self.total == 0:
+                out.append("no case could be scored: the dataset has no case")
+            else:
+                out.append(f"no case could be scored: every {_unit(self.via)} failed or is missing")
+        return out
+
+
+def _noun(via: Via) -> str:
+    return {"run": "--run file", "report": "--report"}.get(via, via)
+
+
+def _unit(via: Via) -> str:
+    return {"chat": "answer", "judge": "judgement"}.get(via, "answerable case")
+
+
+def _sample(ids: Sequence[str]) -> str:
+    return ", ".join(repr(i) for i in ids[:3]) + (" ..." if len(ids) > 3 else "")
+
+
+def _field(case: Any, name: str) -> Any:
+    return case.get(name) if isinstance(case, Mapping) else getattr(case, name, None)
+
+
+def eval_outcome(
+    per_case: Iterable[Any],
+    label: str,
+    via: Via,
+    *,
+    not_in_dataset: int = 0,
+    run_sample: Sequence[str] = (),
+) -> SourceOutcome:
+    """The outcome of an evaluation from its per-case entries (:class:`CaseResult` objects or the
+    ``per_case`` dicts of an eval report). A case fails when it errored (answerable or not) or, being
+    answerable, is missing from the run. With ``via`` ``run``/``report`` the shared ids are counted
+    (``not_in_dataset``: run ids that are not cases)."""
+    total = scored = answerable = in_run = 0
+    failures: list[tuple[str, str]] = []
+    sample: list[str] = []
+    for case in per_case:
+        cid, status, error = str(_field(case, "id")), _field(case, "status"), _field(case, "error")
+        total += 1
+        if len(sample) < 3:
+            sample.append(cid)
+        answerable += status != "unanswerable"
+        scored += status == "ok"
+        present = status != "missing" and (
+            status != "unanswerable" or bool(_field(case, "answered")) or error is not None
+        )
+        in_run += present
+        if status == "missing":
+            failures.append((cid, MISSING))
+        elif error is not None:
+            failures.append((cid, str(error)))
+    from_file = via in ("run", "report")
+    return SourceOutcome(
+        label,
+        via,
+        total,
+        tuple(failures),
+        scored,
+        answerable,
+        in_run + not_in_dataset if from_file else None,
+        in_run if from_file else None,
+        tuple(sample),
+        tuple(run_sample),
+    )
+
+
+def result_outcome(result: Any, label: str, via: Via, run_sample: Sequence[str] = ()) -> SourceOutcome:
+    """:func:`eval_outcome` of an :class:`~ragaudit.evaluation.result.EvalResult`."""
+    return eval_outcome(
+        result.per_case, label, via, not_in_dataset=result.counts.not_in_dataset, run_sample=run_sample
+    )
+
+
+def report_outcome(report: Mapping[str, Any], label: str, via: Via) -> SourceOutcome:
+    """:func:`eval_outcome` of an eval report dict (``EvalResult.to_dict()`` or its JSON, parsed)."""
+    counts = report.get("counts")
+    extra = counts.get("not_in_dataset", 0) if isinstance(counts, Mapping) else 0
+    per_case = report.get("per_case")
+    return eval_outcome(
+        per_case if isinstance(per_case, list) else [], label, via, not_in_dataset=int(extra or 0)
+    )
+
+
+def failures_outcome(
+    outcomes: Mapping[str, str | None] | Iterable[tuple[str, str | None]], label: str, via: Via
+) -> SourceOutcome:
+    """The outcome of ``(case id, error or None)`` pairs (answers, judgements, run cases): a case is
+    scored when it has no error."""
+    pairs = list(outcomes.items()) if isinstance(outcomes, Mapping) else list(outcomes)
+    failures = tuple((cid, error) for cid, error in pairs if error is not None)
+    return SourceOutcome(label, via, len(pairs), failures, len(pairs) - len(failures))
+
+
+def run_outcome(run: Any, case_ids: Sequence[str], label: str, via: Via) -> SourceOutcome:
+    """The outcome of a :class:`~ragaudit.data.run.Run` over ``case_ids`` (no relevance involved): a
+    case fails when it errored or the run lacks it; with ``via`` ``run`` the shared ids are counted."""
+    cases = run.cases
+    pairs = [(cid, cases[cid].error if cid in cases else MISSING) for cid in case_ids]
+    outcome = failures_outcome(pairs, label, via)
+    if via != "run":
+        return outcome
+    wanted = set(case_ids)
+    return SourceOutcome(
+        label,
+        via,
+        outcome.total,
+        outcome.failures,
+        outcome.scored,
+        run_ids=len(cases),
+        shared_ids=sum(1 for cid in cases if cid in wanted),
+        dataset_sample=tuple(case_ids[:3]),
+        run_sample=tuple(list(cases)[:3]),
+    )
