@@ -270,3 +270,76 @@ def test_assertion_helpers_accept_a_report_dict() -> None:
         assert_floor(report, "nDCG@10", 1.01)
     with pytest.raises(AssertionError, match="MRR was not computed"):
         assert_floor(result, "MRR", 0.5)
+
+
+FLAKY_RETRIEVER = '''
+"""The bm25 pipeline over the demo corpus, whose backend fails on every question about refunds."""
+import os
+
+from ragaudit.corpus.loading import load_corpus
+from ragaudit.pipelines.sources import SourceSpec, open_source
+
+
+class FlakyRetriever:
+    def __init__(self):
+        corpus = load_corpus(os.environ["DEMO_CORPUS"])
+        self.inner = open_source(SourceSpec(pipeline="bm25"), corpus=corpus).retriever
+
+    async def search(self, *, tenant_id, query, top_k):
+        if "refund" in query.lower():
+            raise RuntimeError("backend down")
+        return await self.inner.search(tenant_id=tenant_id, query=query, top_k=top_k)
+
+
+def make():
+    return FlakyRetriever()
+'''
+
+
+def test_a_floor_met_by_a_run_whose_cases_failed_fails_the_test(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documented quality test (floors only) must not pass while the retriever errors on some
+    cases: a run whose cases failed is not a passing run (max_error_rate tolerates a share)."""
+    monkeypatch.setenv("DEMO_CORPUS", str(KB / "corpus.jsonl"))
+    pytester.syspathinsert()
+    pytester.makepyfile(
+        flaky=FLAKY_RETRIEVER,
+        test_quality="""
+import pytest
+from ragaudit.pytest_plugin import assert_floor, assert_floors
+
+pytestmark = pytest.mark.ragaudit(dataset="demo:golden.jsonl", corpus="demo:corpus.jsonl", retriever="flaky:make")
+
+def test_quality(eval_result):
+    assert eval_result.counts.errors > 0
+    assert_floors(eval_result, {"nDCG@10": 0.10})
+
+def test_one_floor(eval_result):
+    assert_floor(eval_result, "R@5", 0.10)
+
+def test_tolerated(eval_result):
+    assert_floors(eval_result, {"nDCG@10": 0.10}, max_error_rate=0.2)
+""",
+    )
+    result = _run(pytester)
+    result.assert_outcomes(passed=1, failed=2)
+    text = result.stdout.str()
+    assert "cases failed" in text and "RuntimeError: backend down" in text
+
+
+def test_floor_helpers_fail_on_missing_cases_and_on_nothing_scored() -> None:
+    lesson = KB.parent / "lesson_golden.jsonl"
+    rankings = {"pricing-001": ["pricing-professional-v3"], "security-001": ["account-security-guide-v2"]}
+    partial = evaluate(lesson, rankings, "R@5")  # refund-001 is missing: scored 0, a failed case
+    with pytest.raises(
+        AssertionError,
+        match=r"(?s)1 of 4 cases failed \(25.0%; max_error_rate allows 0.0%\).*refund-001: missing",
+    ):
+        assert_floors(partial, {"R@5": 0.5})
+    with pytest.raises(AssertionError, match=r"1 of 4 cases failed"):
+        assert_floor(partial.to_dict(), "R@5", 0.5)
+    assert_floors(partial, {"R@5": 0.5}, max_error_rate=0.25)
+    nothing = evaluate(lesson, {}, "R@5")
+    with pytest.raises(AssertionError, match="no case could be scored"):
+        assert_floors(nothing, {"R@5": 0.0}, max_error_rate=1.0)

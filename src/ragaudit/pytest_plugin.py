@@ -452,18 +452,44 @@ def _floor_message(result: EvalResult | Mapping[str, Any], metric: str, floor: f
     return floor_failure(name, value, floor, per_case)
 
 
-def assert_floor(result: EvalResult | Mapping[str, Any], metric: str, floor: float) -> None:
-    """Fail with ``"nDCG@10 0.61 < floor 0.70; worst queries: ..."`` when the mean misses ``floor``."""
+def _run_failed(result: EvalResult | Mapping[str, Any], max_error_rate: float) -> list[str]:
+    """Why the run behind ``result`` failed (the rule of ``ragaudit eval``'s exit code,
+    :mod:`ragaudit.evaluation.outcome`): failed cases (errors, and cases with no result) above
+    ``max_error_rate``, nothing scored, or no case shared with the dataset. Empty when it did not."""
+    from ragaudit.evaluation.outcome import report_outcome, result_outcome
+    from ragaudit.evaluation.result import EvalResult
+    from ragaudit.gates.checks import WORST
+
+    outcome = (
+        result_outcome(result, "eval_result", "pipeline")
+        if isinstance(result, EvalResult)
+        else report_outcome(result, "report", "report")
+    )
+    problems = outcome.problems(max_error_rate, "max_error_rate")
+    if problems and outcome.failures:
+        shown = "; ".join(f"{cid}: {reason}" for cid, reason in outcome.failures[:WORST])
+        problems.append(f"first failures: {shown} (a floor met by a run whose cases failed is not earned)")
+    return problems
+
+
+def assert_floor(
+    result: EvalResult | Mapping[str, Any], metric: str, floor: float, *, max_error_rate: float = 0.0
+) -> None:
+    """Fail with ``"nDCG@10 0.61 < floor 0.70; worst queries: ..."`` when the mean misses ``floor``, and
+    when the run failed: more failed cases than ``max_error_rate`` tolerates (default 0), or nothing
+    scored (as ``ragaudit eval`` exits 1 then)."""
     __tracebackhide__ = True
-    message = _floor_message(result, metric, floor)
-    if message:
-        raise AssertionError(message)
+    assert_floors(result, {metric: floor}, max_error_rate=max_error_rate)
 
 
-def assert_floors(result: EvalResult | Mapping[str, Any], floors: Mapping[str, float]) -> None:
-    """Check several floors at once; the failure lists every metric that missed its floor."""
+def assert_floors(
+    result: EvalResult | Mapping[str, Any], floors: Mapping[str, float], *, max_error_rate: float = 0.0
+) -> None:
+    """Check several floors at once; the failure lists every metric that missed its floor, and why the
+    run failed when it did (:func:`assert_floor`)."""
     __tracebackhide__ = True
     messages = [m for metric, floor in floors.items() if (m := _floor_message(result, metric, floor))]
+    messages += _run_failed(result, max_error_rate)
     if messages:
         raise AssertionError("\n".join(messages))
 

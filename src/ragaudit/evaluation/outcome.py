@@ -63,8 +63,9 @@ class SourceOutcome:
     def rate(self) -> float:
         return len(self.failures) / self.total if self.total else 0.0
 
-    def problems(self, max_error_rate: float) -> list[str]:
-        """Why this source fails the run (empty when it does not)."""
+    def problems(self, max_error_rate: float, option: str = "--max-error-rate") -> list[str]:
+        """Why this source fails the run (empty when it does not); ``option`` names the tolerance as the
+        caller spells it (``max_error_rate=`` for the pytest helpers)."""
         out: list[str] = []
         if self.run_ids is not None and self.shared_ids == 0:
             what = "has no result at all" if self.run_ids == 0 else "shares no case id with the dataset"
@@ -75,7 +76,7 @@ class SourceOutcome:
             ]
         if self.failures and self.rate > max_error_rate:
             out.append(
-                f"{len(self.failures)} of {self.total} cases failed ({self.rate:.1%}; --max-error-rate "
+                f"{len(self.failures)} of {self.total} cases failed ({self.rate:.1%}; {option} "
                 f"allows {max_error_rate:.1%})"
             )
         if self.scored == 0:
