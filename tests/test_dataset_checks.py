@@ -145,3 +145,59 @@ def test_beir_qrels_pairs_judged_twice_are_noted_with_the_kept_grade(
         captured.err
     )
     assert "1.0000" in captured.out  # d1's kept grade (2) is relevant
+
+
+def span(doc_id: str, start: int, end: int) -> dict[str, object]:
+    return {"doc_id": doc_id, "start": start, "end": end}
+
+
+def test_an_evidence_span_outside_its_document_is_an_error(tmp_path: Path, corpus: Path) -> None:
+    """A span past the end of the document's text can never overlap a chunk: its grade is lost."""
+    path = golden(
+        tmp_path,
+        [
+            {
+                "id": "inside",
+                "tenant_id": "acme",
+                "relevant_chunk_ids": ["acme-faq"],
+                "evidence": [span("acme-faq", 0, 8)],
+            },
+            {
+                "id": "past",
+                "tenant_id": "acme",
+                "relevant_chunk_ids": ["acme-faq"],
+                "evidence": [span("acme-faq", 4, 40)],
+            },
+            {
+                "id": "after",
+                "tenant_id": "acme",
+                "relevant_chunk_ids": ["acme-pricing"],
+                "evidence": [span("acme-faq", 0, 8), span("acme-pricing", 50, 60)],
+            },
+        ],
+    )
+    problems = validate_dataset(path, corpus)
+    assert [(p.line, p.severity) for p in problems] == [(2, "error"), (3, "error")]
+    assert "evidence[0] [4, 40) of 'acme-faq' ends past its text (8 characters)" in problems[0].message
+    assert "evidence[1] [50, 60) of 'acme-pricing' ends past its text (11 characters)" in problems[1].message
+
+
+def test_a_corpus_that_does_not_exist_is_an_input_error_not_a_clean_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = golden(tmp_path, [{"id": "a", "tenant_id": "acme", "relevant_chunk_ids": ["nowhere"]}])
+    assert main(["validate", str(path), "--corpus", str(tmp_path / "missing.jsonl")]) == 2
+    captured = capsys.readouterr()
+    assert "0 error(s)" not in captured.out and "missing.jsonl" in captured.err
+
+
+def test_a_dataset_with_no_answerable_case_is_flagged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every case an unanswerable probe: valid, but no ranking metric can be scored on it."""
+    path = golden(tmp_path, [{"id": "u1", "relevant_chunk_ids": []}, {"id": "u2", "relevance": {"d": 0}}])
+    problems = validate_dataset(path)
+    assert [p.severity for p in problems] == ["warning"]
+    assert "no case is answerable (2 cases, none with an item graded >= 1)" in problems[0].message
+    assert main(["validate", str(path)]) == 0
+    assert "0 error(s), 1 warning(s)" in capsys.readouterr().out

@@ -8,7 +8,7 @@ known, since chunkers name chunks that way; such a chunk belongs to ``D``'s tena
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragaudit.data.lines import iter_json_records
@@ -23,6 +23,8 @@ class CorpusIndex:
 
     owners: dict[str, frozenset[str]]
     tenants: frozenset[str]
+    lengths: dict[str, int] = field(default_factory=dict)
+    """The length of each record's ``text`` (the string evidence spans index), where it has one."""
 
     def _base(self, doc_id: str) -> str | None:
         if doc_id in self.owners:
@@ -45,6 +47,7 @@ def read_corpus_index(path: str | Path) -> tuple[CorpusIndex, list[Problem]]:
     if p.is_dir():
         p = p / "corpus.jsonl"
     owners: dict[str, set[str]] = defaultdict(set)
+    lengths: dict[str, int] = {}
     problems: list[Problem] = []
     for number, obj in iter_json_records(p, problems):
         found = [obj[k] for k in ID_KEYS if isinstance(obj, dict) and isinstance(obj.get(k), str)]
@@ -56,7 +59,11 @@ def read_corpus_index(path: str | Path) -> tuple[CorpusIndex, list[Problem]]:
         tenant = obj.get("tenant_id")
         for doc_id in found:
             owners[doc_id].update([tenant] if isinstance(tenant, str) else [])
+            if isinstance(obj.get("text"), str):
+                lengths[doc_id] = len(obj["text"])
     index = CorpusIndex(
-        {d: frozenset(t) for d, t in owners.items()}, frozenset(t for ts in owners.values() for t in ts)
+        {d: frozenset(t) for d, t in owners.items()},
+        frozenset(t for ts in owners.values() for t in ts),
+        lengths,
     )
     return index, problems

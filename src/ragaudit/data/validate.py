@@ -6,7 +6,11 @@ With a corpus, each case is also checked against it:
 * the case's ``tenant_id`` must be one of the corpus's tenants (``"ACME "`` is not ``acme``: the
   error names the closest tenant as the fix);
 * every labelled id must belong to the case's tenant: a case labelled with another tenant's chunk
-  would reward a cross-tenant leak.
+  would reward a cross-tenant leak;
+* every evidence span must lie inside its document's ``text``: a span past its end overlaps no chunk,
+  so its grade would be lost without a word.
+
+A ``--corpus`` that does not exist is an input error (exit 2), never a dataset checked clean.
 
 The tenant checks apply when the corpus names tenants (a BEIR corpus does not).
 """
@@ -23,7 +27,7 @@ from ragaudit.data.golden_jsonl import read_golden_jsonl
 from ragaudit.data.loading import DatasetFormat, detect_dataset_format
 from ragaudit.data.schema import Dataset, GoldenCase
 from ragaudit.data.trec import read_qrels
-from ragaudit.errors import Problem
+from ragaudit.errors import InputError, Problem
 
 EXAMPLES = 5
 
@@ -52,6 +56,24 @@ def _unknown_ids(path: str, cases: Iterable[GoldenCase], corpus: CorpusIndex) ->
                     "fix the ids, or add the documents to the corpus",
                 )
             )
+    return problems
+
+
+def _span_problems(path: str, cases: Iterable[GoldenCase], corpus: CorpusIndex) -> list[Problem]:
+    problems: list[Problem] = []
+    for case in cases:
+        for i, span in enumerate(case.evidence):
+            length = corpus.lengths.get(span.doc_id)
+            if length is not None and span.end > length:
+                problems.append(
+                    Problem(
+                        path,
+                        case.line,
+                        f"case {case.id!r}: evidence[{i}] [{span.start}, {span.end}) of {span.doc_id!r} ends past "
+                        f"its text ({length} characters); it can never overlap a chunk",
+                        "fix the offsets against the document's text (character offsets, end exclusive)",
+                    )
+                )
     return problems
 
 
@@ -122,6 +144,8 @@ def validate_dataset(
     path: str | Path, corpus: str | Path | None = None, fmt: DatasetFormat = "auto", split: str = "test"
 ) -> list[Problem]:
     """Return every problem found (errors and warnings); an empty list means the dataset is clean."""
+    if corpus is not None and not Path(corpus).exists():
+        raise InputError(str(corpus), None, "corpus not found", "check the path given to --corpus")
     kind = detect_dataset_format(path) if fmt == "auto" else fmt
     problems: list[Problem]
     cases: list[GoldenCase] = []
@@ -141,9 +165,21 @@ def validate_dataset(
     else:
         qrels, problems = read_qrels(path)
         cases = [GoldenCase(q, "", None, j) for q, j in qrels.items()]
+    if cases and not any(case.is_answerable() for case in cases):
+        problems.append(
+            Problem(
+                str(path),
+                None,
+                f"no case is answerable ({len(cases)} cases, none with an item graded >= 1): ranking metrics "
+                "cannot be scored on it ('ragaudit eval' fails such a run)",
+                "label the relevant chunks of the answerable questions (unanswerable probes alone test abstention)",
+                "warning",
+            )
+        )
     if corpus is not None and Path(corpus).exists():
         index, corpus_problems = read_corpus_index(corpus)
         problems += corpus_problems
         problems += _unknown_ids(str(path), cases, index)
         problems += _tenant_problems(str(path), cases, index)
+        problems += _span_problems(str(path), cases, index)
     return problems
