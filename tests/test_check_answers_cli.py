@@ -101,6 +101,7 @@ def test_embedding_support_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixt
         [
             '{"id": "acme-pricing-001", "answer": "50,000 API calls per month."}',
             '{"id": "acme-warranty-001", "answer": "Twelve months."}',
+            '{"id": "acme-unanswerable-001", "answer": ""}',
         ],
     )
     out = tmp_path / "r.json"
@@ -144,7 +145,14 @@ def test_missing_answers_are_counted_not_attributed(
     )
     out = tmp_path / "r.json"
     args = ["check-answers", "--dataset", golden, "--corpus", CORPUS, "--run", run]
-    assert main([*args, "--answers", str(answers), "--no-embeddings", "--out", str(out)]) == 0
+    # 2 of 3 cases have no answer: they were not checked, so the run fails (the report is written)
+    assert main([*args, "--answers", str(answers), "--no-embeddings", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"FAILED answers (--answers {answers}): 2 of 3 cases failed (66.7%" in err
+    assert f"acme-warranty-001: no answer for this case in {answers}" in err
+    assert "by kind: 2 no answer" in err and "fix (no answer): give every case of --dataset an answer" in err
+    tolerated = [*args, "--answers", str(answers), "--no-embeddings", "--max-error-rate", "0.7"]
+    assert main([*tolerated, "--out", str(out)]) == 0  # asked to tolerate: exit 0, still counted
     capsys.readouterr()
     report = json.loads(out.read_text())
     cases = by_id(report)
@@ -222,3 +230,14 @@ def test_bad_context_options_are_input_errors(
     assert main(["context", "--dataset", golden, "--corpus", CORPUS, "--run", run, flag, value]) == 2
     err = capsys.readouterr().err
     assert f"argument {flag}: must be" in err and "Traceback" not in err  # refused when parsed
+
+
+def test_answers_that_match_no_case_check_nothing_and_fail(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden, run = subset_files(tmp_path)
+    answers = write_lines(tmp_path / "a.jsonl", ['{"id": "another-dataset-001", "answer": "42"}'])
+    args = ["check-answers", "--dataset", golden, "--corpus", CORPUS, "--run", run, "--no-embeddings"]
+    assert main([*args, "--answers", str(answers), "--max-error-rate", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "no case could be scored: every answer failed or is missing" in err

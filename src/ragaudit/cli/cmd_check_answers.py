@@ -230,10 +230,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _exit_code(args: argparse.Namespace, source: Any, answers: Any, judge: Any) -> int:
-    """The exit rule over the rankings, the answers asked of --endpoint and the judge's verdicts."""
-    from ragaudit.cli.outcome import exit_code, failures_outcome
+    """The exit rule over the rankings, the answers (of --answers: a case without one failed; or asked of
+    --endpoint) and the judge's verdicts."""
+    from ragaudit.cli.outcome import NO_ANSWER, exit_code, failures_outcome
 
     checks = [retrieval_outcome(args, source)]
+    if args.answers:  # a case without an answer was not checked: it fails like a missing case
+        missing = f"{NO_ANSWER} {args.answers}"
+        given = {c.id: None if c.id in answers else missing for c in source.dataset.cases}
+        checks.append(failures_outcome(given, f"answers (--answers {args.answers})", "answers"))
     if args.endpoint:
         errors = {cid: answer.error for cid, answer in answers.items()}
         checks.append(failures_outcome(errors, "answers (--endpoint)", "chat"))

@@ -71,6 +71,9 @@ see docs/cli.md, "Exit codes\""""
 
 SHOWN = 5
 """First failures printed per source."""
+NO_ANSWER = "no answer for this case in"
+"""The start of the reason of a case an ``--answers`` file has no answer for (``check-answers``)."""
+NO_ANSWER_KIND = "no answer"
 
 
 def add_outcome_options(parser: argparse.ArgumentParser) -> None:
@@ -95,6 +98,8 @@ def failure_kind(reason: str) -> str:
     """A short kind for a failure reason: ``HTTP 401``, ``timeout``, ``connection``, ``bad JSON``,
     ``malformed response``, ``no-tenant``, ``missing``, an exception type (``KeyError``), or ``other``
     (refines :func:`ragaudit.security.error_rate.classify_error`)."""
+    if reason.startswith(NO_ANSWER):
+        return NO_ANSWER_KIND
     kind = classify_error(reason)
     if kind.startswith("http"):
         found = _HTTP.search(reason)
@@ -109,6 +114,11 @@ def failure_kind(reason: str) -> str:
 
 def fix_for(kind: str, via: Via) -> str:
     """The flag (in the CLI's own option names) that fixes the usual cause of ``kind`` failures."""
+    if kind == NO_ANSWER_KIND:
+        return (
+            "give every case of --dataset an answer in --answers (an empty answer is a decline), "
+            "or raise --max-error-rate to check only the cases answered"
+        )
     chat = via in ("chat", "judge")
     url = "--judge-endpoint (or --endpoint)" if via == "judge" else "--endpoint"
     concurrency = "--answer-concurrency" if chat else "--concurrency"

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from ragaudit.data.run import MISSING
 
-Via = Literal["endpoint", "retriever", "pipeline", "run", "report", "chat", "judge"]
+Via = Literal["endpoint", "retriever", "pipeline", "run", "report", "chat", "answers", "judge"]
 """How a source was queried; it picks the flags the fixes name."""
 
 
@@ -51,7 +51,7 @@ class SourceOutcome:
 
     def summary(self) -> str:
         """How the run went, in one line: cases, failed, scored."""
-        unit = {"chat": "answers", "judge": "judgements"}.get(self.via, "cases")
+        unit = {"chat": "answers", "answers": "answers", "judge": "judgements"}.get(self.via, "cases")
         scored = (
             f"{self.scored} scored"
             if self.answerable is None
@@ -97,7 +97,7 @@ def _noun(via: Via) -> str:
 
 
 def _unit(via: Via) -> str:
-    return {"chat": "answer", "judge": "judgement"}.get(via, "answerable case")
+    return {"chat": "answer", "answers": "answer", "judge": "judgement"}.get(via, "answerable case")
 
 
 def _sample(ids: Sequence[str]) -> str:
