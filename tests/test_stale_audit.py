@@ -145,3 +145,29 @@ def test_cli_per_pipeline_and_run_file_with_gate(tmp_path: Path, capsys: pytest.
 def test_cli_needs_a_source(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["audit-stale", "--dataset", str(KB / "golden.jsonl"), "--corpus", str(KB / "corpus.jsonl")])
     assert code == 2 and "nothing to audit" in capsys.readouterr().err
+
+
+def test_a_corpus_marking_nothing_superseded_is_not_verified_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without superseded versions no stale chunk can be served: a stale share of 0 checks nothing, so
+    the audit says NOT VERIFIED and exits 1 (whatever --max-stale-share and --max-error-rate allow)."""
+    corpus = tmp_path / "corpus.jsonl"
+    lines = []
+    for line in (KB / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        record.pop("metadata", None)  # no version information at all
+        lines.append(json.dumps(record))
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "stale.json"
+    argv = [
+        "audit-stale", "--dataset", str(KB / "golden.jsonl"), "--corpus", str(corpus),
+        "--pipeline", "bm25", "--no-progress", "--out", str(out),
+    ]  # fmt: skip
+    assert main([*argv, "--max-stale-share", "0.9", "--max-error-rate", "1"]) == 1
+    captured = capsys.readouterr()
+    assert "stale versions: NOT VERIFIED - the corpus marks no document superseded" in captured.err
+    assert "stale versions: NOT VERIFIED" in captured.out  # the table says it too, beside its zeros
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["sources"][0]["superseded_documents_in_corpus"] == 0
+    assert report["sources"][0]["not_verified"].startswith("the corpus marks no document superseded")

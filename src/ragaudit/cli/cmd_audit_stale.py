@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ragaudit.cli.argtypes import input_file, output_file, positive_int, share
 from ragaudit.cli.common import add_dataset_options, add_source_options
@@ -118,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
         target.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"report written to {shown(args.out)}")
     code = exit_code(checks, args.max_error_rate)
+    unverified = next((a.not_verified for a, _ in audits if a.not_verified), None)
+    if unverified:  # nothing could be stale: the zeros are no pass
+        print(f"stale versions: NOT VERIFIED - {unverified}", file=sys.stderr)
+        code = 1
     limit = args.max_stale_share
     if limit is not None:
         over = [a.name for a, _ in audits if a.share > limit]

@@ -74,6 +74,12 @@ class StaleCase:
         }
 
 
+NOTHING_SUPERSEDED = (
+    'the corpus marks no document superseded (metadata.status = "superseded"): no stale version can be '
+    "served, so its zeros check nothing; mark the superseded versions, or audit the corpus that has them"
+)
+
+
 @dataclass(frozen=True)
 class StaleAudit:
     """The stale-version figures of one run at ``k``, and the offending cases."""
@@ -87,6 +93,12 @@ class StaleAudit:
     rate: float
     above_active: float
     offending: tuple[StaleCase, ...]
+
+    @property
+    def not_verified(self) -> str | None:
+        """Why the figures check nothing (``None``: they do): with no superseded version in the corpus,
+        no stale chunk can be served, so a share of 0 says nothing about how stale versions are ranked."""
+        return NOTHING_SUPERSEDED if self.superseded_in_corpus == 0 else None
 
     def metrics(self) -> dict[str, float]:
         return {
@@ -102,6 +114,7 @@ class StaleAudit:
             "cases_scored": self.scored,
             "cases_failed": self.failed,
             "superseded_documents_in_corpus": self.superseded_in_corpus,
+            "not_verified": self.not_verified,
             "metrics": self.metrics(),
             "offending_cases": [c.to_json() for c in self.offending],
         }

@@ -20,6 +20,8 @@ class StaleSource:
     offending: list[tuple[str, list[Mapping[str, Any]]]]
     """``(case id, stale items)``; an item has ``rank``, ``doc_id``, ``active_doc_id`` and ``active_rank``."""
     failed: int
+    not_verified: str | None = None
+    """Why the figures check nothing (no superseded version in the corpus), else ``None``."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ def _source(s: Fields) -> StaleSource:
         dict(s.obj("metrics").data),
         [(str(c.need("case_id")), [i.data for i in c.each("stale")]) for c in s.each("offending_cases")],
         int(s.obj("errors").need("failed")),
+        s.opt("not_verified"),
     )
 
 
@@ -62,6 +65,11 @@ class StaleAuditKind(ReportKind):
             "failed",
         ]
         lines = [render_table(headers, rows)]
+        lines += [
+            f"stale versions: NOT VERIFIED - {s.name}: {s.not_verified}"
+            for s in report.sources
+            if s.not_verified
+        ]
         for s in report.sources:
             if not s.offending:
                 continue
