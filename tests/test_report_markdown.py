@@ -14,6 +14,7 @@ from ragaudit.artifacts.escape import escape_md
 from ragaudit.cli.main import main
 from ragaudit.evaluation.compare import compare_reports, load_report
 from ragaudit.report.markdown import render_markdown
+from ragaudit.report.terminal import render_terminal
 from ragaudit.report.view import build_view
 from report_fixtures import EVIL_ERROR, build_reports, load, with_extras
 
@@ -99,6 +100,31 @@ def test_gate_verdict_k_sweep_and_chunking_are_rendered(reports: dict[str, Path]
         "| series | k=1 | k=3 | k=5 | k=10 |" in text and "| nDCG@k | 0.4000 | 0.6000 | 0.6500 | – |" in text
     )
     assert "| fixed-128/16 | 0.7700 | 0.9000 | 412 |" in text
+
+
+def test_a_gate_section_claiming_a_pass_over_a_failed_gate_renders_as_failed(
+    reports: dict[str, Path],
+) -> None:
+    """A hand-edited verdict (passed: true, verdict: pass) cannot earn a check mark its gates deny."""
+    report = with_extras(load(reports["base"]))
+    edited = {**report["gate"], "passed": True, "verdict": "pass"}
+    for gate in (edited, {**report["gate"], "passed": True}):
+        text = render({**report, "gate": gate})
+        assert "**Gate: ❌ FAILED**" in text and "PASSED" not in text
+    not_verified = {
+        "passed": True,
+        "verdict": "pass",
+        "gates": [{"name": "security", "passed": True, "status": "not_verified", "accepted": True}],
+    }
+    assert "**Gate: ⚠️ NOT VERIFIED**" in render({**report, "gate": not_verified})
+    refused = {
+        "passed": False,
+        "verdict": "pass",
+        "gates": [{"name": "quality", "passed": True, "status": "pass"}],
+    }
+    assert "**Gate: ❌ FAILED**" in render({**report, "gate": refused})  # it exited 1: no pass
+    verdict = {"kind": "gate", "policy": {"source": "gates.toml"}, "report": "r.json", **edited}
+    assert render_terminal(verdict).startswith("ragaudit gate: FAIL (1 of 2 gates failed)")
 
 
 def test_compare_and_benchmark_reports_render(reports: dict[str, Path]) -> None:

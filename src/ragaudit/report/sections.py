@@ -8,7 +8,7 @@ the rows of the ablation, reranker-eval and rewrite-eval sections.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,14 +35,20 @@ GATE_MARKS = {"pass": "✅", "fail": "❌", "skip": "➖", "not_verified": "⚠�
 """The mark of each gate state (only a checked pass gets a check mark)."""
 
 
+def overall_gate_state(stated: object, passed: bool, states: Iterable[str]) -> str:
+    """The overall state of a gate verdict: the worst of what it states (its ``verdict``, its
+    ``passed``) and what its gates' states show, so no claim earns more than its gates did (a failed
+    gate under ``"verdict": "pass"`` is a failure; ``passed: false`` is never a pass)."""
+    order = ("pass", "not_verified", "fail")
+    seen = set(states)
+    derived = "fail" if "fail" in seen else "not_verified" if "not_verified" in seen else "pass"
+    worst = max((derived, stated if stated in order else "pass"), key=order.index)
+    return "fail" if not passed and worst == "pass" else str(worst)
+
+
 def gate_state(gate: Mapping[str, Any], passed: bool, gates: list[GateResult]) -> str:
-    """The overall state of a gate verdict: its ``verdict`` key when it has three states, else derived."""
-    stated = gate.get("verdict")
-    if stated in ("pass", "fail", "not_verified"):
-        return str(stated)
-    if not passed and (not gates or any(g.state == "fail" for g in gates)):
-        return "fail"
-    return "not_verified" if any(g.state == "not_verified" for g in gates) else "pass"
+    """:func:`overall_gate_state` of a gate section and its parsed gates."""
+    return overall_gate_state(gate.get("verdict"), passed, (g.state for g in gates))
 
 
 def gate_verdict(gate: Mapping[str, Any] | None) -> tuple[bool, list[GateResult]] | None:

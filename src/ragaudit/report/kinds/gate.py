@@ -8,6 +8,7 @@ from typing import Any
 
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.fields import Fields
+from ragaudit.report.sections import overall_gate_state
 
 MARKS = {"pass": "pass", "fail": "FAIL", "skip": "skip", "not_verified": "NOT VERIFIED"}
 
@@ -60,20 +61,10 @@ class GateKind(ReportKind):
 
     def typed(self, report: Fields) -> GateReport:
         gates = [_gate(g) for g in report.each("gates")]
-        stated = report.opt("verdict")
-        if stated not in ("pass", "fail", "not_verified"):
-            failed = any(g.status == "fail" for g in gates)
-            stated = (
-                "fail"
-                if failed
-                else "not_verified"
-                if any(g.status == "not_verified" for g in gates)
-                else "pass"
-            )
+        passed = report.need("passed") is True
+        state = overall_gate_state(report.opt("verdict"), passed, (g.status for g in gates))
         policy = report.obj("policy", required=False)
-        return GateReport(
-            report.need("passed") is True, str(stated), report.opt("report"), policy.opt("source"), gates
-        )
+        return GateReport(passed, state, report.opt("report"), policy.opt("source"), gates)
 
     def terminal(self, report: GateReport, limit: int = 10) -> list[str]:
         """The verdict (pass / FAIL / NOT VERIFIED and why), then every gate with its findings and notes."""
