@@ -381,6 +381,26 @@ def test_a_baseline_sharing_no_metric_fails_the_regression_check(
     assert code == 1 and "R@5 cannot be compared" in text
 
 
+def test_a_mean_edited_by_hand_does_not_pass_a_floor(
+    reports: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The floors are checked against the report's own cases: a mean that is not theirs fails."""
+    data = json.loads(reports["base"].read_text())
+    real = data["metrics"]["nDCG@10"]
+    data["metrics"]["nDCG@10"] = 0.99
+    edited = _write(tmp_path / "edited.json", data)
+    policy = tmp_path / "gates.toml"
+    policy.write_text('[quality]\nfloors = { "nDCG@10" = 0.95 }\n', encoding="utf-8")
+    code, text, _ = _gate([str(edited), "--policy", str(policy)], capsys)
+    assert code == 1, text
+    assert f"nDCG@10: the report says 0.9900 but its {75} answerable cases average {real:.4f}" in text
+    for case in data["per_case"]:  # no per-case figures left to check the mean against
+        case.pop("metrics", None)
+    stripped = _write(tmp_path / "stripped.json", data)
+    code, text, _ = _gate([str(stripped), "--policy", str(policy)], capsys)
+    assert code == 1 and "nDCG@10: the report has no per-case values to check its mean against" in text
+
+
 def test_a_floor_on_a_metric_the_report_lacks_fails_and_says_how_to_fix(
     reports: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

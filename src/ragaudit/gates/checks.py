@@ -137,10 +137,39 @@ def _floors(report: LoadedReport, floors: Mapping[str, float]) -> tuple[list[str
         raw = metrics[metric]
         value = float(raw) if isinstance(raw, (int, float)) else None
         numbers[metric] = {"value": value, "floor": floor}
-        failure = floor_failure(metric, value, floor, report.per_case(metric))
+        per_case = report.per_case(metric)
+        failure = floor_failure(metric, value, floor, per_case) or _unearned_mean(
+            report, metric, value, per_case
+        )
         if failure:
             findings.append(failure)
     return findings, numbers
+
+
+def _unearned_mean(
+    report: LoadedReport, metric: str, value: float | None, per_case: Mapping[str, float]
+) -> str | None:
+    """Why a report's mean of ``metric`` is not its cases' mean (a report edited by hand or corrupt), or
+    ``None`` when it is: a floor is met by the cases, never by a number written beside them."""
+    if value is None or not math.isfinite(value):
+        return None
+    answerable = sum(
+        1
+        for case in report.data.get("per_case", [])
+        if isinstance(case, Mapping) and case.get("status") != "unanswerable"
+    )
+    if not per_case:
+        return (
+            f"{metric}: the report has no per-case values to check its mean against ({answerable} "
+            "answerable case(s)); gate a report written by 'ragaudit eval'"
+        )
+    mean = math.fsum(per_case.values()) / len(per_case)
+    if abs(mean - value) <= 1e-9 * max(1.0, abs(value)):
+        return None
+    return (
+        f"{metric}: the report says {value:.4f} but its {len(per_case)} answerable cases average {mean:.4f}: "
+        "it was edited or is corrupt; gate the report 'ragaudit eval' wrote"
+    )
 
 
 def _regressions(
