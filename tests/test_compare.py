@@ -107,3 +107,22 @@ def test_compare_cli(reports: dict[str, Path], tmp_path: Path, capsys: pytest.Ca
     assert [c["metric"] for c in saved["comparisons"]] == ["MRR", "nDCG@10"]
     assert main(["compare", str(reports["weak"]), str(reports["other_dataset"])]) == 2
     assert "different dataset" in capsys.readouterr().err
+
+
+def test_a_report_of_a_failed_run_fails_the_comparison(
+    reports: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A candidate 'better' only because the baseline's run lacked cases (scored 0) is no verdict: the
+    inputs go through the exit rule of 'ragaudit eval', --max-error-rate included."""
+    golden = json.loads(reports["weak"].read_text())["dataset"]["path"]
+    docs = [f"d{i}" for i in range(40)]
+    partial = {f"q{i}": [f"d{i}", *docs[:9]] for i in range(30)}  # 10 of 40 cases missing
+    broken = tmp_path / "broken.json"
+    ragaudit.evaluate(golden, partial, "nDCG@10,R@5,MRR").write_json(broken)
+    args = ["compare", str(broken), str(reports["strong"]), "--resamples", "200"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "FAILED report broken: 10 of 40 cases failed (25.0%; --max-error-rate allows 0.0%)" in err
+    assert "10 missing" in err
+    assert main([*args, "--max-error-rate", "0.25"]) == 0
+    assert "note: report broken: 10 of 40 cases failed" in capsys.readouterr().err

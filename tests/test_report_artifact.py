@@ -131,7 +131,10 @@ def test_compare_out_of_undefined_means_is_strict_json(
             str(out),
         ]
     )
-    assert code == 0 and "comparison written" in capsys.readouterr().out
+    captured = (
+        capsys.readouterr()
+    )  # nothing could be scored: no verdict (exit 1), the file written all the same
+    assert code == 1 and "comparison written" in captured.out and "no case could be scored" in captured.err
     report = strict_load(out)
     row = report["comparisons"][0]
     assert row["delta"] is None and row["p_value"] is None and row["n"] == 0

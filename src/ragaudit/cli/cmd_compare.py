@@ -9,6 +9,7 @@ from ragaudit.cli.argtypes import input_file, output_file, positive_int, probabi
 from ragaudit.cli.common import SEED_HELP
 from ragaudit.cli.console import shown
 from ragaudit.cli.judged_options import add_holes_options, add_power_options
+from ragaudit.cli.outcome import add_outcome_options
 
 HELP = "compare eval reports: deltas, CIs, corrected p-values and significance"
 
@@ -39,11 +40,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_holes_options(parser)
     add_power_options(parser)
+    add_outcome_options(parser)  # a report of a failed run makes no verdict: the rule of 'ragaudit eval'
 
 
 def run(args: argparse.Namespace) -> int:
     from ragaudit.artifacts.envelope import write_artifact
     from ragaudit.cli.judged_options import check_delta, holes_exit
+    from ragaudit.cli.outcome import exit_code, report_outcome
     from ragaudit.evaluation.compare import compare_reports, load_report
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.report.terminal import render_terminal
@@ -70,4 +73,5 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         write_artifact(result, args.out)
         print(f"comparison written to {shown(args.out)}")
-    return holes_exit(args, result["holes"])
+    outcomes = [report_outcome(r.data, f"report {r.label}", "report") for r in reports]
+    return max(exit_code(outcomes, args.max_error_rate), holes_exit(args, result["holes"]))
