@@ -311,6 +311,30 @@ def test_tenant_audit_reports_count_whatever_their_leak_shape(
     assert code == 2 and "no leaks list in this audit report" in err
 
 
+def test_a_clean_audit_of_another_system_or_corpus_verifies_nothing(
+    reports: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The audit must be of the system and corpus the report evaluated, where both say which."""
+    data = json.loads(reports["base"].read_text())
+    data["pipeline"] = {"name": "bm25", "config_sha256": "a" * 64}
+    data["corpus"] = {"sha256": "c" * 64}
+    report = _write(tmp_path / "report.json", data)
+    isolation = {"check": "tenant isolation", "state": "pass", "reason": "no foreign chunk", "verified": 9}
+    clean = {"kind": "tenant-audit", "passed": True, "verdict": "clean", "leaks": {"count": 0}}
+    clean["isolation"] = isolation
+    policy = ["--policy", str(reports["policy"])]
+    same = {**clean, "source": {"pipeline": {"config_sha256": "a" * 64}}, "corpus": {"sha256": "c" * 64}}
+    assert _gate([str(report), *policy, "--audit", str(_write(tmp_path / "same.json", same))], capsys)[0] == 0
+    for name, audit, why in (
+        ("pipeline", {**same, "source": {"pipeline": {"config_sha256": "b" * 64}}}, "another system"),
+        ("endpoint", {**same, "source": {"endpoint": "localhost:8000/search"}}, "another system"),
+        ("corpus", {**same, "corpus": {"sha256": "d" * 64}}, "another corpus"),
+    ):
+        path = _write(tmp_path / f"{name}.json", audit)
+        code, text, _ = _gate([str(report), *policy, "--audit", str(path)], capsys)
+        assert code == 1 and "NOT VERIFIED" in text and f"it audited {why}" in text, text
+
+
 def test_operations_budgets_fail_with_numbers(
     reports: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

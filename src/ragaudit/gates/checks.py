@@ -355,6 +355,41 @@ def _audit_unverified(data: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _system_of(data: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Which system a report or audit ran: ``("pipeline", config sha256)``, ``("endpoint", host/path)``
+    or ``("retriever", module:factory)``; ``None`` when it does not say (a run file)."""
+    source = data.get("source")
+    source = source if isinstance(source, Mapping) else {}
+    for holder in (data.get("pipeline"), source.get("pipeline")):
+        if isinstance(holder, Mapping) and isinstance(holder.get("config_sha256"), str):
+            return "pipeline", str(holder["config_sha256"])
+    for kind in ("endpoint", "retriever"):
+        if isinstance(source.get(kind), str):
+            return kind, str(source[kind])
+    return None
+
+
+def _corpus_of(data: Mapping[str, Any]) -> str | None:
+    corpus = data.get("corpus")
+    sha = corpus.get("sha256") if isinstance(corpus, Mapping) else None
+    return str(sha) if isinstance(sha, str) else None
+
+
+def _audited_elsewhere(report: Mapping[str, Any], audit: Mapping[str, Any]) -> str | None:
+    """Why a clean audit says nothing about the report's system (``None``: as far as both say, it
+    does): it audited another system or another corpus."""
+    mine, theirs = _system_of(report), _system_of(audit)
+    if mine is not None and theirs is not None and mine != theirs:
+        return (
+            f"it audited another system ({theirs[0]} {theirs[1][:16]}, the report evaluated {mine[0]} "
+            f"{mine[1][:16]})"
+        )
+    mine_corpus, their_corpus = _corpus_of(report), _corpus_of(audit)
+    if mine_corpus is not None and their_corpus is not None and mine_corpus != their_corpus:
+        return f"it audited another corpus (sha256 {their_corpus[:12]}, the report's {mine_corpus[:12]})"
+    return None
+
+
 def security_gate(
     report: LoadedReport, policy: GatePolicy, audits: Sequence[tuple[str, Mapping[str, Any]]] = ()
 ) -> GateResult:
@@ -383,7 +418,7 @@ def security_gate(
                 "pass a report written by 'ragaudit audit-tenants'",
             )
         sources.append((f"audit {path}", *audit))
-        why = _audit_unverified(data)
+        why = _audit_unverified(data) or _audited_elsewhere(report.data, data)
         if why is None and audit[0] == 0:
             verified_by.append(f"audit {path}")
         elif audit[0] == 0:
