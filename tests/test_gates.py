@@ -405,6 +405,22 @@ def test_a_baseline_sharing_no_metric_fails_the_regression_check(
     assert code == 1 and "R@5 cannot be compared" in text
 
 
+def test_thresholds_that_can_never_fail_check_nothing(
+    reports: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A floor of 0 and a max_regression of 1 cannot fail (means are in [0, 1]): never a pass mark."""
+    policy = tmp_path / "gates.toml"
+    policy.write_text('[quality]\nfloors = { "nDCG@10" = 0.0 }\nmax_regression = 1.0\n', encoding="utf-8")
+    args = [str(reports["regressed"]), "--policy", str(policy), "--baseline", str(reports["base"])]
+    code, text, _ = _gate(args, capsys)
+    assert "[skip] quality" in text and "[pass] quality" not in text, text
+    assert "nDCG@10 floor 0 cannot fail: it checks nothing" in text
+    assert "max_regression 1 cannot fail: no mean in [0, 1] drops by more" in text
+    policy.write_text('[quality]\nfloors = { "nDCG@10" = 0.0, "R@5" = 0.5 }\n', encoding="utf-8")
+    code, text, _ = _gate([str(reports["base"]), "--policy", str(policy)], capsys)
+    assert "[pass] quality     1 floor(s) met" in text and "nDCG@10 floor 0 cannot fail" in text
+
+
 def test_a_mean_edited_by_hand_does_not_pass_a_floor(
     reports: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

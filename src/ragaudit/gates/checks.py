@@ -255,13 +255,18 @@ def quality_gate(
             for c in comparisons
         ],
     }
-    if not policy.floors and baseline is None:
-        return GateResult(
-            "quality", "skip", "no floors and no baseline: nothing to check", notes=tuple(notes)
+    vacuous = [m for m, floor in policy.floors.items() if floor <= 0]
+    notes += [f"{m} floor 0 cannot fail: it checks nothing" for m in vacuous]
+    regression = baseline is not None and (policy.max_regression or 0.0) < 1
+    if baseline is not None and not regression:
+        notes.append(
+            "max_regression 1 cannot fail: no mean in [0, 1] drops by more; the regression check checks nothing"
         )
-    checked = f"{len(policy.floors)} floor(s)" + (
-        f", {len(comparisons)} paired comparison(s)" if baseline else ""
-    )
+    floors = len(policy.floors) - len(vacuous)
+    if not findings and not floors and not regression:
+        what = "no floors and no baseline" if not policy.floors and baseline is None else "only thresholds that cannot fail"
+        return GateResult("quality", "skip", f"{what}: nothing to check", notes=tuple(notes), numbers=numbers)
+    checked = f"{floors} floor(s)" + (f", {len(comparisons)} paired comparison(s)" if regression else "")
     if findings:
         return GateResult(
             "quality",
