@@ -418,7 +418,7 @@ def test_thresholds_that_can_never_fail_check_nothing(
     assert "max_regression 1 cannot fail: no mean in [0, 1] drops by more" in text
     policy.write_text('[quality]\nfloors = { "nDCG@10" = 0.0, "R@5" = 0.5 }\n', encoding="utf-8")
     code, text, _ = _gate([str(reports["base"]), "--policy", str(policy)], capsys)
-    assert "[pass] quality     1 floor(s) met" in text and "nDCG@10 floor 0 cannot fail" in text
+    assert code == 0 and "[pass] quality     1 floor(s) met" in text and "nDCG@10 floor 0 cannot fail" in text
 
 
 def test_a_mean_edited_by_hand_does_not_pass_a_floor(

@@ -264,7 +264,11 @@ def quality_gate(
         )
     floors = len(policy.floors) - len(vacuous)
     if not findings and not floors and not regression:
-        what = "no floors and no baseline" if not policy.floors and baseline is None else "only thresholds that cannot fail"
+        what = (
+            "no floors and no baseline"
+            if not policy.floors and baseline is None
+            else "only thresholds that cannot fail"
+        )
         return GateResult("quality", "skip", f"{what}: nothing to check", notes=tuple(notes), numbers=numbers)
     checked = f"{floors} floor(s)" + (f", {len(comparisons)} paired comparison(s)" if regression else "")
     if findings:
