@@ -271,3 +271,19 @@ def test_cli_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "--dataset" in capsys.readouterr().err
     assert main(["k-sweep", str(tmp_path / "missing.json")]) == 2
     assert "report not found" in capsys.readouterr().err
+
+
+def test_a_sweep_of_a_failed_run_fails(
+    tiny: tuple[Path, Run], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Case c timed out (scored 0 at every k): the sweep is printed, but it is no passing run."""
+    golden, run = tiny
+    report = tmp_path / "tiny.json"
+    evaluate(golden, run, "R@3").write_json(report)
+    assert main(["k-sweep", str(report)]) == 1
+    assert f"FAILED report {report}: 1 of 4 cases failed (25.0%" in capsys.readouterr().err
+    assert main(["k-sweep", str(report), "--max-error-rate", "0.25"]) == 0
+    trec = write_lines(tmp_path / "run.trec", ["a Q0 d1 1 2.0 x", "u Q0 d5 1 1.0 x"])  # b and c missing
+    assert main(["k-sweep", "--run", str(trec), "--dataset", str(golden)]) == 1
+    err = capsys.readouterr().err
+    assert "2 of 4 cases failed" in err and "b: missing" in err

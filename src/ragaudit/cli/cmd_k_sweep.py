@@ -14,6 +14,7 @@ from ragaudit.cli.common import (
     executor_from,
     policy_from,
 )
+from ragaudit.cli.outcome import add_outcome_options
 from ragaudit.cli.results import print_result
 
 HELP = "Recall@k, Precision@k and context tokens for k = 1..K from one report or run (no re-querying)"
@@ -58,9 +59,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_policy_options(parser)
     add_executor_options(parser)
+    add_outcome_options(parser)  # a sweep of a failed run is no passing run: the rule of 'ragaudit eval'
 
 
 def run(args: argparse.Namespace) -> int:
+    from ragaudit.cli.outcome import exit_code, report_outcome, result_outcome
     from ragaudit.errors import InputError
     from ragaudit.experiments.k_sweep import parse_chunking, sweep_report, sweep_run
 
@@ -70,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
             "k-sweep", None, "give either a report or --run", "e.g. ragaudit k-sweep report.json"
         )
     if args.report:
+        from ragaudit.evaluation.compare import load_report
+
+        outcome = report_outcome(load_report(args.report).data, f"report {args.report}", "report")
         if args.chunking:
             raise InputError(
                 "--chunking", None, "a report names its own chunking", "drop --chunking with a report"
@@ -90,8 +96,11 @@ def run(args: argparse.Namespace) -> int:
         if not args.dataset:
             raise InputError("--run", None, "a run file needs the golden dataset", "add --dataset")
         policy = policy_from(args)
+        from ragaudit.evaluation.evaluate import evaluate
+
         run = load_run(args.run, args.run_format)
         dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
+        outcome = result_outcome(evaluate(dataset, run, "R@1", policy), f"--run {args.run}", "run")
         with executor_from(args) as executor:
             result = sweep_run(
                 run,
@@ -104,4 +113,4 @@ def run(args: argparse.Namespace) -> int:
                 executor=executor,
             )
     print_result(result, args.out)
-    return 0
+    return exit_code([outcome], args.max_error_rate)
