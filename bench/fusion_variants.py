@@ -76,6 +76,7 @@ VARIANTS: list[dict[str, Any]] = [
     {"tag": "pooled: lambda perq +prf1,3,5 +qtitle", "pooled": True, "weighting": "lambda", "perquery": True, "feats": ["prf1", "prf3", "prf5", "qtitle"]},
     {"tag": "pooled: lambda perq +prf1,3,5 +qtitle +zcos,zbm25", "pooled": True, "weighting": "lambda", "perquery": True, "feats": ["prf1", "prf3", "prf5", "qtitle", "zcos", "zbm25"]},
     SHIPPED,
+    {**SHIPPED, "tag": "pooled: the shipped variant", "pooled": True},
 ]  # fmt: skip
 
 
