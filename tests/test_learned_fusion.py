@@ -394,3 +394,16 @@ def test_bare_hybrid_rerank_is_refused_with_the_fit_command(capsys: pytest.Captu
     )
     err = capsys.readouterr().err
     assert code == 2 and "ragaudit fit-fusion --dataset D --corpus C --out fusion.json" in err
+
+
+def test_one_objective_and_one_c_fix_the_setting(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("sklearn")
+    golden = write_lines(tmp_path / "golden.jsonl", (KB / "golden.jsonl").read_text().splitlines()[:12])
+    out = tmp_path / "fusion.json"
+    code = main(["fit-fusion", "--dataset", str(golden), "--corpus", CORPUS, "--out", str(out), "--folds", "3",
+                 "--objective", "lambda", "--c", "0.5", "--resamples", "200"])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "learned objective and C per fold (fixed by --objective and --c): lambda C=0.5, " in printed
+    trainer = json.loads(out.read_text())["trainer"]
+    assert (trainer["objective"], trainer["C"], trainer["inner_cv_means"]) == ("lambda", 0.5, {})

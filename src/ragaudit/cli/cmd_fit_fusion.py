@@ -143,8 +143,13 @@ def run(args: argparse.Namespace) -> int:
         f"on all cases: {result.convex_weight} (bm25 {round(1.0 - result.convex_weight, 2)})"
     )
     chosen = ", ".join(f"{f['learned']['objective']} C={f['learned']['C']:g}" for f in result.folds)
+    how = (
+        "inner cross-validation on its training cases"
+        if len(args.objectives) * len(args.c_values) > 1
+        else "fixed by --objective and --c"
+    )
     print(
-        f"learned objective and C per fold (inner cross-validation on its training cases): {chosen}; "
+        f"learned objective and C per fold ({how}): {chosen}; "
         f"on all cases: {result.setting.objective} C={result.setting.c:g}"
     )
     result.model.write(args.out)
