@@ -27,7 +27,7 @@ the best single retriever per set, its worst case over the sets, and its pooled 
 grid). ``--no-presets`` skips the presets table.
 
 Run: ``.venv/bin/python bench/presets_quality.py [--sets msmarco,dbpedia] [--backends onnx-int8,torch]
-[--cache-dir DIR] [--grid] [--json FILE]``
+[--cache-dir DIR] [--grid] [--fold-seeds 0,1,2,3,4] [--json FILE]``
 """
 
 from __future__ import annotations
@@ -85,6 +85,10 @@ class SetReport:
     convex_weights: list[float] = field(default_factory=list)
     """The dense weight each cross-validation fold chose."""
     fusion_seconds: float = 0.0
+    learned_settings: list[str] = field(default_factory=list)
+    """The objective and C each fold's inner cross-validation chose for the learned model."""
+    seed_rows: list[dict[str, Any]] = field(default_factory=list)
+    """Convex and learned against RRF (nDCG@10) under other fold shuffles (``--fold-seeds``)."""
 
 
 @dataclass
@@ -276,8 +280,41 @@ def _dense_rankings(data: _Set, backend: str, cases: Sequence[Any], depth: int) 
     return asyncio.run(every())
 
 
-def fusion_rows(data: _Set, backends: Sequence[str], folds: int) -> tuple[list[FusionRow], int, list[float]]:
-    """The fusion table of one set (module docstring), the number of cases and each fold's convex weight."""
+def seed_sensitivity(
+    collected: Any, specs: Sequence[Any], data: _Set, folds: int, seeds: Sequence[int]
+) -> list[dict[str, Any]]:
+    """Convex and learned against RRF (nDCG@10, uncorrected p) when the folds are shuffled with each seed."""
+    from ragaudit.experiments.fusion_fit import cross_validate
+    from ragaudit.stats.paired import randomization_test
+
+    rows = []
+    for seed in seeds:
+        cv = cross_validate(
+            collected, specs, data.policy, folds=folds, candidates=DEPTH, depth=DEPTH,
+            seed=seed, resamples=data.resamples,
+        )  # fmt: skip
+        base = cv.per_case["rrf"]["nDCG@10"]
+        for method in ("convex", "learned"):
+            mine = cv.per_case[method]["nDCG@10"]
+            diffs = [m - b for m, b in zip(mine, base, strict=True)]
+            rows.append(
+                {
+                    "seed": seed,
+                    "method": method,
+                    "delta": sum(diffs) / len(diffs),
+                    "wins": sum(d > 0 for d in diffs),
+                    "losses": sum(d < 0 for d in diffs),
+                    "p_value": randomization_test(base, mine, n_resamples=data.resamples),
+                }
+            )
+    return rows
+
+
+def fusion_rows(
+    data: _Set, backends: Sequence[str], folds: int, seeds: Sequence[int] = ()
+) -> tuple[list[FusionRow], int, list[float], list[str], list[dict[str, Any]]]:
+    """The fusion table of one set (module docstring), the number of cases, each fold's convex weight
+    and learned setting, and the fold-seed sensitivity rows for ``seeds``."""
     from ragaudit.experiments.fusion_fit import collect, cross_validate, score_rankings
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.pipelines.config import preset
@@ -331,7 +368,9 @@ def fusion_rows(data: _Set, backends: Sequence[str], folds: int) -> tuple[list[F
             row.wins, row.losses = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
             row.p_value, row.p_holm = raw_p[name], holm[name]
         rows.append(row)
-    return rows, len(cases), [f["convex_dense_weight"] for f in cv.folds]
+    settings = [f"{f['learned']['objective']} C={f['learned']['C']:g}" for f in cv.folds]
+    sensitivity = seed_sensitivity(collected, specs, data, folds, seeds) if seeds else []
+    return rows, len(cases), [f["convex_dense_weight"] for f in cv.folds], settings, sensitivity
 
 
 def _p(value: float | None) -> str:
@@ -342,7 +381,8 @@ def fusion_table(report: SetReport) -> str:
     weights = ", ".join(f"{w:g}" for w in report.convex_weights)
     lines = [
         f"### {report.name}: fusion ({report.docs:,} docs, {report.fusion_cases} answerable queries, "
-        f"{len(report.convex_weights)}-fold CV; convex dense weight per fold: {weights})",
+        f"{len(report.convex_weights)}-fold CV; convex dense weight per fold: {weights}; "
+        f"learned objective and C per fold: {', '.join(report.learned_settings)})",
         "",
         "| system | nDCG@10 | MRR@10 | R@100 | Δ nDCG@10 vs hybrid RRF | wins/losses | p | p (Holm) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -354,6 +394,23 @@ def fusion_table(report: SetReport) -> str:
         else:
             tail = f"{r.delta:+.4f} | {r.wins}/{r.losses} | {_p(r.p_value)} | {_p(r.p_holm)}"
         lines.append(f"| {r.name} | {m['nDCG@10']:.4f} | {m['MRR@10']:.4f} | {m['R@100']:.4f} | {tail} |")
+    if report.seed_rows:
+        lines += [
+            "",
+            "Fold shuffle (`cross_validate(..., seed=s)` on the same runs), nDCG@10 against hybrid RRF, uncorrected p:",
+            "",
+            "| seed | convex Δ | wins/losses | p | learned Δ | wins/losses | p |",
+            "|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        by_seed: dict[int, dict[str, dict[str, Any]]] = {}
+        for row in report.seed_rows:
+            by_seed.setdefault(row["seed"], {})[row["method"]] = row
+        for seed, methods in by_seed.items():
+            cells = [
+                f"{methods[m]['delta']:+.4f} | {methods[m]['wins']}/{methods[m]['losses']} | {_p(methods[m]['p_value'])}"
+                for m in ("convex", "learned")
+            ]
+            lines.append(f"| {seed} | {' | '.join(cells)} |")
     return "\n".join(lines)
 
 
@@ -364,6 +421,7 @@ def run_set(
     with_grid: bool,
     backends: Sequence[str] = ("onnx-int8",),
     folds: int = FOLDS,
+    seeds: Sequence[int] = (),
 ) -> SetReport:
     from bm25_quality import run_set as bm25s_reference
     from ragaudit.corpus.loading import load_corpus
@@ -375,7 +433,7 @@ def run_set(
     rows, best, _ = _preset_rows(data, presets) if presets else ([], "dense", None)
     grid, per_case = _grid(data, best) if with_grid else ({}, {})
     fusion_started = time.perf_counter()
-    fusion, fusion_cases, weights = fusion_rows(data, backends, folds)
+    fusion, fusion_cases, weights, settings, sensitivity = fusion_rows(data, backends, folds, seeds)
     return SetReport(
         folder.name,
         len(data.corpus.documents),
@@ -390,6 +448,8 @@ def run_set(
         fusion_cases,
         weights,
         time.perf_counter() - fusion_started,
+        settings,
+        sensitivity,
     )
 
 
@@ -476,6 +536,11 @@ def main(argv: list[str] | None = None) -> int:
         "--cache-dir", type=Path, default=DEFAULT_CACHE, help="embedding cache folder (RAGAUDIT_CACHE_DIR)"
     )
     parser.add_argument("--grid", action="store_true", help="also run the fusion-settings grid")
+    parser.add_argument(
+        "--fold-seeds",
+        default="",
+        help="also cross-validate with these fold seeds (comma-separated, e.g. 0,1,2,3,4): fold-shuffle sensitivity",
+    )
     parser.add_argument("--resamples", type=int, default=10_000, help="randomization-test resamples")
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     args = parser.parse_args(argv)
@@ -495,7 +560,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"skipped {name}: no {folder / 'corpus.jsonl'}", file=sys.stderr)
             continue
         load = os.getloadavg()[0]
-        report = run_set(folder, presets, args.resamples, args.grid, backends, args.folds)
+        seeds = [int(x) for x in args.fold_seeds.split(",") if x.strip()]
+        report = run_set(folder, presets, args.resamples, args.grid, backends, args.folds, seeds)
         reports.append(report)
         print(fusion_table(report))
         print(f"\n(fusion {report.fusion_seconds:.0f} s)\n")

@@ -17,11 +17,26 @@ from conftest import KB, write_lines
 from ragaudit.cli.main import main
 from ragaudit.corpus.loading import Corpus, load_corpus
 from ragaudit.errors import InputError
-from ragaudit.experiments.fusion_fit import CONVEX_GRID, CaseData, _pick_weight, assign_folds
+from ragaudit.experiments.fusion_fit import (
+    CONVEX_GRID,
+    CaseData,
+    Setting,
+    _pick_weight,
+    assign_folds,
+    fit_linear,
+    pair_weights,
+    settings_grid,
+)
 from ragaudit.pipelines.build import ComponentCache, build_pipeline
 from ragaudit.pipelines.config import PRESETS, parse_pipeline, preset
-from ragaudit.retrieval.fusion_features import FEATURES, candidate_features, query_entities
-from ragaudit.retrieval.learned_fusion import FusionModel, load_model
+from ragaudit.retrieval.fusion_features import (
+    FEATURES,
+    FEATURES_V1,
+    VECTOR_FEATURES,
+    candidate_features,
+    query_entities,
+)
+from ragaudit.retrieval.learned_fusion import FusionModel, dense_encoder, load_model
 from ragaudit.retrieval.rerank import candidate
 
 pytestmark = pytest.mark.slow
@@ -71,8 +86,12 @@ def test_features_read_the_hybrids_lists_and_the_documents(kb: Corpus, shared: C
     query = "What is the monthly API limit for the Professional plan?"
     results = search(hybrid, query, "acme", 30)
     views = [candidate(c, i) for i, c in enumerate(results, start=1)]
-    x = candidate_features(query, views)
+    encoder = dense_encoder(hybrid)
+    x = candidate_features(query, views, encoder=encoder)
     assert x.shape == (30, len(FEATURES)) and np.isfinite(x).all()
+    assert np.array_equal(candidate_features(query, views, names=FEATURES_V1), x[:, : len(FEATURES_V1)])
+    with pytest.raises(ValueError, match="need the dense retriever's encoder"):
+        candidate_features(query, views)  # the embedding features cannot be computed without it
     col = {name: x[:, i] for i, name in enumerate(FEATURES)}
     by_id = {c["chunk_id"]: i for i, c in enumerate(results)}
     for i, c in enumerate(results):  # ranks and scores are the sub-retrievers' own
@@ -88,6 +107,19 @@ def test_features_read_the_hybrids_lists_and_the_documents(kb: Corpus, shared: C
     assert col["entity_overlap"][v3] == 1.0  # "API", "Professional"
     assert query_entities(query) == {"api", "professional"}
     assert query_entities("pro plan api limit for GPT-4 in 2024") == {"gpt 4", "2024"}
+    # the embedding features, recomputed from the model's own vectors (what the dense index embedded)
+    docs = np.asarray(encoder.encode([f"{v.title}\n{v.content}" if v.title else v.content for v in views]))
+    q = np.asarray(encoder.encode([query]))[0]  # from the cache, as the stage gets it
+    alone = np.asarray(encoder.encoder.encode([query]))[0]  # type: ignore[attr-defined]  # as dense searched
+    assert np.allclose(docs @ alone, col["dense_cosine"], atol=1e-5)  # the same vectors the index holds
+    for name, position in (("dense_prf3", 1), ("bm25_prf3", 0)):
+        ranks = [c["metadata"]["fusion"]["ranks"][position] for c in results]
+        top = sorted((r, i) for i, r in enumerate(ranks) if r is not None)[:3]
+        centroid = docs[[i for _, i in top]].mean(axis=0)
+        assert np.allclose(col[name], docs @ (centroid / np.linalg.norm(centroid)), atol=1e-5)
+    title = np.asarray(encoder.encode([views[v3].title]))[0]
+    assert col["title_cosine"][v3] == pytest.approx(float(title @ q), abs=1e-5)
+    assert col["title_cosine"][v3] > 0.3  # "Professional plan pricing" is about the question
 
 
 def test_learned_stage_orders_by_the_model_and_keeps_the_candidates(
@@ -102,7 +134,9 @@ def test_learned_stage_orders_by_the_model_and_keeps_the_candidates(
     got = search(staged.retriever, query, "globex", 100)
     assert sorted(c["chunk_id"] for c in got) == sorted(c["chunk_id"] for c in first)
     scores = load_model(model).score(
-        candidate_features(query, [candidate(c, i) for i, c in enumerate(first, 1)])
+        candidate_features(
+            query, [candidate(c, i) for i, c in enumerate(first, 1)], encoder=dense_encoder(hybrid)
+        )
     )
     want = [first[i]["chunk_id"] for i in sorted(range(len(first)), key=lambda i: -scores[i])]
     assert [c["chunk_id"] for c in got] == want
@@ -153,9 +187,73 @@ def test_learned_stage_refuses_what_it_cannot_use(kb: Corpus, shared: ComponentC
     (tmp_path / "old.json").write_text(json.dumps(other))
     with pytest.raises(InputError, match="features differ"):
         load_model(tmp_path / "old.json")
+    other = json.loads(model.read_text())
+    other["format_version"] = 3
+    (tmp_path / "future.json").write_text(json.dumps(other))
+    with pytest.raises(InputError, match=r"unsupported model version/kind 3/'linear' \(this ragaudit reads"):
+        load_model(tmp_path / "future.json")
     (tmp_path / "pickle.json").write_bytes(b"\x80\x04K\x01.")
     with pytest.raises(InputError, match="not a readable JSON fusion model"):
         load_model(tmp_path / "pickle.json")
+
+
+def test_a_format_1_model_still_loads_and_scores_its_14_features(
+    kb: Corpus, shared: ComponentCache, tmp_path: Path
+) -> None:
+    """Files written before the embedding features existed keep working, without an encoder."""
+    weights = [0.0] * len(FEATURES_V1)
+    weights[FEATURES_V1.index("title_overlap")], weights[FEATURES_V1.index("dense_log_rank")] = 1.0, -0.01
+    old = {"format": "ragaudit-fusion-model", "format_version": 1, "kind": "linear",
+           "features": list(FEATURES_V1), "weights": weights, "mean": [0.0] * 14, "scale": [1.0] * 14,
+           "candidates": 100, "trainer": {"C": 1.0}}  # fmt: skip
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps(old))
+    model = load_model(path)
+    assert model.features == FEATURES_V1 and not model.needs_encoder and model.info["trainer"] == {"C": 1.0}
+    staged = build_pipeline(preset(f"hybrid-rerank:{path}"), kb, cache=shared).retriever
+    assert staged.reranker.encoder is None  # nothing embedded at query time for a format-1 model
+    hybrid = build_pipeline(preset("hybrid"), kb, cache=shared).retriever
+    query = "Globex returns policy for opened items"
+    first = search(hybrid, query, "globex", 100)
+    scores = model.score(
+        candidate_features(query, [candidate(c, i) for i, c in enumerate(first, 1)], names=FEATURES_V1)
+    )
+    want = [first[i]["chunk_id"] for i in sorted(range(len(first)), key=lambda i: -scores[i])]
+    assert [c["chunk_id"] for c in search(staged, query, "globex", 100)] == want
+    model.write(tmp_path / "again.json")  # written back as what it is: format 1, 14 features
+    assert json.loads((tmp_path / "again.json").read_text())["format_version"] == 1
+    new = json.loads(hand_model(tmp_path / "v2.json", rrf=1.0).read_text())
+    assert new["format_version"] == 2 and new["features"][-3:] == list(VECTOR_FEATURES)
+
+
+def test_pair_weights_count_every_query_the_same_and_lambda_follows_dcg() -> None:
+    grades = np.array([0.0, 2.0, 1.0, 0.0])
+    better, worse = np.nonzero(grades[:, None] > grades[None, :])
+    assert pair_weights(grades, better, worse, "uniform", "linear").tolist() == [1.0] * len(better)
+    lam = pair_weights(grades, better, worse, "lambda", "linear")
+    disc = 1 / np.log2(np.arange(2, 6))
+    for b, w, value in zip(better, worse, lam, strict=True):
+        assert value == pytest.approx(abs(grades[b] - grades[w]) * abs(disc[b] - disc[w]))
+    exp = pair_weights(grades, better, worse, "lambda", "exponential")
+    pair = next(k for k, (b, w) in enumerate(zip(better, worse, strict=True)) if (b, w) == (1, 0))
+    assert exp[pair] == pytest.approx(3.0 * (disc[0] - disc[1]))  # 2^2 - 1 = 3
+
+    def case(values: list[float], good: int) -> CaseData:
+        x = np.zeros((len(values), len(FEATURES)))
+        x[:, 0] = values
+        g = np.zeros(len(values))
+        g[good] = 1.0
+        return CaseData(None, "t\x00q", x, g, [str(i) for i in range(len(values))], ([], []))  # type: ignore[arg-type]
+
+    # one query's 2 pairs say "feature 0 up", another's 4 pairs say "down", by the same margin:
+    # counted per pair, "down" would win 4 to 2; with every query weighing the same, they cancel out
+    model = fit_linear([case([0, 0, 1], 2), case([0, 1, 1, 1, 1], 0)], 100, 1.0, 0, "uniform", "linear")
+    assert model is not None and abs(model.weights[0]) < 1e-6
+    with pytest.raises(ValueError, match="unknown objective"):
+        settings_grid(["listwise"], [1.0])
+    assert settings_grid(["uniform", "lambda"], [0.1, 1]) == [
+        Setting("uniform", 0.1), Setting("uniform", 1.0), Setting("lambda", 0.1), Setting("lambda", 1.0)
+    ]  # fmt: skip
 
 
 def test_folds_keep_a_question_together_and_spread_every_tenant() -> None:
@@ -187,6 +285,20 @@ def test_fit_fusion_reports_cross_validated_estimates_and_writes_a_usable_model(
     assert "3-fold cross-validated estimates over 75 answerable cases" in printed
     raw = json.loads(path.read_text())
     assert raw["format"] == "ragaudit-fusion-model" and raw["features"] == list(FEATURES)
+    assert raw["format_version"] == 2
+    trainer = raw["trainer"]
+    assert (trainer["objective"], trainer["C"]) in {
+        ("uniform", 0.1),
+        ("uniform", 1.0),
+        ("lambda", 0.1),
+        ("lambda", 1.0),
+    }
+    assert len(trainer["chosen_from"]) == 4 and set(trainer["inner_cv_means"]) == {
+        "uniform C=0.1", "uniform C=1", "lambda C=0.1", "lambda C=1"
+    }  # fmt: skip
+    per_fold = [f["learned"] for f in raw["cross_validation"]["fold_plan"]]
+    assert len(per_fold) == 3 and all(f["objective"] in ("uniform", "lambda") for f in per_fold)
+    assert "learned objective and C per fold (inner cross-validation on its training cases): " in printed
     cv = raw["cross_validation"]
     assert cv["folds"] == 3 and cv["cases"] == 75 and sum(f["cases"] for f in cv["fold_plan"]) == 75
     means = cv["means"]
@@ -219,6 +331,8 @@ def test_fit_fusion_reports_cross_validated_estimates_and_writes_a_usable_model(
         (["--folds", "1"], "at least 2 folds"),
         (["--pipeline", "bm25"], "needs a hybrid first stage"),
         (["--metrics", "nDCG@ten"], "nDCG@ten"),
+        (["--objective", "listwise"], "expected uniform and/or lambda"),
+        (["--c", "0"], "must be a number > 0"),
     ],
 )
 def test_fit_fusion_bad_input_exits_2(
@@ -280,3 +394,16 @@ def test_bare_hybrid_rerank_is_refused_with_the_fit_command(capsys: pytest.Captu
     )
     err = capsys.readouterr().err
     assert code == 2 and "ragaudit fit-fusion --dataset D --corpus C --out fusion.json" in err
+
+
+def test_one_objective_and_one_c_fix_the_setting(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("sklearn")
+    golden = write_lines(tmp_path / "golden.jsonl", (KB / "golden.jsonl").read_text().splitlines()[:12])
+    out = tmp_path / "fusion.json"
+    code = main(["fit-fusion", "--dataset", str(golden), "--corpus", CORPUS, "--out", str(out), "--folds", "3",
+                 "--objective", "lambda", "--c", "0.5", "--resamples", "200"])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "learned objective and C per fold (fixed by --objective and --c): lambda C=0.5, " in printed
+    trainer = json.loads(out.read_text())["trainer"]
+    assert (trainer["objective"], trainer["C"], trainer["inner_cv_means"]) == ("lambda", 0.5, {})

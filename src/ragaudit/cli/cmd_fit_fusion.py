@@ -22,6 +22,27 @@ ragaudit fit-fusion --dataset golden.jsonl --corpus corpus.jsonl --out fusion.js
 """
 
 
+def _floats(text: str) -> tuple[float, ...]:
+    """A comma-separated list of numbers > 0."""
+    values = tuple(positive_float(part.strip()) for part in text.split(",") if part.strip())
+    if not values:
+        raise argparse.ArgumentTypeError("expected one or more numbers > 0, comma-separated")
+    return values
+
+
+def _objectives(text: str) -> tuple[str, ...]:
+    """A comma-separated list of pair weightings."""
+    from ragaudit.experiments.fusion_fit import OBJECTIVES
+
+    values = tuple(part.strip() for part in text.split(",") if part.strip())
+    bad = [v for v in values if v not in OBJECTIVES]
+    if bad or not values:
+        raise argparse.ArgumentTypeError(
+            f"expected {' and/or '.join(OBJECTIVES)}, comma-separated (got {text!r})"
+        )
+    return values
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     add_dataset_options(parser)
     parser.add_argument("--corpus", required=True, help="corpus JSONL or BEIR folder")
@@ -45,7 +66,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--tenant", help="tenant for cases that name none")
     parser.add_argument(
-        "--c", type=positive_float, default=1.0, dest="c_value", help="inverse L2 strength (default 1)"
+        "--c",
+        type=_floats,
+        default=(0.1, 1.0),
+        dest="c_values",
+        help="inverse L2 strengths to choose from by inner cross-validation, comma-separated (default 0.1,1)",
+    )
+    parser.add_argument(
+        "--objective",
+        type=_objectives,
+        default=("uniform", "lambda"),
+        dest="objectives",
+        help="pair weightings to choose from by inner cross-validation: uniform, lambda (default both)",
     )
     parser.add_argument(
         "--resamples", type=positive_int, default=10_000, help="randomization test resamples (default 10000)"
@@ -75,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
             policy,
             folds=args.folds,
             candidates=args.candidates,
-            c_value=args.c_value,
+            objectives=args.objectives,
+            c_values=args.c_values,
             seed=args.seed,
             resamples=args.resamples,
             default_tenant=args.tenant,
@@ -108,6 +141,16 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"\nconvex weight per fold (dense): {', '.join(str(f['convex_dense_weight']) for f in result.folds)}; "
         f"on all cases: {result.convex_weight} (bm25 {round(1.0 - result.convex_weight, 2)})"
+    )
+    chosen = ", ".join(f"{f['learned']['objective']} C={f['learned']['C']:g}" for f in result.folds)
+    how = (
+        "inner cross-validation on its training cases"
+        if len(args.objectives) * len(args.c_values) > 1
+        else "fixed by --objective and --c"
+    )
+    print(
+        f"learned objective and C per fold ({how}): {chosen}; "
+        f"on all cases: {result.setting.objective} C={result.setting.c:g}"
     )
     result.model.write(args.out)
     print(

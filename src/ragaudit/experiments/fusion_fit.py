@@ -11,7 +11,11 @@ them are then compared on held-out cases:
   ``w`` nearest 0.5);
 - ``learned``: a linear pairwise model (scikit-learn ``LogisticRegression`` on the feature differences
   of candidate pairs with different grades, features standardised, no intercept) that reorders the
-  candidates; the rest of the RRF list follows.
+  candidates; the rest of the RRF list follows. Each case's pairs weigh 1 in total (every query
+  counts the same), spread evenly over its pairs (``uniform``) or in proportion to what swapping the
+  two would change in DCG at their RRF positions (``lambda``, as LambdaRank weighs pairs). The
+  objective and the L2 strength ``C`` are chosen per training set by an inner cross-validation over
+  the training cases only (nested: the held-out fold never takes part), by the first metric's mean.
 
 **Folds.** The unit is the case: all candidates of a case are in the same fold, and cases asking the
 same question (same tenant, same normalised query text) share a fold. Every case is retrieved with
@@ -21,7 +25,8 @@ every tenant. Each case is scored once, by the models fitted without it; the est
 those held-out scores, and each method is compared with ``rrf`` case by case (paired randomization
 test, Holm-corrected over the methods and metrics).
 
-The model written is fitted on every case, with the convex weight chosen on every case; its
+The model written is fitted on every case, with its objective and ``C`` chosen by a cross-validation
+over every case and the convex weight chosen on every case; its
 cross-validated estimates are written into the file with it. Only those are reported: a model's fit on
 the cases it was fitted on says nothing about new queries.
 """
@@ -44,8 +49,8 @@ from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.config import PipelineConfig
 from ragaudit.retrieval.fusion import weighted_fuse
-from ragaudit.retrieval.fusion_features import candidate_features
-from ragaudit.retrieval.learned_fusion import FusionModel, hybrid_components
+from ragaudit.retrieval.fusion_features import FEATURES, candidate_features
+from ragaudit.retrieval.learned_fusion import FusionModel, dense_encoder, hybrid_components
 from ragaudit.retrieval.rerank import candidate
 from ragaudit.stats.correction import holm_bonferroni
 from ragaudit.stats.paired import randomization_test
@@ -55,6 +60,30 @@ FloatArray = npt.NDArray[np.float64]
 METHODS = ("rrf", "convex", "learned")
 CONVEX_GRID = tuple(round(0.1 * i, 1) for i in range(11))
 MAX_PAIRS_PER_CASE = 2_000
+OBJECTIVES = ("uniform", "lambda")
+C_VALUES = (0.1, 1.0)
+INNER_FOLDS = 4
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What the inner cross-validation chooses for the learned model: pair weighting and L2 strength."""
+
+    objective: str
+    c: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"objective": self.objective, "C": self.c}
+
+
+def settings_grid(objectives: Sequence[str], c_values: Sequence[float]) -> list[Setting]:
+    """Every (objective, C) pair, in the order given; a ValueError on an unknown objective or C <= 0."""
+    bad = [o for o in objectives if o not in OBJECTIVES]
+    if bad or not objectives:
+        raise ValueError(f"unknown objective(s) {bad}; use {', '.join(OBJECTIVES)}")
+    if not c_values or any(not c > 0 for c in c_values):
+        raise ValueError("every C must be > 0")
+    return [Setting(o, float(c)) for o in objectives for c in c_values]
 
 
 @dataclass
@@ -95,6 +124,10 @@ class FitResult:
     convex_weight: float
     candidates: int
     info: dict[str, Any] = field(default_factory=dict)
+    setting: Setting = Setting("uniform", 1.0)
+    """The objective and ``C`` of the model fitted on every case (chosen by cross-validation over them)."""
+    setting_means: dict[str, float] = field(default_factory=dict)
+    """That cross-validation's mean first metric per setting (empty when there was nothing to choose)."""
 
     def means(self) -> dict[str, dict[str, float]]:
         return {m: {k: float(np.mean(v)) for k, v in by.items()} for m, by in self.per_case.items()}
@@ -137,10 +170,11 @@ async def collect(
 ) -> Collected:
     """Run the hybrid's sub-retrievers once per answerable case and keep what fusion needs."""
     components, hybrid_depth = hybrid_components(retriever)
+    encoder = dense_encoder(retriever)
     absent_rank = hybrid_depth + 1
     want = max(depth, candidates, hybrid_depth)
-    out: list[CaseData] = []
     dropped = 0
+    retrieved: list[tuple[GoldenCase, str, list[Any], tuple[list[Any], list[Any]]]] = []
     for case in dataset.cases:
         if not case.is_answerable(threshold):
             continue
@@ -154,19 +188,29 @@ async def collect(
         )
         kept = [[c for c in results if c.get("tenant_id", tenant) == tenant] for results in raw]
         dropped += sum(len(a) - len(b) for a, b in zip(raw, kept, strict=True))
-        fused = retriever.fuse_results(kept, want)
-        head = fused[:candidates]
-        views = [candidate(c, i) for i, c in enumerate(head, start=1)]
-        grades = case.grades()
         lists = tuple([(c["chunk_id"], c.get("score")) for c in kept[p]] for p in components)
+        retrieved.append((case, tenant, retriever.fuse_results(kept, want), (lists[0], lists[1])))
+    # the queries and titles in one batch: the embedding cache then writes once, not once per case
+    views = [
+        [candidate(c, i) for i, c in enumerate(fused[:candidates], start=1)] for _, _, fused, _ in retrieved
+    ]
+    encoder.encode(
+        sorted(
+            {case.query for case, *_ in retrieved}
+            | {v.title for row in views for v in row if v.title.strip()}
+        )
+    )
+    out: list[CaseData] = []
+    for (case, tenant, fused, lists), row in zip(retrieved, views, strict=True):
+        grades = case.grades()
         out.append(
             CaseData(
                 case,
                 f"{tenant}\x00{normalize_text(case.query)}",
-                candidate_features(case.query, views, components, absent_rank),
-                np.array([float(max(grades.get(c["chunk_id"], 0), 0)) for c in head]),
+                candidate_features(case.query, row, components, absent_rank, encoder, FEATURES),
+                np.array([float(max(grades.get(c["chunk_id"], 0), 0)) for c in fused[:candidates]]),
                 [c["chunk_id"] for c in fused[:depth]],
-                (lists[0], lists[1]),
+                lists,
             )
         )
     return Collected(out, components, absent_rank, dropped)
@@ -191,8 +235,29 @@ def assign_folds(cases: Sequence[CaseData], folds: int, seed: int) -> list[int]:
     return [fold_of[c.group] for c in cases]
 
 
-def fit_linear(cases: Sequence[CaseData], candidates: int, c_value: float, seed: int) -> FusionModel | None:
-    """A pairwise logistic model over ``cases``; ``None`` when no case has two candidates of different grades."""
+def pair_weights(grades: FloatArray, better: Any, worse: Any, objective: str, gain: str) -> FloatArray:
+    """Each pair's weight before the per-case normalisation: 1 (``uniform``), or ``|ΔG| · |Δ 1/log2(1 + r)|``
+    at the candidates' RRF positions ``r`` (``lambda``; ``G`` the grade, or ``2^grade - 1`` with
+    exponential gain)."""
+    if objective == "uniform":
+        return np.ones(len(better))
+    gains = 2.0**grades - 1.0 if gain == "exponential" else grades
+    discount = 1.0 / np.log2(np.arange(2, len(grades) + 2, dtype=np.float64))
+    return np.asarray(
+        np.abs(gains[better] - gains[worse]) * np.abs(discount[better] - discount[worse]), dtype=np.float64
+    )
+
+
+def fit_linear(
+    cases: Sequence[CaseData],
+    candidates: int,
+    c_value: float,
+    seed: int,
+    objective: str = "uniform",
+    gain: str = "exponential",
+) -> FusionModel | None:
+    """A pairwise logistic model over ``cases`` (module docstring); ``None`` when no case has two
+    candidates of different grades."""
     with_candidates = [c.features for c in cases if len(c.features)]
     if not with_candidates:
         return None
@@ -202,6 +267,7 @@ def fit_linear(cases: Sequence[CaseData], candidates: int, c_value: float, seed:
     scale[scale < 1e-12] = 1.0
     rng = np.random.default_rng(seed)
     diffs: list[FloatArray] = []
+    weights: list[FloatArray] = []
     for c in cases:
         standard = (c.features - mean) / scale
         better, worse = np.nonzero(c.grades[:, None] > c.grades[None, :])
@@ -209,18 +275,62 @@ def fit_linear(cases: Sequence[CaseData], candidates: int, c_value: float, seed:
             keep = rng.choice(better.size, MAX_PAIRS_PER_CASE, replace=False)
             better, worse = better[keep], worse[keep]
         if better.size:
-            diffs.append(standard[better] - standard[worse])
+            w = pair_weights(c.grades, better, worse, objective, gain)
+            if w.sum() > 0:
+                diffs.append(standard[better] - standard[worse])
+                weights.append(w / w.sum())  # every case weighs the same
     if not diffs:
         return None
     d = np.vstack(diffs)
+    w = np.concatenate(weights)
+    w = w * (len(w) / w.sum())  # mean pair weight 1, so C means what it means unweighted
     x = np.vstack([d, -d])
     y = np.concatenate([np.ones(len(d)), np.zeros(len(d))])
     model = _sklearn_logistic()(C=c_value, fit_intercept=False, max_iter=2_000)
-    model.fit(x, y)
-    weights = tuple(float(w) for w in model.coef_[0])
+    from threadpoolctl import threadpool_limits  # a scikit-learn dependency
+
+    with threadpool_limits(1):  # 17 columns: BLAS threads only contend (~25% faster on 2 busy cores)
+        model.fit(x, y, sample_weight=np.concatenate([w, w]))
+    coefficients = tuple(float(v) for v in model.coef_[0])
     return FusionModel(
-        weights, tuple(float(m) for m in mean), tuple(float(s) for s in scale), candidates=candidates
+        coefficients, tuple(float(m) for m in mean), tuple(float(s) for s in scale), candidates=candidates
     )
+
+
+def choose_setting(
+    cases: Sequence[CaseData],
+    grid: Sequence[Setting],
+    primary: MetricSpec,
+    policy: Policy,
+    *,
+    candidates: int,
+    seed: int,
+) -> tuple[Setting, dict[str, float]]:
+    """The setting of ``grid`` whose models, fitted by an inner k-fold cross-validation over ``cases``
+    only, give the best mean ``primary`` on them (ties: the first in ``grid``); and each setting's mean.
+
+    A single setting, or too few distinct questions for 2 inner folds, gives ``grid[0]`` untested."""
+    groups = len({c.group for c in cases})
+    inner = min(INNER_FOLDS, groups // 2)
+    if len(grid) == 1 or inner < 2:
+        return grid[0], {}
+    fold_of = assign_folds(cases, inner, seed + 1)
+    means: dict[str, float] = {}
+    best: tuple[float, Setting] | None = None
+    for setting in grid:
+        rankings: list[list[str]] = [[] for _ in cases]
+        for f in range(inner):
+            train = [c for c, k in zip(cases, fold_of, strict=True) if k != f]
+            model = fit_linear(train, candidates, setting.c, seed, setting.objective, policy.gain)
+            for i, k in enumerate(fold_of):
+                if k == f:
+                    rankings[i] = learned_ranking(cases[i], model) if model else list(cases[i].rrf)
+        value = float(score_rankings(cases, rankings, [primary], policy)[primary.name].mean())
+        means[f"{setting.objective} C={setting.c:g}"] = value
+        if best is None or value > best[0] + 1e-12:
+            best = (value, setting)
+    assert best is not None
+    return best[1], means
 
 
 def learned_ranking(c: CaseData, model: FusionModel) -> list[str]:
@@ -268,11 +378,13 @@ def cross_validate(
     folds: int,
     candidates: int,
     depth: int,
-    c_value: float = 1.0,
+    objectives: Sequence[str] = OBJECTIVES,
+    c_values: Sequence[float] = C_VALUES,
     seed: int = 0,
     resamples: int = 10_000,
 ) -> FitResult:
     """Held-out estimates of rrf, convex and learned, and the final model (see the module docstring)."""
+    grid = settings_grid(objectives, c_values)
     cases = collected.cases
     check_folds(len(cases), len({c.group for c in cases}), folds)
     names = [s.name for s in specs]
@@ -292,7 +404,9 @@ def cross_validate(
         test = [i for i, k in enumerate(fold_of) if k == f]
         train = [i for i, k in enumerate(fold_of) if k != f]
         weight = _pick_weight(weight_table, train)
-        model = fit_linear([cases[i] for i in train], candidates, c_value, seed)
+        training = [cases[i] for i in train]
+        setting, _ = choose_setting(training, grid, primary, policy, candidates=candidates, seed=seed)
+        model = fit_linear(training, candidates, setting.c, seed, setting.objective, policy.gain)
         if model is None:
             raise InputError(
                 "--dataset",
@@ -304,18 +418,30 @@ def cross_validate(
             rankings["rrf"][i] = cases[i].rrf
             rankings["convex"][i] = convex_ranking(cases[i], weight, depth)
             rankings["learned"][i] = learned_ranking(cases[i], model)
-        plan.append({"fold": f + 1, "cases": len(test), "convex_dense_weight": weight})
+        plan.append(
+            {"fold": f + 1, "cases": len(test), "convex_dense_weight": weight, "learned": setting.to_json()}
+        )
     per_case = {
         m: {k: v.tolist() for k, v in score_rankings(cases, rankings[m], specs, policy).items()}
         for m in METHODS
     }
     comparisons = compare_methods(per_case, names, resamples, seed)
-    final = fit_linear(cases, candidates, c_value, seed)
+    chosen, inner_means = choose_setting(cases, grid, primary, policy, candidates=candidates, seed=seed)
+    final = fit_linear(cases, candidates, chosen.c, seed, chosen.objective, policy.gain)
     if final is None:  # pragma: no cover - every fold had pairs, so all cases together have them
         raise InputError("--dataset", None, "no case has a relevant candidate", "label more cases")
     weight = _pick_weight(weight_table, range(len(cases)))
     return FitResult(
-        names, per_case, [c.case.id for c in cases], comparisons, plan, final, weight, candidates
+        names,
+        per_case,
+        [c.case.id for c in cases],
+        comparisons,
+        plan,
+        final,
+        weight,
+        candidates,
+        setting=chosen,
+        setting_means=inner_means,
     )
 
 
@@ -398,7 +524,8 @@ async def fit_fusion(
     folds: int = 5,
     candidates: int = 100,
     depth: int = 100,
-    c_value: float = 1.0,
+    objectives: Sequence[str] = OBJECTIVES,
+    c_values: Sequence[float] = C_VALUES,
     seed: int = 0,
     resamples: int = 10_000,
     default_tenant: str | None = None,
@@ -426,7 +553,8 @@ async def fit_fusion(
         folds=folds,
         candidates=candidates,
         depth=depth,
-        c_value=c_value,
+        objectives=objectives,
+        c_values=c_values,
         seed=seed,
         resamples=resamples,
     )
@@ -447,7 +575,10 @@ async def fit_fusion(
             "trainer": {
                 "library": f"scikit-learn {sklearn_version()}",
                 "model": "pairwise logistic",
-                "C": c_value,
+                "objective": result.setting.objective,
+                "C": result.setting.c,
+                "chosen_from": [s.to_json() for s in settings_grid(objectives, c_values)],
+                "inner_cv_means": result.setting_means,
             },
             "fitted_on": {
                 "dataset": dataset.info(),

@@ -29,7 +29,18 @@ feature             value
                     the title
 ``latest_version``  1 unless another candidate of the same ``source_id`` has a higher ``version``
                     (else a later ``effective_date``)
+``dense_prf3``      cosine of the candidate's embedding to the (normalised) centroid of the three
+                    candidates the dense retriever ranks best: pseudo-relevance feedback (Rocchio)
+                    in embedding space
+``bm25_prf3``       the same, to the centroid of the three candidates BM25 ranks best
+``title_cosine``    cosine of the query's embedding to the candidate's title's; 0 without a title
 ==================  ==========================================================================
+
+The last three (:data:`VECTOR_FEATURES`) need the dense retriever's encoder: candidates are embedded
+as ``title + newline + text`` (what the dense index embedded, so an
+:class:`~ragaudit.retrieval.embedding_cache.EmbeddingCache` serves them without running the model),
+titles and the query through the same encoder (and so the same cache, keyed by model and backend).
+Models fitted by ragaudit before these features existed (:data:`FEATURES_V1`) use the first 14 only.
 """
 
 from __future__ import annotations
@@ -41,10 +52,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ragaudit.retrieval.embedding_types import TextEncoder
 from ragaudit.retrieval.rerank import Candidate
 from ragaudit.text.words import QUERY_WORD, WORD, content_words, normalize_text
 
-FEATURES: tuple[str, ...] = (
+FEATURES_V1: tuple[str, ...] = (
     "bm25_score",
     "bm25_log_rank",
     "bm25_missing",
@@ -60,7 +72,12 @@ FEATURES: tuple[str, ...] = (
     "superseded",
     "latest_version",
 )
+"""The features of format-1 models (ragaudit's first learned fusion), in order."""
+VECTOR_FEATURES: tuple[str, ...] = ("dense_prf3", "bm25_prf3", "title_cosine")
+"""Features computed from embeddings (they need an encoder)."""
+FEATURES: tuple[str, ...] = FEATURES_V1 + VECTOR_FEATURES
 """Column names of :func:`candidate_features`, in order."""
+PRF_DEPTH = 3
 RRF_K = 60.0
 OUTDATED = frozenset({"superseded", "deprecated", "archived", "obsolete", "retired", "outdated"})
 
@@ -142,18 +159,67 @@ def _latest(candidates: Sequence[Candidate]) -> list[float]:
     return [1.0 if key >= best[source] else 0.0 for source, key in zip(sources, keys, strict=True)]
 
 
-def candidate_features(
-    query: str, candidates: Sequence[Candidate], components: tuple[int, int] = (0, 1), absent_rank: int = 101
+def _unit(matrix: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+    rows = np.asarray(matrix, dtype=np.float64)
+    norms = np.linalg.norm(rows, axis=-1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.asarray(rows / norms, dtype=np.float64)
+
+
+def _feedback(vectors: npt.NDArray[np.float64], ranks: list[int | None]) -> npt.NDArray[np.float64]:
+    """Cosine of every row of ``vectors`` to the centroid of the ``PRF_DEPTH`` rows ranked best."""
+    ranked = sorted((r, i) for i, r in enumerate(ranks) if r is not None)[:PRF_DEPTH]
+    if not ranked:
+        return np.zeros(len(vectors))
+    centroid = _unit(vectors[[i for _, i in ranked]].mean(axis=0))
+    return np.asarray(vectors @ centroid, dtype=np.float64)
+
+
+def vector_features(
+    query: str,
+    candidates: Sequence[Candidate],
+    encoder: TextEncoder,
+    bm25_ranks: list[int | None],
+    dense_ranks: list[int | None],
 ) -> npt.NDArray[np.float64]:
-    """The ``len(candidates) x len(FEATURES)`` feature matrix of one query's candidates.
+    """The ``len(candidates) x len(VECTOR_FEATURES)`` columns that need embeddings."""
+    n = len(candidates)
+    titles = sorted({c.title for c in candidates if c.title.strip()})
+    vectors = _unit(encoder.encode([query, *(c.text for c in candidates), *titles]))
+    q, docs = vectors[0], vectors[1 : n + 1]
+    title_cos = dict(zip(titles, (vectors[n + 1 :] @ q).tolist(), strict=True))
+    out = np.zeros((n, len(VECTOR_FEATURES)), dtype=np.float64)
+    out[:, 0] = _feedback(docs, dense_ranks)
+    out[:, 1] = _feedback(docs, bm25_ranks)
+    out[:, 2] = [title_cos.get(c.title, 0.0) for c in candidates]
+    return out
+
+
+def candidate_features(
+    query: str,
+    candidates: Sequence[Candidate],
+    components: tuple[int, int] = (0, 1),
+    absent_rank: int = 101,
+    encoder: TextEncoder | None = None,
+    names: Sequence[str] = FEATURES,
+) -> npt.NDArray[np.float64]:
+    """The ``len(candidates) x len(names)`` feature matrix of one query's candidates (columns in
+    ``names`` order, each a name of :data:`FEATURES`).
 
     ``components`` gives the positions of BM25 and the dense retriever in the hybrid's ``fusion``
-    metadata; ``absent_rank`` stands for "not in that list" (the hybrid's depth + 1).
+    metadata; ``absent_rank`` stands for "not in that list" (the hybrid's depth + 1). ``encoder`` (the
+    dense retriever's) is needed only when ``names`` holds one of :data:`VECTOR_FEATURES`.
     """
+    unknown = [name for name in names if name not in FEATURES]
+    if unknown:
+        raise ValueError(f"unknown fusion feature(s) {unknown}; known: {list(FEATURES)}")
+    wants_vectors = any(name in VECTOR_FEATURES for name in names)
+    if wants_vectors and encoder is None:
+        raise ValueError(f"the features {list(VECTOR_FEATURES)} need the dense retriever's encoder")
     n = len(candidates)
-    out = np.zeros((n, len(FEATURES)), dtype=np.float64)
+    full = np.zeros((n, len(FEATURES)), dtype=np.float64)
     if n == 0:
-        return out
+        return full[:, [FEATURES.index(name) for name in names]]
     bm25 = [_component(c.metadata, components[0]) for c in candidates]
     dense = [_component(c.metadata, components[1]) for c in candidates]
     terms = content_words(query)
@@ -167,7 +233,7 @@ def candidate_features(
         (b_rank, _), (d_rank, d_score) = bm25[i], dense[i]
         rrf = sum(RRF_K / (RRF_K + r) for r in (b_rank, d_rank) if r is not None)
         text_words = [w.lower() for w in WORD.findall(c.content)]
-        out[i] = (
+        full[i, : len(FEATURES_V1)] = (
             bm25_norm[i],
             math.log(b_rank or absent_rank),
             1.0 if b_rank is None else 0.0,
@@ -183,4 +249,8 @@ def candidate_features(
             _outdated(c),
             latest[i],
         )
-    return out
+    if wants_vectors and encoder is not None:
+        full[:, len(FEATURES_V1) :] = vector_features(
+            query, candidates, encoder, [r for r, _ in bm25], [r for r, _ in dense]
+        )
+    return full[:, [FEATURES.index(name) for name in names]]

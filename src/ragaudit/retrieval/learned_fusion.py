@@ -11,11 +11,18 @@ never a pickle). Scoring needs numpy only, so the stage runs without the library
 The model is linear over the standardised features of :mod:`ragaudit.retrieval.fusion_features`:
 ``score(x) = Σ_j w_j (x_j - mean_j) / scale_j``. The stage sits on a ``hybrid`` retriever whose
 components are one BM25 and one dense retriever (in either order); anything else is an input error,
-since the features are read from that hybrid's per-retriever ranks and scores.
+since the features are read from that hybrid's per-retriever ranks and scores, and the embedding
+features (:data:`~ragaudit.retrieval.fusion_features.VECTOR_FEATURES`) through its dense retriever's
+encoder (and so its embedding cache).
+
+Model files: ``format_version`` 2 (this version) scores :data:`FEATURES`; files of version 1 (the
+first 14 features, :data:`FEATURES_V1`) still load and score exactly as before. Anything else is
+refused with the fix (refit).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
@@ -28,12 +35,15 @@ import numpy as np
 import numpy.typing as npt
 
 from ragaudit.errors import InputError
-from ragaudit.retrieval.fusion_features import FEATURES, candidate_features
+from ragaudit.retrieval.embedding_types import TextEncoder
+from ragaudit.retrieval.fusion_features import FEATURES, FEATURES_V1, VECTOR_FEATURES, candidate_features
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.rerank import Candidate
 
 FORMAT = "ragaudit-fusion-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+FEATURES_BY_VERSION: dict[int, tuple[str, ...]] = {1: FEATURES_V1, 2: FEATURES}
+"""The feature list a model file of each ``format_version`` scores."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +59,19 @@ class FusionModel:
     info: Mapping[str, Any] = field(default_factory=dict)
     """Provenance and cross-validated estimates, as ``fit-fusion`` wrote them (not used for scoring)."""
 
+    @property
+    def format_version(self) -> int:
+        """The file format that holds this model's feature list (1 for the first 14 features)."""
+        return 1 if self.features == FEATURES_V1 else FORMAT_VERSION
+
+    @property
+    def needs_encoder(self) -> bool:
+        """Whether scoring needs the dense retriever's encoder (an embedding feature is used)."""
+        return any(name in VECTOR_FEATURES for name in self.features)
+
     def __post_init__(self) -> None:
+        if self.features not in FEATURES_BY_VERSION.values():
+            raise ValueError(f"unknown feature list {list(self.features)}")
         n = len(self.features)
         if not (len(self.weights) == len(self.mean) == len(self.scale) == n):
             raise ValueError("weights, mean and scale need one value per feature")
@@ -65,7 +87,7 @@ class FusionModel:
     def to_json(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
-            "format_version": FORMAT_VERSION,
+            "format_version": self.format_version,
             "kind": "linear",
             "features": list(self.features),
             "weights": list(self.weights),
@@ -100,19 +122,22 @@ def load_model(path: str | Path) -> FusionModel:
         raise InputError(where, None, f"not a readable JSON fusion model ({exc})", refit) from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise InputError(where, None, f'not a ragaudit fusion model (no "format": {FORMAT!r})', refit)
-    if raw.get("format_version") != FORMAT_VERSION or raw.get("kind") != "linear":
+    version = raw.get("format_version")
+    if version not in FEATURES_BY_VERSION or isinstance(version, bool) or raw.get("kind") != "linear":
         raise InputError(
             where,
             None,
-            f"unsupported model version/kind {raw.get('format_version')!r}/{raw.get('kind')!r}",
+            f"unsupported model version/kind {version!r}/{raw.get('kind')!r} "
+            f"(this ragaudit reads versions {sorted(FEATURES_BY_VERSION)} of kind 'linear')",
             refit,
         )
+    expected = FEATURES_BY_VERSION[version]
     features = raw.get("features")
-    if features != list(FEATURES):
+    if features != list(expected):
         raise InputError(
             where,
             None,
-            "the model's features differ from this ragaudit's (fitted by another version)",
+            f"the model's features differ from those of format version {version} (fitted by another version)",
             "refit with ragaudit fit-fusion",
         )
     candidates = raw.get("candidates", 100)
@@ -124,12 +149,27 @@ def load_model(path: str | Path) -> FusionModel:
             _numbers(raw, "weights", where),
             _numbers(raw, "mean", where),
             _numbers(raw, "scale", where),
-            FEATURES,
+            expected,
             candidates,
             {k: v for k, v in raw.items() if k not in known},
         )
     except ValueError as exc:
         raise InputError(where, None, str(exc), refit) from None
+
+
+def _unwrap(retriever: Retriever) -> Retriever:
+    while getattr(retriever, "transparent", False):  # a wrapper that returns its base's results unchanged
+        retriever = retriever.base  # type: ignore[attr-defined]
+    return retriever
+
+
+def dense_encoder(retriever: Retriever) -> TextEncoder:
+    """The encoder of the dense component of a hybrid ``retriever`` (see :func:`hybrid_components`):
+    the embedding cache wrapping the model when the dense retriever has one."""
+    components, _ = hybrid_components(retriever)
+    hybrid: Any = _unwrap(retriever)
+    encoder: TextEncoder = hybrid.retrievers[components[1]].encoder
+    return encoder
 
 
 def hybrid_components(retriever: Retriever) -> tuple[tuple[int, int], int]:
@@ -142,8 +182,7 @@ def hybrid_components(retriever: Retriever) -> tuple[tuple[int, int], int]:
     from ragaudit.retrieval.fusion import HybridRetriever
 
     fix = '[retriever] type = "hybrid", components = [{ type = "bm25" }, { type = "dense" }], no [rewrite]'
-    while getattr(retriever, "transparent", False):  # a wrapper that returns its base's results unchanged
-        retriever = retriever.base  # type: ignore[attr-defined]
+    retriever = _unwrap(retriever)
     if not isinstance(retriever, HybridRetriever):
         raise InputError(
             "[rerank]",
@@ -169,9 +208,17 @@ class LearnedFusionReranker:
     """Scores a hybrid's candidates with a :class:`FusionModel` (a :class:`~ragaudit.retrieval.rerank.CandidateReranker`)."""
 
     def __init__(
-        self, model: FusionModel, components: tuple[int, int] = (0, 1), depth: int = 100, label: str = ""
+        self,
+        model: FusionModel,
+        components: tuple[int, int] = (0, 1),
+        depth: int = 100,
+        label: str = "",
+        encoder: TextEncoder | None = None,
     ) -> None:
+        if model.needs_encoder and encoder is None:
+            raise ValueError("this fusion model uses embedding features: pass the dense retriever's encoder")
         self.model = model
+        self.encoder = encoder
         self.components = components
         self.absent_rank = depth + 1
         self.default_top_n = model.candidates
@@ -179,10 +226,16 @@ class LearnedFusionReranker:
         self.name = f"learned fusion ({label or 'in memory'})"
 
     def features(self, query: str, candidates: Sequence[Candidate]) -> npt.NDArray[np.float64]:
-        return candidate_features(query, candidates, self.components, self.absent_rank)
+        return candidate_features(
+            query, candidates, self.components, self.absent_rank, self.encoder, self.model.features
+        )
 
     async def score_candidates(self, query: str, candidates: Sequence[Candidate]) -> list[float]:
-        return [float(s) for s in self.model.score(self.features(query, candidates))]
+        if self.model.needs_encoder:  # embedding (or a cache lookup) off the event loop
+            features = await asyncio.to_thread(self.features, query, candidates)
+        else:
+            features = self.features(query, candidates)
+        return [float(s) for s in self.model.score(features)]
 
     async def score(self, query: str, texts: Sequence[str]) -> list[float]:
         raise TypeError(
@@ -200,4 +253,5 @@ def learned_stage(*, model: str, retriever: Retriever) -> LearnedFusionReranker:
     components, depth = hybrid_components(retriever)
     fitted = load_model(model)
     digest = hashlib.sha256(Path(model).read_bytes()).hexdigest()[:12]
-    return LearnedFusionReranker(fitted, components, depth, f"{Path(model).name} sha256:{digest}")
+    encoder = dense_encoder(retriever) if fitted.needs_encoder else None
+    return LearnedFusionReranker(fitted, components, depth, f"{Path(model).name} sha256:{digest}", encoder)
