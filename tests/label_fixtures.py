@@ -16,6 +16,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from conftest import KB
@@ -25,13 +26,8 @@ BUILD_DEMO_KB = Path(__file__).resolve().parents[1] / "scripts" / "build_demo_kb
 CASES = ("acme-pricing-001", "acme-warranty-001", "globex-pricing-001", "initech-unanswerable-001")
 
 
-def written_grades() -> dict[str, dict[str, int]]:
-    """The grades written with each demo KB case (``Case.grades`` in ``scripts/build_demo_kb.py``).
-
-    The shipped golden set is complete (every document of the tenant judged, see the KB's README), so a
-    pool over it has nothing to judge; the labeling tests need a golden set with holes, the one before
-    the pooled judgments.
-    """
+def load_build_demo_kb() -> ModuleType:
+    """``scripts/build_demo_kb.py`` imported as a module (it is a script, not a package module)."""
     spec = importlib.util.spec_from_file_location("build_demo_kb", BUILD_DEMO_KB)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -40,6 +36,17 @@ def written_grades() -> dict[str, dict[str, int]]:
         spec.loader.exec_module(module)
     finally:
         del sys.modules[spec.name]
+    return module
+
+
+def written_grades() -> dict[str, dict[str, int]]:
+    """The grades written with each demo KB case (``Case.grades`` in ``scripts/build_demo_kb.py``).
+
+    The shipped golden set is complete (every document of the tenant judged, see the KB's README), so a
+    pool over it has nothing to judge; the labeling tests need a golden set with holes, the one before
+    the pooled judgments.
+    """
+    module = load_build_demo_kb()
     return {
         case.id: {f"{case.tenant}-{slug}": grade for slug, grade in case.grades.items()}
         for case in module.CASES

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -10,11 +9,11 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from importlib.resources import as_file, files
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from label_fixtures import load_build_demo_kb
 from ragaudit.data.golden_jsonl import read_golden_jsonl
 from ragaudit.data.schema import GoldenCase
 
@@ -189,20 +188,8 @@ def test_generator_rewrites_the_shipped_files_byte_for_byte(kb_dir: Path, tmp_pa
         assert (tmp_path / name).read_bytes() == (kb_dir / name).read_bytes(), name
 
 
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_demo_kb", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve their module while the class is created
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
-
-
 def test_generator_reports_a_misquoted_span_and_a_foreign_label() -> None:
-    kb = _load_script()
+    kb = load_build_demo_kb()
     docs = {doc.doc_id: doc for doc in kb.DOCS}
     bad = kb.Case(
         "acme-bad-001",
@@ -223,7 +210,7 @@ def test_generator_reports_a_misquoted_span_and_a_foreign_label() -> None:
 
 
 def test_generator_checks_pooled_grades_and_completes_the_judgments() -> None:
-    kb = _load_script()
+    kb = load_build_demo_kb()
     docs = {doc.doc_id: doc for doc in kb.DOCS}
     superseded = {"acme-pricing-professional-v2"}
     case = kb.Case(

@@ -33,6 +33,11 @@ FIX = (
 )
 
 
+def stopped_sentence(not_sent: object, reason: object) -> str:
+    """An early stop in words: how many planned requests were not sent, and why."""
+    return f"{not_sent} planned requests were not sent; {reason}"
+
+
 def audit_verdict(
     *,
     leaks: int,

@@ -36,7 +36,7 @@ from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retry import RetryPolicy
 from ragaudit.runner.execute import _call_hook
 from ragaudit.runner.progress import progress_bar
-from ragaudit.security.audit_verdict import Verdict, audit_verdict
+from ragaudit.security.audit_verdict import Verdict, audit_verdict, stopped_sentence
 from ragaudit.security.error_rate import ErrorRate, check_error_rate, classify_error, error_rate_of
 from ragaudit.security.hostile_tenants import FIXED_HOSTILE as FIXED_HOSTILE
 from ragaudit.security.hostile_tenants import tenant_variants as tenant_variants
@@ -202,7 +202,7 @@ class TenantAudit:
         """The early stop in words, for the verdict (``None``: the audit sent every planned request)."""
         if not self.stopped:
             return None
-        return f"{self.stopped['not_sent']} planned requests were not sent; {self.stopped['reason']}"
+        return stopped_sentence(self.stopped["not_sent"], self.stopped["reason"])
 
     def judged(self, max_error_rate: float = 0.0) -> tuple[Verdict, CheckVerdict]:
         """The verdict and the tenant-isolation check in three states (:mod:`~ragaudit.security.audit_verdict`)."""

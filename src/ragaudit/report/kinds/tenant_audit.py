@@ -259,7 +259,9 @@ def _stopped(found: Any) -> str | None:
     """The early stop of a report in words (``None`` when it sent every planned request)."""
     if not isinstance(found, Mapping):
         return None
-    return f"{found.get('not_sent', '?')} planned requests were not sent; {found.get('reason', 'no reason recorded')}"
+    from ragaudit.security.audit_verdict import stopped_sentence
+
+    return stopped_sentence(found.get("not_sent", "?"), found.get("reason", "no reason recorded"))
 
 
 def _leak_lines(report: TenantAuditReport, limit: int) -> list[str]:
