@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from ragaudit.artifacts.escape import escape_md as md
 from ragaudit.artifacts.tables import delta_ci_label
+from ragaudit.report.draw.markdown import draw_markdown
+from ragaudit.report.kinds import is_builtin
 from ragaudit.report.sections import (
     ANALYSES,
     GATE_MARKS,
@@ -521,12 +523,24 @@ def _sweeps(view: ReportView) -> list[str]:
     return lines
 
 
-def render_markdown(view: ReportView) -> str:
-    """The Markdown report of any report kind: the gate, the kind's own lines
-    (:meth:`ragaudit.report.kinds.ReportKind.markdown`), the sweeps, missing cases and errors, provenance."""
+def _kind_lines(view: ReportView) -> list[str]:
+    """The kind's part: its document drawn (:func:`ragaudit.report.draw.markdown.draw_markdown`), else
+    the older ``markdown`` hook of a built-in kind; a third-party kind's hook output is shown as text."""
     kind = view.report_kind()
-    lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(view)]
-    lines += kind.markdown(view) if kind else []
+    if kind is None:
+        return []
+    document = kind.document(kind.read(view))
+    if document is not None:
+        return draw_markdown(document)
+    lines = kind.markdown(view)
+    return lines if is_builtin(kind) else [md(line) for line in lines]
+
+
+def render_markdown(view: ReportView) -> str:
+    """The Markdown report of any report kind: the gate, the kind's part (:func:`_kind_lines`), the
+    sweeps, missing cases and errors, provenance."""
+    kind = view.report_kind()
+    lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(view), *_kind_lines(view)]
     lines += _sweeps(view)
     if kind is None or not kind.problems_in_body:
         lines += _problems(view.problems())
