@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ragaudit.report.document import Column, Document, Items, Paragraph, Section, Table, Verdict
+from ragaudit.report.document import Block, Column, Document, Items, Paragraph, Section, Table, Verdict
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.fields import Fields
 
@@ -91,7 +91,7 @@ class StaleAuditKind(ReportKind):
             for s in report.sources
             if s.offending
         )
-        blocks = (table, *verdicts, *offending, Paragraph(MEANING, hint=True))
+        blocks: tuple[Block, ...] = (table, *verdicts, *offending, Paragraph(MEANING, hint=True))
         return Document((Section("stale", f"Stale versions in the top {report.k}", blocks),))
 
 
