@@ -37,8 +37,6 @@ LEGACY = {
     "benchmark",
     "tenant-audit",
     "gate",
-    "k-sweep",
-    "chunking-sweep",
     "ablation",
     "reranker-eval",
     "rewrite-eval",

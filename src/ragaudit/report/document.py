@@ -38,7 +38,18 @@ ColumnType = Literal["text", "id", "number", "count", "signed", "p_value", "perc
 ``< 0.001``, ``percent`` as ``12.5%`` of a share in 0..1. A missing value (None, NaN, text in a number
 column) reads :data:`ragaudit.report.draw.cells.MISSING` in every format."""
 
-Value: TypeAlias = "str | int | float | None"
+
+@dataclass(frozen=True)
+class Marked:
+    """A cell's value with a mark after it (``0.8123*``: significant, ``hybrid (best)``); ``strong``
+    draws it bold on a page and in Markdown."""
+
+    value: str | int | float | None
+    mark: str = ""
+    strong: bool = False
+
+
+Value: TypeAlias = "str | int | float | Marked | None"
 
 
 @dataclass(frozen=True)

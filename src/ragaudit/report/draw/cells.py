@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ragaudit.report.document import Column, Value
+from ragaudit.report.document import Column, Marked, Value
 
 MISSING = "–"
 """A value that is not there (None, NaN, text in a number column), in every format."""
@@ -20,7 +20,10 @@ def _number(value: Value) -> float | None:
 
 
 def cell(value: Value, column: Column) -> str:
-    """``value`` as ``column``'s type reads it."""
+    """``value`` as ``column``'s type reads it (a :class:`Marked` value with its mark; the back-ends
+    make a strong one bold)."""
+    if isinstance(value, Marked):
+        return cell(value.value, column) + value.mark
     if column.type in ("text", "id"):
         return MISSING if value is None or value == "" else str(value)
     number = _number(value)
@@ -47,6 +50,13 @@ def p_value(value: float | None) -> str:
 
 def text(value: Value) -> str:
     """A key-value's value: a number as a ``number`` column reads it, text as written."""
+    if isinstance(value, Marked):
+        return text(value.value) + value.mark
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return cell(value, Column("", "number"))
     return MISSING if value is None else str(value)
+
+
+def strong(value: Value) -> bool:
+    """Whether a cell is drawn bold (a :class:`Marked` value that says so)."""
+    return isinstance(value, Marked) and value.strong

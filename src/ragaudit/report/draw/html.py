@@ -14,6 +14,7 @@ from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.report import svg
 from ragaudit.report.document import (
     Block,
+    Column,
     Details,
     Document,
     DotPlot,
@@ -25,11 +26,12 @@ from ragaudit.report.document import (
     Lines,
     Paragraph,
     Table,
+    Value,
     Verdict,
     cut_note,
     shown_rows,
 )
-from ragaudit.report.draw.cells import cell, text
+from ragaudit.report.draw.cells import cell, strong, text
 from ragaudit.verdict import LABELS, MARKS
 
 LIMIT = 100
@@ -47,6 +49,11 @@ def draw_html(document: Document, limit: int = LIMIT) -> list[PageSection]:
 
 def _cut(shown: int, total: int) -> str:
     return f'<p class="hint">{esc(cut_note(shown, total))}</p>' if shown < total else ""
+
+
+def _cell(value: Value, column: Column) -> str:
+    shown = esc(cell(value, column))
+    return f"<b>{shown}</b>" if strong(value) else shown
 
 
 def _table(block: Table, limit: int) -> str:

@@ -13,6 +13,7 @@ from ragaudit.artifacts.escape import escape_md as md
 from ragaudit.report.document import (
     CHARTS,
     Block,
+    Column,
     Details,
     Document,
     Heading,
@@ -20,11 +21,12 @@ from ragaudit.report.document import (
     KeyValues,
     Paragraph,
     Table,
+    Value,
     Verdict,
     cut_note,
     shown_rows,
 )
-from ragaudit.report.draw.cells import cell, text
+from ragaudit.report.draw.cells import cell, strong, text
 from ragaudit.verdict import LABELS
 
 LIMIT = 10
@@ -49,6 +51,11 @@ def table_lines(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: 
         "| " + " | ".join(align) + " |",
         *("| " + " | ".join(row) + " |" for row in rows),
     ]
+
+
+def _cell(value: Value, column: Column) -> str:
+    shown = md(cell(value, column))
+    return f"**{shown}**" if strong(value) else shown
 
 
 def _blocks(blocks: Sequence[Block], limit: int) -> list[str]:

@@ -99,16 +99,6 @@ class ReportKind:
         """The pipeline the provenance names when the report has no ``pipeline`` section."""
         return None
 
-    def k_sweep(self, report: Any) -> dict[str, Any] | None:
-        """The metrics-by-k series (``{k, series}``) this kind draws from its typed view (None: only a
-        report's own ``k_sweep`` section is drawn)."""
-        return None
-
-    def chunking(self, report: Any) -> dict[str, Any] | None:
-        """The metrics-by-chunking rows (``{rows}``) this kind draws from its typed view (None: only a
-        report's own ``chunking`` section is drawn)."""
-        return None
-
     def chunking_text(self, report: Any) -> str | None:
         """What the provenance says about chunking for this kind (None: the pipeline's strategy)."""
         return None
