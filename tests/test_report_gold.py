@@ -37,9 +37,6 @@ LEGACY = {
     "benchmark",
     "tenant-audit",
     "gate",
-    "ablation",
-    "reranker-eval",
-    "rewrite-eval",
 }
 """Built-in kinds that still draw themselves (their own terminal / markdown / html hooks)."""
 

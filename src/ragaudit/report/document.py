@@ -32,10 +32,11 @@ from typing import Literal, TypeAlias
 
 from ragaudit.verdict import VerdictState
 
-ColumnType = Literal["text", "id", "number", "count", "signed", "p_value", "percent"]
+ColumnType = Literal["text", "id", "number", "count", "signed", "p_value", "percent", "interval"]
 """How a column's values read: ``text`` and ``id`` as written (an id is never cut), ``number`` to
 ``digits`` decimals, ``count`` an integer, ``signed`` with its sign, ``p_value`` as ``0.042`` or
-``< 0.001``, ``percent`` as ``12.5%`` of a share in 0..1. A missing value (None, NaN, text in a number
+``< 0.001``, ``percent`` as ``12.5%`` of a share in 0..1, ``interval`` a :class:`Span` as
+``[-0.0120, +0.0850]``. A missing value (None, NaN, text in a number
 column) reads :data:`ragaudit.report.draw.cells.MISSING` in every format."""
 
 
@@ -49,7 +50,15 @@ class Marked:
     strong: bool = False
 
 
-Value: TypeAlias = "str | int | float | Marked | None"
+@dataclass(frozen=True)
+class Span:
+    """A confidence interval (an ``interval`` cell)."""
+
+    low: float | None
+    high: float | None
+
+
+Value: TypeAlias = "str | int | float | Marked | Span | None"
 
 
 @dataclass(frozen=True)

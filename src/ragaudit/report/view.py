@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -99,8 +99,10 @@ class ReportView:
         return Counts.read(Fields(self.report, self.kind))
 
     def problems(self) -> Problems:
-        """Missing cases, errors and notes of the report."""
-        return Problems.read(Fields(self.report, self.kind))
+        """Missing cases, errors and notes of the report (no notes when the kind's document shows them)."""
+        problems = Problems.read(Fields(self.report, self.kind))
+        kind = self.report_kind()
+        return replace(problems, notes=[]) if kind is not None and kind.shows_notes else problems
 
     def isolation(self) -> CheckVerdict | None:
         """The report's tenant-isolation verdict, printed as is (:func:`ragaudit.report.sections.isolation_of`)."""

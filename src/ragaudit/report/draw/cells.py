@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ragaudit.report.document import Column, Marked, Value
+from ragaudit.report.document import Column, Marked, Span, Value
 
 MISSING = "–"
 """A value that is not there (None, NaN, text in a number column), in every format."""
@@ -24,6 +24,11 @@ def cell(value: Value, column: Column) -> str:
     make a strong one bold)."""
     if isinstance(value, Marked):
         return cell(value.value, column) + value.mark
+    if isinstance(value, Span):
+        low, high = _number(value.low), _number(value.high)
+        if low is None or high is None:
+            return MISSING
+        return f"[{low:+.{column.digits}f}, {high:+.{column.digits}f}]"
     if column.type in ("text", "id"):
         return MISSING if value is None or value == "" else str(value)
     number = _number(value)
@@ -50,8 +55,8 @@ def p_value(value: float | None) -> str:
 
 def text(value: Value) -> str:
     """A key-value's value: a number as a ``number`` column reads it, text as written."""
-    if isinstance(value, Marked):
-        return text(value.value) + value.mark
+    if isinstance(value, (Marked, Span)):
+        return cell(value, Column("", "interval" if isinstance(value, Span) else "number"))
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return cell(value, Column("", "number"))
     return MISSING if value is None else str(value)

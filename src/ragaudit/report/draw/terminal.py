@@ -2,7 +2,7 @@
 
 Section titles and ``hint`` paragraphs are for pages and are not printed; charts are not drawn (their figures are in the
 tables beside them). A table is aligned (:func:`ragaudit.artifacts.tables.render_table`), an item of a
-list is one line of at most :data:`ITEM_WIDTH` characters, the text inside :class:`Details` wraps at
+list is one whole line (never cut mid-sentence), the text inside :class:`Details` wraps at
 :data:`WRAP` columns; a list or table longer than ``limit`` is cut with :func:`cut_note`.
 """
 
@@ -29,8 +29,6 @@ from ragaudit.report.document import (
 from ragaudit.report.draw.cells import cell, text
 from ragaudit.verdict import LABELS
 
-ITEM_WIDTH = 150
-"""A list item's line is cut here (``...``); the JSON report holds it whole."""
 WRAP = 104
 """Where the text inside :class:`Details` wraps."""
 
@@ -73,8 +71,7 @@ def _block(block: Block, limit: int, indent: str) -> list[str]:
         shown, total = shown_rows(block.items, block.total, limit)
         lines = [indent + block.intro] if block.intro else []
         for lead, what in block.items[:shown]:
-            line = f"{indent}  {lead}{block.separator}{what}"
-            lines.append(line if len(line) <= ITEM_WIDTH else line[: ITEM_WIDTH - 3] + "...")
+            lines.append(f"{indent}  {lead}{block.separator}{what}")
         return lines + ([f"{indent}  {cut_note(shown, total)}"] if shown < total else [])
     if isinstance(block, Details):
         return [f"{indent}{block.summary}:", *_blocks(block.blocks, limit, indent + "  ")]

@@ -121,5 +121,7 @@ class ReportKind:
         """Older hook: its own HTML sections ``(anchor, title, inner HTML)`` (after the metrics)."""
         return []
 
+    shows_notes: ClassVar[bool] = False
+    """True when the kind's document shows the report's ``notes`` (the page does not list them again)."""
     problems_in_body: ClassVar[bool] = False
     """True when ``markdown`` lists missing cases and errors itself (the eval report does)."""

@@ -25,6 +25,7 @@ class KSweepReport:
 class KSweepKind(ReportKind):
     name = "k-sweep"
     required = ("families", "rows[].k")
+    shows_notes = True
 
     def typed(self, report: Fields) -> KSweepReport:
         families = report.texts("families")
