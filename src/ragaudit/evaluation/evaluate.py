@@ -37,6 +37,30 @@ def _report_depth(specs: Sequence[MetricSpec]) -> int:
     return max(cutoffs) if cutoffs else 100
 
 
+def in_sample_of(
+    dataset: Dataset, context: Mapping[str, Any] | None, threshold: int
+) -> dict[str, Any] | None:
+    """The report's ``in_sample`` section when the pipeline in ``context`` has a fitted stage (its
+    ``pipeline.fitted``): whether the answerable cases of ``dataset`` were among those it was fitted on
+    (:mod:`ragaudit.artifacts.in_sample`); ``None`` when nothing was fitted."""
+    from ragaudit.artifacts.in_sample import fitted_cases, in_sample_section
+
+    pipeline = (context or {}).get("pipeline")
+    stages = pipeline.get("fitted") if isinstance(pipeline, Mapping) else None
+    if not stages:
+        return None
+    scored = fitted_cases(c for c in dataset.cases if c.is_answerable(threshold))
+    return in_sample_section(stages, dataset.sha256, scored)
+
+
+def _with_in_sample(dataset: Dataset, context: Mapping[str, Any] | None, threshold: int) -> dict[str, Any]:
+    out = dict(context or {})
+    in_sample = in_sample_of(dataset, context, threshold)
+    if in_sample is not None:
+        out["in_sample"] = in_sample
+    return out
+
+
 def evaluate(
     dataset: Dataset | str | Path,
     run: RunLike,
@@ -47,7 +71,9 @@ def evaluate(
     """Score ``run`` on ``dataset``; every dataset case appears in the result, marked.
 
     Averages are macro means over answerable cases; a case the run does not answer (absent, or an
-    error) scores 0 there and is listed. Unanswerable cases are kept out of the averages.
+    error) scores 0 there and is listed. Unanswerable cases are kept out of the averages. When the
+    pipeline in ``context`` has a fitted stage, the result says whether these cases were among those it
+    was fitted on (``in_sample``, :func:`in_sample_of`).
     """
     policy = policy or Policy()
     ds = (
@@ -144,7 +170,7 @@ def evaluate(
         ds.info(),
         the_run.info(),
         tuple(notes),
-        dict(context or {}),
+        _with_in_sample(ds, context, policy.relevance_threshold),
         isolation=isolation,
         judged_k=hole_spec.k,
     )

@@ -525,7 +525,11 @@ def render_markdown(view: ReportView) -> str:
     """The Markdown report of any report kind: the gate, the kind's own lines
     (:meth:`ragaudit.report.kinds.ReportKind.markdown`), the sweeps, missing cases and errors, provenance."""
     kind = view.report_kind()
+    from ragaudit.artifacts.in_sample import in_sample_line
+
     lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(view)]
+    if (flag := in_sample_line(view.report)) is not None:
+        lines += [f"**⚠️ {md(flag)}**", ""]
     lines += kind.markdown(view) if kind else []
     lines += _sweeps(view)
     if kind is None or not kind.problems_in_body:

@@ -23,4 +23,8 @@ def render_terminal(report: Mapping[str, Any], source: str = "report", limit: in
         raise InputError(
             source, None, f"no report kind {name!r} is registered", "install the package that adds it"
         )
-    return "\n".join(kind.terminal(kind.from_json(report, source), limit))
+    from ragaudit.artifacts.in_sample import in_sample_line
+
+    lines = kind.terminal(kind.from_json(report, source), limit)
+    flag = in_sample_line(report)  # a fitted stage scored on its own training cases: said first
+    return "\n".join([flag, *lines] if flag else lines)
