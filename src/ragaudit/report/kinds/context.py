@@ -129,7 +129,10 @@ class ContextKind(ReportKind):
         grounded = report.obj("groundedness", required=False)
         worst, failing = _worst(report.each("per_case", required=False))
         return ContextReport(
-            _figures(quality.obj("settings", required=False), ("k", "token_budget", "tokenizer", "chunking")),
+            _figures(
+                quality.obj("settings", required=False),
+                ("k", "token_budget", "tokenizer", "chunking", "scored_chunks"),
+            ),
             _figures(quality.obj("summary", required=False), QUALITY_FIGURES),
             retrieval.opt("auroc"),
             _figures(best, ("threshold", "accuracy", "answerable_coverage")) if best.data else None,
@@ -159,6 +162,9 @@ class ContextKind(ReportKind):
             ]
         s = report.settings
         head = f"k={s['k']}, token budget={s['token_budget']}, tokenizer={s['tokenizer']}, chunking={s['chunking']}"
+        scored = s.get("scored_chunks")
+        if isinstance(scored, dict) and scored.get("text"):
+            head += f"\n{scored['text']}"
         return [head, render_table(["figure", "value"], rows), *_worst_lines(report), *_guide(report)]
 
 
