@@ -212,7 +212,7 @@ def test_results_file_has_one_line_per_case_and_is_a_run_file(tmp_path: Path) ->
     assert loaded.cases["bad"].error == "ValueError: index is corrupt"
     assert run.source == str(path)
     meta = json.loads((tmp_path / "out" / "results.jsonl.meta.json").read_text())
-    assert meta == {"format": "ragaudit-results/1", "top_k": 3, "name": "retriever"}
+    assert meta == {"format": "ragaudit-results/1", "top_k": 3, "name": "retriever", "identity": {}}
 
 
 def test_existing_results_are_not_overwritten_without_resume(tmp_path: Path) -> None:

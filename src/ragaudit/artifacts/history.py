@@ -18,6 +18,10 @@ A run may carry a ``key`` (``ragaudit eval --results FILE`` uses the results fil
 (``replaces=True``) takes the place of the entry of the run it continues, so one run is one entry
 however many times it was resumed; a new run under the same key starts a new entry.
 
+In-sample reports are not recorded: a fitted stage scored on the cases it was fitted on
+(:mod:`ragaudit.artifacts.in_sample`) flatters itself, and a trend must not mix such figures with
+honest ones. :func:`record_run` says so instead of recording.
+
 Comparability: a metric value only means something against the same golden set scored under the same
 policy. :func:`series` therefore groups runs by **dataset sha256 and policy** first and by pipeline
 name second; runs on different dataset hashes are never put in one series, whatever their path says.
@@ -38,6 +42,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ragaudit.artifacts.in_sample import HOLDOUT_FIX, is_in_sample
 from ragaudit.artifacts.provenance import sha256_of
 from ragaudit.errors import InputError
 from ragaudit.verdict import STATES, VerdictState, isolation_of
@@ -311,6 +316,14 @@ def _row_of(report: Mapping[str, Any], cwd: str | Path | None) -> dict[str, Any]
             f"a {report.get('kind', 'non-eval')!r} report cannot be recorded (no dataset sha256 or metrics)",
             "record eval reports (written by 'ragaudit eval --out')",
         )
+    if is_in_sample(report):
+        raise InputError(
+            "history",
+            None,
+            "an IN-SAMPLE report (a fitted stage scored on the cases it was fitted on) is kept out of the "
+            "history trends",
+            HOLDOUT_FIX,
+        )
     run, pipeline_info = _mapping(report, "run"), _mapping(report, "pipeline")
     security, latency = _mapping(report, "security"), _mapping(report, "latency_ms")
     leaks = security.get("leaks", 0)
@@ -412,6 +425,11 @@ def record_run(
     damaged history file, and returns the line to print (where it went, or why it did not). With
     ``replaces`` (a resumed run) the line names the entries it replaced."""
     target = Path(path) if path is not None else default_history_path()
+    if is_in_sample(report_dict):
+        return (
+            f"run not recorded in the history {target}: it is IN-SAMPLE (a fitted stage scored on the cases "
+            "it was fitted on), kept out of the trends"
+        )
     try:
         before: list[int] = []
         if key is not None and replaces and target.is_file():

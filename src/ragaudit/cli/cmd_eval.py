@@ -195,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
         metrics=",".join(str(s) for s in specs),
     )
     if args.resume:
-        _say_reused(args.results, scored_on)
+        _say_reused(args.results, scored_on, depth, args.name or label, context)
     options = RunOptions(
         depth,
         args.tenant,
@@ -233,10 +233,13 @@ def _what_runs(args: argparse.Namespace, context: dict[str, Any], name: str) -> 
     return text
 
 
-def _say_reused(results: str, dataset: Any) -> None:
-    """``--resume``: how many cases the results file already holds (reused, not queried again)."""
-    from ragaudit.runner.checkpoint import read_results
+def _say_reused(results: str, dataset: Any, top_k: int, name: str, context: dict[str, Any]) -> None:
+    """``--resume``: refuse a results file another system wrote (exit 2, naming both), else say how many
+    cases it already holds (reused, not queried again)."""
+    from ragaudit.evaluation.live import run_identity
+    from ragaudit.runner.checkpoint import check_resumable, read_results
 
+    check_resumable(results, top_k, name, run_identity(dataset.sha256, context, name))
     path = Path(results)
     finished = read_results(path)[0] if path.is_file() else {}
     reused = sum(1 for case in dataset.cases if case.id in finished)
@@ -308,8 +311,13 @@ def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None 
     if not args.no_history:
         from ragaudit.artifacts.history import record_run
 
-        key = f"results:{Path(args.results).resolve()}" if getattr(args, "results", None) else None
-        print(record_run(result.to_dict(), key=key, replaces=bool(getattr(args, "resume", False))))
+        print(
+            record_run(
+                result.to_dict(),
+                key=_history_key(args, result),
+                replaces=bool(getattr(args, "resume", False)),
+            )
+        )
     via = _via(args)
     label = {
         "run": f"--run {args.run}",
@@ -320,6 +328,23 @@ def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None 
         result, label.get(via, f"--pipeline {args.pipeline or args.config}"), via, run_sample or ()
     )
     return max(exit_code([outcome], args.max_error_rate), holes_exit(args, [result.holes().to_json()]))
+
+
+def _history_key(args: argparse.Namespace, result: Any) -> str | None:
+    """A live run's history key: its results file and what ran there (a resumed run replaces the entry
+    of the run it continues, never another system's entry)."""
+    if not getattr(args, "results", None):
+        return None
+    import hashlib
+    import json
+
+    from ragaudit.evaluation.live import run_identity
+
+    identity = run_identity(
+        str(result.dataset.get("sha256", "")), result.context, str(result.run.get("name", ""))
+    )
+    digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+    return f"results:{Path(args.results).resolve()}:{digest}"
 
 
 def _warn_unknown_ids(result: Any, corpus: str) -> None:

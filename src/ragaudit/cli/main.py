@@ -42,12 +42,18 @@ def command_names() -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ragaudit", description="Audit the retrieval half of RAG systems.")
+    # allow_abbrev=False everywhere: an unknown option is an error, never taken as the prefix of another
+    # (``bench --out -`` once wrote a folder named "-" as ``--out-dir -``)
+    parser = argparse.ArgumentParser(
+        prog="ragaudit", description="Audit the retrieval half of RAG systems.", allow_abbrev=False
+    )
     parser.add_argument("--version", action="version", version=f"ragaudit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in command_names():
         module = import_module(f"ragaudit.cli.cmd_{name}")
-        command = sub.add_parser(name.replace("_", "-"), help=module.HELP, description=module.HELP)
+        command = sub.add_parser(
+            name.replace("_", "-"), help=module.HELP, description=module.HELP, allow_abbrev=False
+        )
         module.configure(command)
         command.add_argument(
             "-q",

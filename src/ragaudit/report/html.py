@@ -311,6 +311,13 @@ def _header(view: ReportView, nav: str) -> str:
             state, ("warn", "gate NOT VERIFIED")
         )
         gate = f'<p><span class="badge {badge[0]}">{badge[1]}</span> {esc(detail)}</p>'
+    from ragaudit.artifacts.in_sample import in_sample_line
+
+    flag = in_sample_line(report)
+    if flag is not None:
+        mark = "IN-SAMPLE" if flag.startswith("IN-SAMPLE") else "fitted stage"
+        text = flag.removeprefix("IN-SAMPLE: ")
+        gate += f'<p class="in-sample"><span class="badge warn">{mark}</span> {esc(text)}</p>'
 
     return (
         f'<header><div class="brand">ragaudit report</div><h1>{esc(view.title)}</h1>'

@@ -342,7 +342,12 @@ def render_markdown(view: ReportView) -> str:
     """The Markdown report of any report kind: the gate, the kind's part (:func:`_kind_lines`), the
     sweeps, missing cases and errors, provenance."""
     kind = view.report_kind()
-    lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(view), *_kind_lines(view)]
+    from ragaudit.artifacts.in_sample import in_sample_line
+
+    lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(view)]
+    if (flag := in_sample_line(view.report)) is not None:
+        lines += [f"**⚠️ {md(flag)}**", ""]
+    lines += _kind_lines(view)
     lines += _sweeps(view)
     if kind is None or not kind.problems_in_body:
         lines += _problems(view.problems())

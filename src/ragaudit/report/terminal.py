@@ -43,4 +43,8 @@ def render_terminal(report: Mapping[str, Any], source: str = "report", limit: in
     typed = kind.from_json(report, source)
     document = kind.document(typed)
     lines = draw_terminal(document, limit) if document is not None else kind.terminal(typed, limit)
-    return "\n".join(lines)
+    from ragaudit.artifacts.in_sample import in_sample_line
+
+    flag = in_sample_line(report)  # a fitted stage scored on its own training cases: said first
+    return "
+".join([flag, *lines] if flag else lines)

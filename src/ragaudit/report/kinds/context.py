@@ -130,7 +130,10 @@ class ContextKind(ReportKind):
         grounded = report.obj("groundedness", required=False)
         worst, failing = _worst(report.each("per_case", required=False))
         return ContextReport(
-            _figures(quality.obj("settings", required=False), ("k", "token_budget", "tokenizer", "chunking")),
+            _figures(
+                quality.obj("settings", required=False),
+                ("k", "token_budget", "tokenizer", "chunking", "scored_chunks"),
+            ),
             _figures(quality.obj("summary", required=False), QUALITY_FIGURES),
             retrieval.opt("auroc"),
             _figures(best, ("threshold", "accuracy", "answerable_coverage")) if best.data else None,
@@ -169,10 +172,12 @@ class ContextKind(ReportKind):
                 Paragraph(p) for p in (*READING_GUIDE, *(ANSWER_GUIDE if report.answers is not None else ()))
             ),
         )
+        scored = s.get("scored_chunks")
+        said = (Paragraph(str(scored["text"])),) if isinstance(scored, dict) and scored.get("text") else ()
         title = "Context and answers" if report.answers is not None else "Context quality"
         return Document(
             (
-                Section("context", title, (settings, figures)),
+                Section("context", title, (settings, *said, figures)),
                 Section("worst-cases", "Worst cases", (_worst_items(report), guide)),
             )
         )
