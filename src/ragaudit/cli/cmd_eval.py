@@ -153,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
         from ragaudit.evaluation.fast_report import fast_report
         from ragaudit.evaluation.outcome import report_outcome
 
-        fast_result = evaluate_trec_files(args.dataset, args.run, specs, policy)
+        with step(f"eval: scoring {args.run} against {args.dataset}"):
+            fast_result = evaluate_trec_files(args.dataset, args.run, specs, policy)
         _warn(fast_result.dataset_notes)
         report = fast_report(fast_result, args.min_judged)
         return _report_and_exit(args, report, report_outcome(report, f"--run {args.run}", "run"))

@@ -13,6 +13,7 @@ import asyncio
 
 from ragaudit.cli.argtypes import output_file, positive_float, positive_int
 from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.console import step
 
 HELP = "fit learned fusion on a golden set; k-fold cross-validated estimates vs RRF; write fusion.json"
 
@@ -98,22 +99,27 @@ def run(args: argparse.Namespace) -> int:
     specs = parse_metrics(args.metrics)
     config = resolve_pipeline(args.pipeline)
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
-    result = asyncio.run(
-        fit_fusion(
-            dataset,
-            load_corpus(args.corpus),
-            config,
-            specs,
-            policy,
-            folds=args.folds,
-            candidates=args.candidates,
-            objectives=args.objectives,
-            c_values=args.c_values,
-            seed=args.seed,
-            resamples=args.resamples,
-            default_tenant=args.tenant,
-        )
+    announce = (
+        f"fit-fusion: building {config.name} over {args.corpus}, retrieving the candidates and fitting "
+        f"{args.folds} folds"
     )
+    with step(announce):
+        result = asyncio.run(
+            fit_fusion(
+                dataset,
+                load_corpus(args.corpus),
+                config,
+                specs,
+                policy,
+                folds=args.folds,
+                candidates=args.candidates,
+                objectives=args.objectives,
+                c_values=args.c_values,
+                seed=args.seed,
+                resamples=args.resamples,
+                default_tenant=args.tenant,
+            )
+        )
     means = result.means()
     print(
         f"{args.folds}-fold cross-validated estimates over {len(result.case_ids)} answerable cases "
