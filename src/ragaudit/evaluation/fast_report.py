@@ -21,28 +21,28 @@ if TYPE_CHECKING:
 
 def case_records(result: FastResult) -> list[dict[str, Any]]:
     """The ``per_case`` section: every qrels query in order, as ``CaseResult.to_json`` writes it."""
-    names = list(result.per_query)
-    if names:
-        import numpy as np
+    import numpy as np
 
-        rows: list[list[float]] = np.column_stack([result.per_query[n] for n in names]).tolist()
-    else:
-        rows = [[] for _ in result.query_ids]
-    values = iter(rows)
-    out: list[dict[str, Any]] = []
-    for case, ok, seen in zip(result.cases, result.answerable.tolist(), result.in_run.tolist(), strict=True):
-        out.append(
-            {
-                "id": case,
-                "status": ("ok" if seen else "missing") if ok else "unanswerable",
-                "answered": seen,
-                "answerable": ok,
-                "metrics": dict(zip(names, next(values), strict=True)) if ok else {},
-                "retrieved": [],
-                "tenant_id": DEFAULT_TENANT,
-            }
+    names = list(result.per_query)
+    columns = [result.per_query[name].tolist() for name in names]
+    ok, seen = result.answerable, result.in_run
+    rows = zip(*columns, strict=True) if columns else ([] for _ in range(int(ok.sum())))
+    scored = iter([dict(zip(names, row, strict=True)) for row in rows])
+    status = np.where(ok, np.where(seen, "ok", "missing"), "unanswerable").tolist()
+    return [
+        {
+            "id": case,
+            "status": state,
+            "answered": answered,
+            "answerable": answerable,
+            "metrics": next(scored) if answerable else {},
+            "retrieved": [],
+            "tenant_id": DEFAULT_TENANT,
+        }
+        for case, state, answerable, answered in zip(
+            result.cases, status, ok.tolist(), seen.tolist(), strict=True
         )
-    return out
+    ]
 
 
 def fast_report(result: FastResult, min_judged: float = DEFAULT_MIN_JUDGED) -> dict[str, Any]:
