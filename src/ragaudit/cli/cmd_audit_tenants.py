@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from ragaudit.cli.common import add_source_options, check_positive, check_share
-from ragaudit.cli.console import shown
+from ragaudit.cli.console import shown, step
 from ragaudit.errors import InputError
 
 HELP = (
@@ -151,14 +151,21 @@ def run(args: argparse.Namespace) -> int:
     )
     check_positive("--timeout", args.timeout)
     check_share("--max-error-rate", args.max_error_rate)
-    corpus = load_corpus(args.corpus)
-    canaries = load_canaries(args.canaries, corpus.documents) if args.canaries else ()
+    with step(f"audit-tenants: reading the corpus {args.corpus}"):
+        corpus = load_corpus(args.corpus)
+        canaries = load_canaries(args.canaries, corpus.documents) if args.canaries else ()
     if args.pipeline:
-        source = open_source(SourceSpec(pipeline=args.pipeline, qdrant_url=args.qdrant_url), corpus=corpus)
+        with step(
+            f"audit-tenants: building pipeline {args.pipeline} over {args.corpus} (indexes, embeddings)"
+        ):
+            source = open_source(
+                SourceSpec(pipeline=args.pipeline, qdrant_url=args.qdrant_url), corpus=corpus
+            )
     else:
         source = endpoint_or_plugin(args)
-    ownership = OwnershipIndex.build(corpus.documents, source.chunks, canaries)
-    probes = generate_probes(corpus.documents, canaries=canaries, per_tenant=args.probes_per_tenant)
+    with step("audit-tenants: indexing chunk owners and planning the probes"):
+        ownership = OwnershipIndex.build(corpus.documents, source.chunks, canaries)
+        probes = generate_probes(corpus.documents, canaries=canaries, per_tenant=args.probes_per_tenant)
     options = AuditOptions(
         top_k=args.top_k,
         timeout_s=args.timeout,
@@ -175,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
     context = {"source": {"label": source.label, **source.context}, "corpus": corpus.info()}
     if canaries:
         context["canaries"] = {"path": args.canaries, "count": len(canaries)}
-    audit = asyncio.run(audit_tenants(source.retriever, ownership, probes, options, context=context))
+    with step(f"audit-tenants: probing {source.label} with {len(probes)} probes"):
+        audit = asyncio.run(audit_tenants(source.retriever, ownership, probes, options, context=context))
     print(render_terminal(audit.to_dict(args.max_error_rate)))
     if args.out:
         audit.write_json(args.out, args.max_error_rate)

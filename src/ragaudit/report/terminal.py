@@ -46,5 +46,4 @@ def render_terminal(report: Mapping[str, Any], source: str = "report", limit: in
     from ragaudit.artifacts.in_sample import in_sample_line
 
     flag = in_sample_line(report)  # a fitted stage scored on its own training cases: said first
-    return "
-".join([flag, *lines] if flag else lines)
+    return "\n".join([flag, *lines] if flag else lines)
