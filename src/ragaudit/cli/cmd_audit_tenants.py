@@ -100,6 +100,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "that attributed no chunk at all is never clean",
     )
     parser.add_argument(
+        "--max-records",
+        type=int,
+        default=200,
+        help="leak records listed in the report (default 200); every leak is counted, by class and by "
+        "owner -> caller pair, so the report stays small however many leaks there are",
+    )
+    parser.add_argument(
         "--max-error-rate",
         type=float,
         default=0.0,
@@ -142,6 +149,10 @@ def run(args: argparse.Namespace) -> int:
     check_positive("--concurrency", args.concurrency)
     check_positive("--max-top-k", args.max_top_k)
     check_positive("--rounds", args.rounds, allow_none=True)
+    if args.max_records < 0:
+        raise InputError(
+            "--max-records", None, f"must be 0 or more (got {args.max_records})", "e.g. --max-records 200"
+        )
     if args.budget < 0:
         raise InputError("--budget", None, f"must be 0 or more (got {args.budget})", "e.g. --budget 3000")
     args.top_k_values = int_list("--top-k-values", args.top_k_values)
@@ -171,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
         budget=args.budget,
         rounds=args.rounds,
         allow_unattributed=args.allow_unattributed,
+        max_records=args.max_records,
     )
     context = {"source": {"label": source.label, **source.context}, "corpus": corpus.info()}
     if canaries:
