@@ -280,3 +280,27 @@ def test_item_paths_name_the_result(ownership: OwnershipIndex) -> None:
         "$.results[0].see_also[1]",
         "$.results[1].see_also[1]",
     ]
+
+
+@pytest.mark.parametrize(("factory", "expected"), [("demo_response_leak", 1), ("demo_response_honest", 0)])
+def test_the_cli_defaults_catch_the_facet_leak_and_pass_its_twin(
+    factory: str, expected: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The audit-tenants defaults (24 probes per tenant, canaries, 3 rounds, top_k 1/10/50, hostile ids)."""
+    out = tmp_path / "audit.json"
+    code = main(
+        ["audit-tenants", "--corpus", CORPUS, "--canaries", str(KB / "canaries.jsonl"), "--no-progress",
+         "--retriever", f"ragaudit.security.leaky:{factory}", "--out", str(out)]
+    )  # fmt: skip
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert code == expected and report["asking"]["requests"]["total"] >= 3000
+    if expected:
+        assert set(report["leaks"]["by_class"]) == {"response:term"}
+        assert all(
+            f["path"].startswith("$.facets.customer[")
+            for r in report["leaks"]["records"]
+            for f in r["fields"]
+        )
+    else:
+        assert report["verdict"] == "clean" and report["checked_chunks"] > 0
+    capsys.readouterr()

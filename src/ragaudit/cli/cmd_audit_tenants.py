@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ragaudit.cli.argtypes import non_negative_int
 from ragaudit.cli.common import add_source_options, check_positive, check_share
 from ragaudit.cli.console import shown
 from ragaudit.errors import InputError
@@ -101,7 +102,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-records",
-        type=int,
+        type=non_negative_int,
         default=200,
         help="leak records listed in the report (default 200); every leak is counted, by class and by "
         "owner -> caller pair, so the report stays small however many leaks there are",
@@ -149,10 +150,6 @@ def run(args: argparse.Namespace) -> int:
     check_positive("--concurrency", args.concurrency)
     check_positive("--max-top-k", args.max_top_k)
     check_positive("--rounds", args.rounds, allow_none=True)
-    if args.max_records < 0:
-        raise InputError(
-            "--max-records", None, f"must be 0 or more (got {args.max_records})", "e.g. --max-records 200"
-        )
     if args.budget < 0:
         raise InputError("--budget", None, f"must be 0 or more (got {args.budget})", "e.g. --budget 3000")
     args.top_k_values = int_list("--top-k-values", args.top_k_values)

@@ -15,6 +15,13 @@ each field this module lists:
   A value under a key that quotes document text (``highlight``, ``snippet``, ``passage``,
   ``excerpt``, ``text``, ...) is *quoted*: even a fragment of 2 to 4 words is matched verbatim.
 
+Values are found in mappings, lists, sets, dataclass instances and objects' public attributes, and
+**decoded** (:mod:`ragaudit.security.decoding`): a base64, percent-encoded or HTML-entity string is
+listed again decoded (path ``...|base64``), and JSON held in a string is walked (``...|json.key``). A
+string in a list of strings carries its ``siblings``: a list whose strings are all corpus ids is a
+list of ids whatever its key (``see_also``), which the ownership index decides.
+:func:`value_fields` walks any value (a whole response, with JSON paths from ``$``).
+
 ``content`` and ``chunk_id`` are attributed by the index itself (they always were).
 """
 

@@ -26,7 +26,10 @@ the caller's would pass any check that trusts the claim, so the audit looks the 
    ``source_ids``, ...) by id (document id, chunk id or the documents' ``source_id``); titles,
    snippets, highlights and every other text value by content as in 2 (a text shorter than a shingle
    counts only when it is a whole document title, or, under a key that quotes documents such as
-   ``highlight``, when it has 2 words or more and occurs verbatim); canaries in any of them.
+   ``highlight``, when it has 2 words or more and occurs verbatim); canaries in any of them; ids in
+   lists of corpus ids under any key; tenant-exclusive terms (:mod:`ragaudit.security.exclusive_terms`)
+   in any text; the decoded forms of encoded values. The values *beside* a response's chunk list go
+   through the same :meth:`OwnershipIndex.field_evidence` (:mod:`ragaudit.security.response_fields`).
 
 **Templated near-duplicates** are told apart by the parts that differ between tenants. When the
 caller's own documents are among the best-containing ones (every tenant has the same template with
