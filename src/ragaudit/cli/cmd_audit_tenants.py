@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ragaudit.cli.argtypes import non_negative_int
 from ragaudit.cli.common import add_source_options, check_positive, check_share
 from ragaudit.cli.console import shown, step
 from ragaudit.errors import InputError
@@ -100,6 +101,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "that attributed no chunk at all is never clean",
     )
     parser.add_argument(
+        "--max-records",
+        type=non_negative_int,
+        default=200,
+        help="leak records listed in the report (default 200); every leak is counted, by class and by "
+        "owner -> caller pair, so the report stays small however many leaks there are",
+    )
+    parser.add_argument(
         "--max-error-rate",
         type=float,
         default=0.0,
@@ -178,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
         budget=args.budget,
         rounds=args.rounds,
         allow_unattributed=args.allow_unattributed,
+        max_records=args.max_records,
     )
     context = {"source": {"label": source.label, **source.context}, "corpus": corpus.info()}
     if canaries:

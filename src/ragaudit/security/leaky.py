@@ -38,6 +38,12 @@ caller's own id (``templated-variant``); a question naming another tenant's enti
 tenant (``entity-routing``); unattributable output (opaque ids, analysed text: ``opaque-output``, which
 the audit must report as *not verified*, never clean).
 
+Leaks *beside* the result list (:mod:`ragaudit.security.leaky_response`, listed here as
+``response-<style>``, each with an honest twin there): another tenant's snippets, titles, names, ids
+or encoded text in top-level ``debug``, ``suggest``, ``facets``, ``aggregations``, ``related`` fields, in
+``see_also`` id lists, a base64 cursor, a percent-encoded link, HTML character references or a JSON
+string.
+
 Those whose leak does not depend on the event loop have a synchronous ``answer(tenant_id, query, top_k)``
 too, so a test can serve them over real HTTP.
 
@@ -347,6 +353,37 @@ OUTPUT_LEAKS = (
 leaks only on a corpus with templated documents (not the demo knowledge base); ``opaque-output`` is
 caught as *not verified* (nothing it returns can be attributed), not as a leak."""
 
+
+def _response_leak(style: str) -> Callable[[Sequence[Chunk]], Retriever]:
+    """A factory of :class:`~ragaudit.security.leaky_response.ResponseLeakRetriever` (imported when called)."""
+
+    def make(chunks: Sequence[Chunk]) -> Retriever:
+        from ragaudit.security.leaky_response import ResponseLeakRetriever
+
+        return ResponseLeakRetriever(chunks, style)
+
+    return make
+
+
+RESPONSE_LEAKS = tuple(
+    f"response-{style}"
+    for style in (
+        "debug",
+        "suggest",
+        "facets",
+        "aggregations",
+        "related",
+        "see-also",
+        "base64",
+        "url",
+        "html",
+        "json-string",
+    )
+)
+"""The kinds whose leak is beside the result list (:mod:`ragaudit.security.leaky_response`, whose
+``RESPONSE_STYLES`` they are; each has an honest twin there): top-level debug, suggest, facets,
+aggregations and related fields, id lists under keys that do not say "id", and encoded text."""
+
 LEAKY: Mapping[str, Callable[[Sequence[Chunk]], Retriever]] = {
     "post-filter-backfill": PostFilterBackfillRetriever,
     "rewrite-path": RewritePathLeakRetriever,
@@ -362,6 +399,7 @@ LEAKY: Mapping[str, Callable[[Sequence[Chunk]], Retriever]] = {
     "list-syntax": lambda chunks: TenantSyntaxRetriever(chunks, "list"),
     "role-syntax": lambda chunks: TenantSyntaxRetriever(chunks, "role"),
     **{kind: _output_leak(kind) for kind in OUTPUT_LEAKS},
+    **{kind: _response_leak(kind.removeprefix("response-")) for kind in RESPONSE_LEAKS},
 }
 """Every leaky retriever by name, each built from a chunk list."""
 CONDITIONAL = (
@@ -411,6 +449,18 @@ def demo_relabeling() -> Any:
 def demo_opaque_output() -> Any:
     """:class:`~ragaudit.security.leaky_output.OpaqueOutputRetriever` over the demo knowledge base."""
     return make_leaky("opaque-output", _demo_chunks())
+
+
+def demo_response_leak() -> Any:
+    """:class:`~ragaudit.security.leaky_response.ResponseLeakRetriever` (facets) over the demo knowledge base."""
+    return make_leaky("response-facets", _demo_chunks())
+
+
+def demo_response_honest() -> Any:
+    """The honest twin of :func:`demo_response_leak` (facets from the caller's own hits) over the demo KB."""
+    from ragaudit.security.leaky_response import ResponseLeakRetriever
+
+    return ResponseLeakRetriever(_demo_chunks(), "facets", honest=True)
 
 
 def demo_field_leak() -> Any:
