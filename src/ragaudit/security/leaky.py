@@ -58,16 +58,16 @@ import asyncio
 import hashlib
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.bm25 import BM25Retriever
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 from ragaudit.retrieval.rewriters import SynonymRewriter
+from ragaudit.security.leaky_base import Partitioned as _Partitioned
+from ragaudit.security.leaky_base import SharedIndex as _SharedIndex
 from ragaudit.text.words import normalize_text
 
-POOL = "__every-tenant__"
 DEFAULT_SYNONYMS: Mapping[str, str] = {
     "plan": "tier",
     "agreement": "contract",
@@ -75,24 +75,6 @@ DEFAULT_SYNONYMS: Mapping[str, str] = {
     "price": "cost",
     "confidential": "private",
 }
-
-
-class _SharedIndex:
-    """One BM25 index over every tenant's chunks: the design the built-in retrievers avoid."""
-
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
-        self.owner = {c.chunk_id: c.tenant_id for c in chunks}
-        self.size = len(chunks)
-        self.bm25 = BM25Retriever.from_chunks([replace(c, tenant_id=POOL) for c in chunks])
-
-    def search(self, query: str, k: int) -> list[RetrievedChunk]:
-        """Cross-tenant top-``k``, each chunk labelled with its real owner."""
-        hits = self.bm25.search_many(POOL, [query], k)[0]
-        return [{**hit, "tenant_id": self.owner[hit["chunk_id"]]} for hit in hits]
-
-    def filtered(self, query: str, k: int, keep: Callable[[str], bool]) -> list[RetrievedChunk]:
-        """The first ``k`` hits of the whole ranking whose owner passes ``keep``."""
-        return [hit for hit in self.search(query, self.size) if keep(hit.get("tenant_id", ""))][:k]
 
 
 class PostFilterBackfillRetriever:
@@ -184,24 +166,6 @@ class RelabelingRetriever:
                 relabelled["chunk_id"] = f"hit-{digest}"
             out.append(relabelled)
         return out
-
-
-class _Partitioned:
-    """The honest part of the conditional leakers: tenant-partitioned BM25 (exact tenant match), and the
-    shared index their leak path uses. ``answer`` is synchronous; ``search`` is the protocol call."""
-
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
-        self.base = BM25Retriever.from_chunks(chunks)
-        self.shared = _SharedIndex(chunks)
-
-    def own(self, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
-        return self.base.search_many(tenant_id, [query], top_k)[0]
-
-    def answer(self, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
-        return self.own(tenant_id, query, top_k)
-
-    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
-        return self.answer(tenant_id, query, top_k)
 
 
 class TopKPathLeakRetriever(_Partitioned):

@@ -40,7 +40,7 @@ from urllib.parse import quote
 
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.protocol import RetrievedChunk
-from ragaudit.security.leaky import _Partitioned
+from ragaudit.security.leaky_base import Partitioned as _Partitioned
 
 RESPONSE_STYLES = (
     "debug",
