@@ -1,4 +1,4 @@
-"""HTML sections of the experiment reports: compare, ablation, reranker-eval, rewrite-eval (benchmark:
+"""The HTML section of the compare kind (not yet drawn through a document; benchmark:
 :mod:`ragaudit.report.html_benchmark`)."""
 
 from __future__ import annotations

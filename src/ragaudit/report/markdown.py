@@ -1,12 +1,11 @@
-"""The Markdown report: compact enough for a pull-request comment.
+"""The Markdown report page: compact enough for a pull-request comment.
 
-Sections: gate verdict (when the report carries one), the metric table (mean, bootstrap CI, and with
-a baseline the paired delta and Holm-corrected p), significant changes, security (cross-tenant
-leaks), missing cases and errors, notes, and the provenance in a collapsed block. Experiment reports
-get their own tables: compare, benchmark, ablation (variants and the remove-one / add-one gain of each
-toggle), reranker-eval (before / after / oracle per metric, latency) and rewrite-eval (baseline /
-rewrite per metric, constraint preservation, flagged rewrites). Every value taken from user data goes
-through :func:`ragaudit.artifacts.escape.escape_md`.
+The page loop (:func:`render_markdown`): a heading, the gate verdict (when the report carries one),
+the kind's part (its document drawn by :func:`ragaudit.report.draw.markdown.draw_markdown`), a report's
+own ``k_sweep`` / ``chunking`` sections, missing cases, errors and notes, and the provenance in a
+collapsed block. Below it, still here, the sections of the kinds not yet drawn through a document
+(eval: metrics, changes, security; compare and benchmark tables), which escape with
+:func:`ragaudit.artifacts.escape.escape_md` themselves.
 """
 
 from __future__ import annotations
