@@ -132,7 +132,6 @@ KNOWN_CYCLES: tuple[frozenset[str], ...] = (
     # benchmark) and the per-format section modules they call, which import their typed views back
     frozenset(
         {
-            "report.holes_power",
             "report.html_benchmark",
             "report.markdown",
             "report.kinds.benchmark",

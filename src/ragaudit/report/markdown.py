@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ragaudit.artifacts.escape import escape_md as md
 from ragaudit.artifacts.tables import delta_ci_label
-from ragaudit.report.draw.markdown import draw_markdown
+from ragaudit.report.draw.markdown import draw_markdown, table_lines
 from ragaudit.report.kinds import is_builtin
 from ragaudit.report.sections import (
     GATE_MARKS,
@@ -43,12 +43,8 @@ LIST_LIMIT = 10
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int = 1) -> list[str]:
-    align = ["---" if i < numeric_from else "---:" for i in range(len(headers))]
-    return [
-        "| " + " | ".join(headers) + " |",
-        "| " + " | ".join(align) + " |",
-        *("| " + " | ".join(row) + " |" for row in rows),
-    ]
+    """A table of escaped cells, columns from ``numeric_from`` on right-aligned (the back-end's table)."""
+    return table_lines(headers, rows, [i >= numeric_from for i in range(len(headers))])
 
 
 def _more(total: int) -> list[str]:

@@ -43,7 +43,7 @@ def draw_markdown(document: Document, limit: int = LIMIT) -> list[str]:
     return lines
 
 
-def _table_lines(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[str]:
+def table_lines(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[str]:
     """A Markdown table of escaped cells; numeric columns are right-aligned."""
     align = ["---:" if n else "---" for n in numeric]
     return [
@@ -79,7 +79,7 @@ def _block(block: Block, limit: int) -> list[str]:
         rows = [
             [md(cell(v, c)) for v, c in zip(row, block.columns, strict=True)] for row in block.rows[:shown]
         ]
-        table = _table_lines([md(c.label) for c in block.columns], rows, [c.numeric for c in block.columns])
+        table = table_lines([md(c.label) for c in block.columns], rows, [c.numeric for c in block.columns])
         return [*table, *(["", f"_{md(cut_note(shown, total))}_"] if shown < total else []), ""]
     if isinstance(block, Items):
         shown, total = shown_rows(block.items, block.total, limit)
