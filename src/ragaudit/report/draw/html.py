@@ -70,7 +70,7 @@ def _table(block: Table, limit: int) -> str:
         for row in block.rows[:shown]
     )
     return (
-        f'<div class="tablewrap"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+        f'<div class="docwrap"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
         + _cut(shown, total)
     )
 
