@@ -1,11 +1,11 @@
-"""The HTML report: one self-contained file that works offline.
+"""The HTML report page: one self-contained file that works offline.
 
 CSS, JavaScript and SVG charts are inline; a Content-Security-Policy (``default-src 'none'``) forbids
-the page any network request. Sections (those that apply to the report): summary, metrics with
-bootstrap CIs, changes against a baseline, the per-query table with drill-down, latency, k-sweep,
-chunking, benchmark / compare tables, the experiment sections (ablation gains with a forest plot,
-reranker before / after / oracle, rewrite constraint preservation and flagged rewrites), security,
-missing and errors, provenance.
+the page any network request. The page loop (:func:`render_html`): the header (with the gate verdict),
+the summary / metrics / changes sections that read the report's counts and metrics, the kind's part
+(its document drawn by :func:`ragaudit.report.draw.html.draw_html`; a kind not yet migrated supplies
+its own sections), latency, a report's own ``k_sweep`` / ``chunking`` sections, security, missing and
+errors, provenance.
 """
 
 from __future__ import annotations

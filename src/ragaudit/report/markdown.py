@@ -1,12 +1,11 @@
-"""The Markdown report: compact enough for a pull-request comment.
+"""The Markdown report page: compact enough for a pull-request comment.
 
-Sections: gate verdict (when the report carries one), the metric table (mean, bootstrap CI, and with
-a baseline the paired delta and Holm-corrected p), significant changes, security (cross-tenant
-leaks), missing cases and errors, notes, and the provenance in a collapsed block. Experiment reports
-get their own tables: compare, benchmark, ablation (variants and the remove-one / add-one gain of each
-toggle), reranker-eval (before / after / oracle per metric, latency) and rewrite-eval (baseline /
-rewrite per metric, constraint preservation, flagged rewrites). Every value taken from user data goes
-through :func:`ragaudit.artifacts.escape.escape_md`.
+The page loop (:func:`render_markdown`): a heading, the gate verdict (when the report carries one),
+the kind's part (its document drawn by :func:`ragaudit.report.draw.markdown.draw_markdown`), a report's
+own ``k_sweep`` / ``chunking`` sections, missing cases, errors and notes, and the provenance in a
+collapsed block. Below it, still here, the sections of the kinds not yet drawn through a document
+(eval: metrics, changes, security; compare and benchmark tables), which escape with
+:func:`ragaudit.artifacts.escape.escape_md` themselves.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ragaudit.artifacts.escape import escape_md as md
 from ragaudit.artifacts.tables import delta_ci_label
-from ragaudit.report.draw.markdown import draw_markdown
+from ragaudit.report.draw.markdown import draw_markdown, table_lines
 from ragaudit.report.kinds import is_builtin
 from ragaudit.report.sections import (
     GATE_MARKS,
@@ -44,12 +43,8 @@ LIST_LIMIT = 10
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int = 1) -> list[str]:
-    align = ["---" if i < numeric_from else "---:" for i in range(len(headers))]
-    return [
-        "| " + " | ".join(headers) + " |",
-        "| " + " | ".join(align) + " |",
-        *("| " + " | ".join(row) + " |" for row in rows),
-    ]
+    """A table of escaped cells, columns from ``numeric_from`` on right-aligned (the back-end's table)."""
+    return table_lines(headers, rows, [i >= numeric_from for i in range(len(headers))])
 
 
 def _more(total: int) -> list[str]:
