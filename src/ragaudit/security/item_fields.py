@@ -28,6 +28,7 @@ list of ids whatever its key (``see_also``), which the ownership index decides.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -86,6 +87,8 @@ _TEXT_WORDS = frozenset(
     ]
 )
 _KEY_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_PLAIN_KEY = re.compile(r"[A-Za-z_$@][A-Za-z0-9_$@]*")
+"""A key that names a field (``doc_id``, ``seeAlso``); any other key may itself be data."""
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]{0,200})?/?>")
 
 
@@ -163,7 +166,11 @@ class _Walk:
                 self.value(each, f"{path}[{position}]", id_context, quoted, depth + 1, decodings, strings)
         else:
             for name, each in (_members(value) or {}).items():
-                where = f"{path}.{name}" if path else name
+                if _PLAIN_KEY.fullmatch(name):
+                    where = f"{path}.{name}" if path else name
+                else:  # a key that is data (a facet value, a document id): attributed as a value too
+                    where = f"{path}[{json.dumps(name, ensure_ascii=False)}]"
+                    self.string(name, f"{where}(key)", False, False, depth + 1, decodings, ())
                 self.value(each, where, is_id_key(name), is_text_key(name), depth + 1, decodings)
 
     def string(
