@@ -229,8 +229,27 @@ def value_fields(
     return walk.found
 
 
+def _json_key(value: Any) -> str | None:
+    """``value`` as JSON text when it is plain JSON data (its walk depends on nothing else), else ``None``."""
+    try:
+        return json.dumps(value, ensure_ascii=False, check_circular=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+_SEEN: dict[tuple[str | None, str, str], tuple[ItemField, ...]] = {}
+_MAX_SEEN = 50_000
+
+
 def item_fields(item: RankedItem) -> tuple[ItemField, ...]:
-    """The fields of ``item`` beyond ``chunk_id`` and ``content`` (see the module docstring), in order."""
+    """The fields of ``item`` beyond ``chunk_id`` and ``content`` (see the module docstring), in order.
+    Memoised for plain JSON data: an audit sees the same chunks with the same fields thousands of times."""
+    extra, metadata = _json_key(item.extra), _json_key(item.metadata)
+    key = (item.source_id, extra, metadata) if extra is not None and metadata is not None else None
+    if key is not None:
+        cached = _SEEN.get(key)
+        if cached is not None:
+            return cached
     found: list[ItemField] = []
     if item.source_id:
         found.append(ItemField("source_id", "id", item.source_id))
@@ -239,4 +258,9 @@ def item_fields(item: RankedItem) -> tuple[ItemField, ...]:
             found += value_fields(value, name or "", max_fields=MAX_FIELDS - len(found))
         if len(found) >= MAX_FIELDS:
             break
-    return tuple(found)
+    fields = tuple(found)
+    if key is not None:
+        if len(_SEEN) >= _MAX_SEEN:
+            _SEEN.clear()
+        _SEEN[key] = fields
+    return fields
