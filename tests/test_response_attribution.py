@@ -305,3 +305,19 @@ def test_the_cli_defaults_catch_the_facet_leak_and_pass_its_twin(
     else:
         assert report["verdict"] == "clean" and report["checked_chunks"] > 0
     capsys.readouterr()
+
+
+def test_a_callers_own_canary_does_not_hide_a_foreign_term_beside_it() -> None:
+    from ragaudit.security.canaries import Canary
+
+    index = OwnershipIndex.build(
+        [
+            Document("a1", "a", "Alpha signed the Bluefin Harbour deal under rider AX-1001 this year."),
+            Document("b1", "b", "Beta renewed the Copper Ridge Mining contract for three more years."),
+        ],
+        canaries=[Canary("a", "rider AX-1001", "a1")],
+    )
+    found = foreign(index, {"note": "rider AX-1001 and Copper Ridge Mining"}, "a")
+    assert found == {"$.note": {"b"}}
+    assert foreign(index, {"note": "rider AX-1001 and Bluefin Harbour"}, "a") == {}
+    assert foreign(index, {"note": "rider AX-1001"}, "b") == {"$.note": {"a"}}

@@ -458,8 +458,6 @@ class OwnershipIndex:
             by_id = self._id_evidence(item.path, item.value)
             return (by_id,) if by_id is not None else ()
         main = self._field(item)
-        if main is not None and main.method == "canary":
-            return (main,)
         words = normalize_text(item.value).split()
         terms = self.terms.find(words, query)
         extra = {t: term for t, term in terms.items() if main is None or t not in main.owners}
