@@ -42,6 +42,7 @@ from ragaudit.pipelines.config import PipelineConfig
 from ragaudit.pipelines.distribute import prepare_distributed
 from ragaudit.pipelines.prepare import PreparedPipeline, prepare_pipeline
 from ragaudit.runner.executor import Executor, LocalExecutor
+from ragaudit.stats.bootstrap import bootstrap_mean_ci
 
 
 def context_tokens(run: Run, k: int) -> float:
@@ -100,6 +101,7 @@ class BenchmarkResult:
                 {
                     "name": o.name,
                     "metrics": o.result.metrics,
+                    "metrics_ci": mean_cis(o.result),
                     "latency_ms": o.result.latency(),
                     **({"latency_basis": o.latency_basis} if o.latency_basis else {}),
                     "index_build_seconds": round(o.build_seconds, 3),
@@ -133,6 +135,21 @@ class BenchmarkResult:
                     }
                 }
         return {}
+
+
+MEAN_CI_LEVEL = 0.95
+MEAN_CI_RESAMPLES = 2_000
+
+
+def mean_cis(result: EvalResult) -> dict[str, list[float] | None]:
+    """Each metric's 95% percentile-bootstrap CI of the mean over the answerable cases (seed 0; None when
+    no case has a finite value): what the comparison chart draws around each pipeline's dot."""
+    out: dict[str, list[float] | None] = {}
+    for metric in result.metrics:
+        values = [v for v in result.per_case_values(metric).values() if math.isfinite(v)]
+        ci = bootstrap_mean_ci(values, MEAN_CI_LEVEL, MEAN_CI_RESAMPLES, seed=0) if values else None
+        out[metric] = [ci[0], ci[1]] if ci is not None else None
+    return out
 
 
 async def evaluate_pipeline(
