@@ -121,6 +121,12 @@ def is_in_sample(report: Mapping[str, Any]) -> bool:
 
 def in_sample_line(report: Mapping[str, Any]) -> str | None:
     """The line every view prints at its top about a fitted stage (``IN-SAMPLE: ...``), or ``None``."""
+    flag = in_sample_flag(report)
+    return flag[1] if flag is not None else None
+
+
+def in_sample_flag(report: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(state, line)`` of a report's fitted stage (``in_sample``, ``held_out`` or ``unknown``), or ``None``."""
     section = section_of(report)
     text = section.get("text") if section is not None else None
-    return str(text) if text else None
+    return (str(section.get("state")), str(text)) if section is not None and text else None

@@ -285,6 +285,21 @@ SECTIONS: tuple[Callable[[ReportView], Section | None], ...] = (
 )
 
 
+def _in_sample_badge(report: Mapping[str, Any]) -> str:
+    """The header line of a report with a fitted stage: IN-SAMPLE (warn), held out, or unknown."""
+    from ragaudit.artifacts.in_sample import in_sample_flag
+
+    flag = in_sample_flag(report)
+    if flag is None:
+        return ""
+    state, text = flag
+    tone, mark = {"in_sample": ("warn", "IN-SAMPLE"), "held_out": ("pass", "held out")}.get(
+        state, ("warn", "fitted stage")
+    )
+    text = text.removeprefix("IN-SAMPLE: ").removeprefix("held out: ")
+    return f'<p class="in-sample"><span class="badge {tone}">{esc(mark)}</span> {esc(text)}</p>'
+
+
 def _header(view: ReportView, nav: str) -> str:
     report = view.report
     git = part(report, "provenance", "git")
@@ -309,14 +324,7 @@ def _header(view: ReportView, nav: str) -> str:
             state, ("warn", "gate NOT VERIFIED")
         )
         gate = f'<p><span class="badge {badge[0]}">{badge[1]}</span> {esc(detail)}</p>'
-    from ragaudit.artifacts.in_sample import in_sample_line
-
-    flag = in_sample_line(report)
-    if flag is not None:
-        mark = "IN-SAMPLE" if flag.startswith("IN-SAMPLE") else "fitted stage"
-        text = flag.removeprefix("IN-SAMPLE: ")
-        gate += f'<p class="in-sample"><span class="badge warn">{mark}</span> {esc(text)}</p>'
-
+    gate += _in_sample_badge(report)
     return (
         f'<header><div class="brand">ragaudit report</div><h1>{esc(view.title)}</h1>'
         f'<div class="sub">{" · ".join(bits)}</div>{gate}<nav>{nav}</nav></header>'

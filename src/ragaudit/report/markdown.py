@@ -525,11 +525,12 @@ def render_markdown(view: ReportView) -> str:
     """The Markdown report of any report kind: the gate, the kind's own lines
     (:meth:`ragaudit.report.kinds.ReportKind.markdown`), the sweeps, missing cases and errors, provenance."""
     kind = view.report_kind()
-    from ragaudit.artifacts.in_sample import in_sample_line
+    from ragaudit.artifacts.in_sample import in_sample_flag
 
     lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(view)]
-    if (flag := in_sample_line(view.report)) is not None:
-        lines += [f"**⚠️ {md(flag)}**", ""]
+    if (flag := in_sample_flag(view.report)) is not None:
+        state, text = flag
+        lines += [f"_{md(text)}_" if state == "held_out" else f"**⚠️ {md(text)}**", ""]
     lines += kind.markdown(view) if kind else []
     lines += _sweeps(view)
     if kind is None or not kind.problems_in_body:
