@@ -446,7 +446,10 @@ def dot_plot(
                 best = (v, name)
             same = sum(abs(x(v) - px) < 6 for px in placed)  # equal values: stagger, never hide a dot
             placed.append(x(v))
-            cy = mid + (0 if same == 0 else (-7 if same % 2 else 7) * ((same + 1) // 2))
+            if intervals:  # one lane per series, so whiskers never lie on top of each other
+                cy = mid + (s_i - (len(row) - 1) / 2) * min(6.0, 24.0 / max(len(row), 1))
+            else:
+                cy = mid + (0 if same == 0 else (-7 if same % 2 else 7) * ((same + 1) // 2))
             ring = f'<circle class="ring" cx="{_f(x(v))}" cy="{_f(cy)}" r="9"/>' if name == highlight else ""
             whisker, ci_words = "", ""
             if (w := whiskers.get(name)) is not None:
