@@ -137,6 +137,26 @@ def test_bench_names_the_in_sample_pipeline_first(tmp_path: Path, capsys: pytest
     assert report["in_sample"]["state"] == "in_sample"
     assert report["in_sample"]["text"].startswith("IN-SAMPLE: pipeline hybrid-rerank: all ")
     assert "IN-SAMPLE: pipeline hybrid-rerank" in capsys.readouterr().out
+    # compare names the in-sample system too
+    out = tmp_path / "compare.json"
+    b = tmp_path / "b"
+    assert (
+        main(
+            [
+                "compare",
+                str(b / "bm25.json"),
+                str(b / "hybrid-rerank.json"),
+                "--out",
+                str(out),
+                "--resamples",
+                "200",
+            ]
+        )
+        == 0
+    )
+    compared = json.loads(out.read_text(encoding="utf-8"))
+    assert compared["in_sample"]["text"].startswith("IN-SAMPLE: hybrid-rerank: all ")
+    assert capsys.readouterr().out.startswith("IN-SAMPLE: hybrid-rerank")
 
 
 @pytest.mark.slow

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.artifacts.envelope import envelope, write_artifact
+from ragaudit.artifacts.in_sample import first_in_sample
 from ragaudit.corpus.chunkers import count_tokens
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import Run
@@ -121,20 +122,9 @@ class BenchmarkResult:
         }
 
     def _in_sample(self) -> dict[str, Any]:
-        """``{"in_sample": section}`` when a pipeline's fitted stage scored cases it was fitted on: the
-        first such pipeline's section, its text naming the pipeline (every view prints it first)."""
-        for o in self.outcomes:
-            section = o.result.context.get("in_sample")
-            if isinstance(section, dict) and section.get("state") == "in_sample":
-                return {
-                    "in_sample": {
-                        **section,
-                        "pipeline": o.name,
-                        "text": f"IN-SAMPLE: pipeline {o.name}: "
-                        + str(section["text"]).removeprefix("IN-SAMPLE: "),
-                    }
-                }
-        return {}
+        """``{"in_sample": section}`` when a pipeline's fitted stage scored cases it was fitted on (the
+        first such pipeline, named; every view prints it first)."""
+        return first_in_sample((f"pipeline {o.name}", o.result.context) for o in self.outcomes)
 
 
 MEAN_CI_LEVEL = 0.95
