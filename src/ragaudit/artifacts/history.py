@@ -13,7 +13,9 @@ and its config hash, the metric policy, every mean metric, the case counts, the 
 leaks, the tenant-isolation verdict in three states (``pass``, ``fail``, ``not_verified``) with its
 reason (a run recorded before verdicts had three states reads back as ``not_verified``), latency p95, the ragaudit version and the git commit (and whether the working tree had local
 changes) of the user's repository: the report's provenance, else ``git`` asked in the current directory.
-Recording the same report twice is a no-op (reports are keyed by the sha256 of their canonical JSON).
+Recording the same report twice is a no-op (reports are keyed by the sha256 of their canonical JSON,
+:func:`ragaudit.artifacts.json_text.canonical_bytes`: sorted keys, NaN as ``null``, so a report and its
+file give one key).
 A run may carry a ``key`` (``ragaudit eval --results FILE`` uses the results file): a resumed run
 (``replaces=True``) takes the place of the entry of the run it continues, so one run is one entry
 however many times it was resumed; a new run under the same key starts a new entry.
@@ -43,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.artifacts.in_sample import HOLDOUT_FIX, is_in_sample
+from ragaudit.artifacts.json_text import canonical_bytes
 from ragaudit.artifacts.provenance import sha256_of
 from ragaudit.errors import InputError
 from ragaudit.verdict import STATES, VerdictState, isolation_of
@@ -332,7 +335,7 @@ def _row_of(report: Mapping[str, Any], cwd: str | Path | None) -> dict[str, Any]
     provenance_pipeline = _mapping(_mapping(report, "provenance"), "pipeline")
     policy = dict(report.get("policy") or {})
     return {
-        "report_sha256": _sha(report),
+        "report_sha256": hashlib.sha256(canonical_bytes(report)).hexdigest(),
         "created_at": str(report.get("created_at") or _now()),
         "recorded_at": _now(),
         "kind": str(report.get("kind", "eval")),

@@ -150,9 +150,14 @@ def run(args: argparse.Namespace) -> int:
             f"fast path: {args.run} is scored with the vectorised TREC engine (per-case retrieved lists "
             "are left out of the report)"
         )
-        fast_result = evaluate_trec_files(args.dataset, args.run, specs, policy)
+        from ragaudit.evaluation.fast_report import fast_report
+        from ragaudit.evaluation.outcome import report_outcome
+
+        with step(f"eval: scoring {args.run} against {args.dataset}"):
+            fast_result = evaluate_trec_files(args.dataset, args.run, specs, policy)
         _warn(fast_result.dataset_notes)
-        return _finish(args, fast_result.to_eval_result())
+        report = fast_report(fast_result, args.min_judged)
+        return _report_and_exit(args, report, report_outcome(report, f"--run {args.run}", "run"))
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     _warn(dataset.notes)
     if args.corpus:
@@ -297,27 +302,9 @@ def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None 
     ``--require-judged``)."""
     from dataclasses import replace
 
-    from ragaudit.cli.judged_options import holes_exit
-    from ragaudit.cli.outcome import exit_code, result_outcome
-    from ragaudit.report.terminal import render_terminal
+    from ragaudit.cli.outcome import result_outcome
 
     result = replace(result, min_judged=args.min_judged)
-    print(render_terminal(result.to_dict()))
-    if args.corpus and not (args.pipeline or args.config):
-        _warn_unknown_ids(result, args.corpus)
-    if args.out:
-        result.write_json(args.out)
-        print(f"report written to {shown(args.out)}")
-    if not args.no_history:
-        from ragaudit.artifacts.history import record_run
-
-        print(
-            record_run(
-                result.to_dict(),
-                key=_history_key(args, result),
-                replaces=bool(getattr(args, "resume", False)),
-            )
-        )
     via = _via(args)
     label = {
         "run": f"--run {args.run}",
@@ -327,7 +314,44 @@ def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None 
     outcome = result_outcome(
         result, label.get(via, f"--pipeline {args.pipeline or args.config}"), via, run_sample or ()
     )
-    return max(exit_code([outcome], args.max_error_rate), holes_exit(args, [result.holes().to_json()]))
+    check_ids = None
+    if args.corpus and not (args.pipeline or args.config):
+        check_ids = lambda: _warn_unknown_ids(result, args.corpus)  # noqa: E731
+    return _report_and_exit(args, result.to_dict(), outcome, check_ids, _history_key(args, result))
+
+
+def _report_and_exit(
+    args: argparse.Namespace,
+    report: dict[str, Any],
+    outcome: Any,
+    check_ids: Any = None,
+    history_key: str | None = None,
+) -> int:
+    """The one report dict: its summary on the terminal, then (after ``check_ids``, when given) the
+    file, the history entry and the exit rule."""
+    from ragaudit.cli.judged_options import holes_exit
+    from ragaudit.cli.outcome import exit_code
+    from ragaudit.report.terminal import render_terminal
+
+    print(render_terminal(_summary_of(report)))
+    if check_ids is not None:
+        check_ids()
+    if args.out:
+        from ragaudit.artifacts.envelope import write_artifact
+
+        write_artifact(report, args.out)
+        print(f"report written to {shown(args.out)}")
+    if not args.no_history:
+        from ragaudit.artifacts.history import record_run
+
+        print(record_run(report, key=history_key, replaces=bool(getattr(args, "resume", False))))
+    return max(exit_code([outcome], args.max_error_rate), holes_exit(args, [report["holes"]]))
+
+
+def _summary_of(report: dict[str, Any]) -> dict[str, Any]:
+    """What the terminal summary reads: the report without its case records (the summary shows
+    counts and lists, never a case's entry), so a 100,000-case report is not read twice."""
+    return {**report, "per_case": []}
 
 
 def _history_key(args: argparse.Namespace, result: Any) -> str | None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ragaudit.cli.argtypes import output_file, positive_float, positive_int, probability
 from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.console import step
 
 HELP = "fit learned fusion on a golden set; k-fold cross-validated estimates vs RRF; write fusion.json"
 
@@ -118,23 +119,28 @@ def run(args: argparse.Namespace) -> int:
     holdout: dict[str, object] | None = None
     if args.holdout is not None:
         dataset, held_out, holdout = _hold_out(args, dataset)
-    result = asyncio.run(
-        fit_fusion(
-            dataset,
-            load_corpus(args.corpus),
-            config,
-            specs,
-            policy,
-            folds=args.folds,
-            candidates=args.candidates,
-            objectives=args.objectives,
-            c_values=args.c_values,
-            seed=args.seed,
-            resamples=args.resamples,
-            default_tenant=args.tenant,
-            holdout=holdout,
-        )
+    announce = (
+        f"fit-fusion: building {config.name} over {args.corpus}, retrieving the candidates and fitting "
+        f"{args.folds} folds"
     )
+    with step(announce):
+        result = asyncio.run(
+            fit_fusion(
+                dataset,
+                load_corpus(args.corpus),
+                config,
+                specs,
+                policy,
+                folds=args.folds,
+                candidates=args.candidates,
+                objectives=args.objectives,
+                c_values=args.c_values,
+                seed=args.seed,
+                resamples=args.resamples,
+                default_tenant=args.tenant,
+                holdout=holdout,
+            )
+        )
     means = result.means()
     print(
         f"{args.folds}-fold cross-validated estimates over {len(result.case_ids)} answerable cases "

@@ -64,7 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
             + "; no progress",
         )
         _add_examples(command, module)
-        command.set_defaults(handler=module.run, json_out=getattr(module, "JSON_OUT", False))
+        command.set_defaults(
+            handler=module.run,
+            json_out=getattr(module, "JSON_OUT", False),
+            watched=getattr(module, "WATCHED", True),
+        )
     return parser
 
 
@@ -146,6 +150,9 @@ def _run(args: argparse.Namespace) -> int:
             args.out = stack.enter_context(console.json_to_stdout(sys.stdout))
         if args.quiet:
             stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+        if args.watched:  # never silent for long (console.watching); a server (label) opts out
+            progress = False if getattr(args, "no_progress", False) else None
+            stack.enter_context(console.watching(args.command, progress=progress))
         started = time.perf_counter()
         code: int = args.handler(args)
         took = time.perf_counter() - started

@@ -1,11 +1,11 @@
-"""The HTML report: one self-contained file that works offline.
+"""The HTML report page: one self-contained file that works offline.
 
 CSS, JavaScript and SVG charts are inline; a Content-Security-Policy (``default-src 'none'``) forbids
-the page any network request. Sections (those that apply to the report): summary, metrics with
-bootstrap CIs, changes against a baseline, the per-query table with drill-down, latency, k-sweep,
-chunking, benchmark / compare tables, the experiment sections (ablation gains with a forest plot,
-reranker before / after / oracle, rewrite constraint preservation and flagged rewrites), security,
-missing and errors, provenance.
+the page any network request. The page loop (:func:`render_html`): the header (with the gate verdict),
+the summary / metrics / changes sections that read the report's counts and metrics, the kind's part
+(its document drawn by :func:`ragaudit.report.draw.html.draw_html`; a kind not yet migrated supplies
+its own sections), latency, a report's own ``k_sweep`` / ``chunking`` sections, security, missing and
+errors, provenance.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.artifacts.escape import script_json
 from ragaudit.artifacts.tables import delta_ci_label
+from ragaudit.report.draw.html import draw_html
 from ragaudit.report.html_assets import CSS, JS
 from ragaudit.report.html_parts import Section, card, comparison_table, forest, html_table
+from ragaudit.report.kinds import is_builtin
 from ragaudit.report.kinds.fields import Latency
 from ragaudit.report.sections import (
     gate_state,
@@ -341,12 +343,26 @@ def _case_data(view: ReportView) -> dict[str, Any]:
     }
 
 
+def _kind_sections(view: ReportView) -> list[Section]:
+    """The kind's part: its document drawn (:func:`ragaudit.report.draw.html.draw_html`), else the older
+    ``html`` hook of a built-in kind; a third-party kind's hook output is shown as text, never as HTML."""
+    kind = view.report_kind()
+    if kind is None:
+        return []
+    document = kind.document(kind.read(view))
+    if document is not None:
+        return draw_html(document)
+    sections = kind.html(view)
+    if is_builtin(kind):
+        return sections
+    return [(esc(anchor), title, f"<pre>{esc(inner)}</pre>") for anchor, title, inner in sections]
+
+
 def render_html(view: ReportView) -> str:
     """The whole page as one string."""
-    kind = view.report_kind()
     made = [
         *(make(view) for make in HEAD_SECTIONS),
-        *(kind.html(view) if kind else []),
+        *_kind_sections(view),
         *(make(view) for make in SECTIONS),
     ]
     sections = [s for s in made if s is not None]

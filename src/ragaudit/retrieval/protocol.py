@@ -32,6 +32,19 @@ class RetrievedChunk(_RequiredChunk, total=False):
     extra: Mapping[str, Any]
 
 
+class RetrievedList(list[RetrievedChunk]):
+    """A ranking that also carries the whole response it came from, so the tenant checks can read every
+    value of it, not only the chunk list: ``response`` is the parsed body (an HTTP service's JSON:
+    ``debug``, ``facets``, ``suggest`` beside the results) and ``items_path`` the JSON path of the chunk
+    list inside it (``$.results``; ``$`` for a body that is the list). A plain ``list`` works wherever
+    this does."""
+
+    def __init__(self, chunks: list[RetrievedChunk], response: Any = None, items_path: str = "$") -> None:
+        super().__init__(chunks)
+        self.response = response
+        self.items_path = items_path
+
+
 def chunk_result(chunk: Chunk, score: float) -> RetrievedChunk:
     """The protocol's result for one indexed chunk, as every built-in retriever shapes it: the chunk text
     as content, the document's ``source_id`` (else its id), the owner's tenant, and the chunk's metadata

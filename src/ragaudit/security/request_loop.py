@@ -30,6 +30,7 @@ from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retry import NO_RETRY, Attempted, RetryPolicy, call_with_retries
 from ragaudit.security.error_rate import classify_error
 from ragaudit.security.request_plan import AuditRequest, plain_form
+from ragaudit.security.response_fields import ResponseEnvelope, envelope_of
 
 UNREACHABLE_AFTER = 3
 """The audit stops when this many requests, the first it sent, all failed to connect or timed out."""
@@ -88,6 +89,8 @@ class Answer:
     concurrency: int
     sequence: int
     """1-based position of the request among every request the audit sent."""
+    response: ResponseEnvelope | None = None
+    """The whole response beside the ranking (:mod:`~ragaudit.security.response_fields`), when there is one."""
 
 
 @dataclass
@@ -103,12 +106,11 @@ class Asker:
 
     async def _call(
         self, text: str, request: AuditRequest, policy: RetryPolicy
-    ) -> Attempted[list[RankedItem]]:
-        async def fetch() -> list[RankedItem]:
+    ) -> Attempted[tuple[list[RankedItem], ResponseEnvelope | None]]:
+        async def fetch() -> tuple[list[RankedItem], ResponseEnvelope | None]:
             tenant: Any = request.caller  # a hostile caller may deliberately be no usable tenant
-            return to_ranked_items(
-                await self.retriever.search(tenant_id=tenant, query=text, top_k=request.top_k)
-            )
+            returned = await self.retriever.search(tenant_id=tenant, query=text, top_k=request.top_k)
+            return to_ranked_items(returned), envelope_of(returned)
 
         return await call_with_retries(fetch, policy, f"{request.key}:{text}", self.timeout_s)
 
@@ -133,13 +135,14 @@ class Asker:
         self.stopper.record(got.error)
         answer = Answer(
             request,
-            got.value if got.error is None else None,
+            got.value[0] if got.error is None and got.value is not None else None,
             got.error,
             attempts,
             text,
             retried,
             concurrency,
             sequence,
+            got.value[1] if got.error is None and got.value is not None else None,
         )
         if self.on_answer is not None:
             self.on_answer(answer)
