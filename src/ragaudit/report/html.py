@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.artifacts.escape import script_json
-from ragaudit.artifacts.tables import delta_ci_label
+from ragaudit.artifacts.tables import delta_ci_label, fmt_p
 from ragaudit.report.draw.html import draw_html
 from ragaudit.report.html_assets import CSS, JS
 from ragaudit.report.html_parts import Section, card, comparison_table, forest, html_table
@@ -76,7 +76,7 @@ def _metrics(view: ReportView) -> Section | None:
         up = c.delta is not None and c.delta > 0
         tone = ("up" if up else "down") if c.significant else ""
         mark = (" ▲" if up else " ▼") if c.significant else ""
-        note = f"Δ {_signed(c.delta, 3)}  (p {_num(c.p_value_corrected, 3)}){mark}"
+        note = f"Δ {_signed(c.delta, 3)}  ({fmt_p(c.p_value_corrected)}){mark}"
         bars.append(Bar(m.name, m.value, m.ci, c.baseline_mean, note, tone))
     pct = f"{view.confidence:.0%}"
     legend = (
