@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import io
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from conftest import KB
 from ragaudit.cli import console
 from ragaudit.cli.console import EVERY_S, FIRST_S, Watcher
 from ragaudit.cli.main import main
+from ragaudit.counters import Counter, active_counts
 from ragaudit.runner.progress import progress_bar
 
 
@@ -125,3 +128,36 @@ def test_quiet_commands_and_the_labeling_server_are_not_watched() -> None:
     finally:
         console.set_quiet(False)
     assert cmd_label.WATCHED is False
+
+
+class _Encoder:
+    """A fake text encoder that notes, at each batch, what the open counter says."""
+
+    fingerprint, dim = "fake-encoder", 2
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int, int] | None] = []
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.seen.append(active_counts())
+        return np.ones((len(texts), self.dim), dtype=np.float32)
+
+
+def test_embedding_keeps_a_counter_the_watcher_quotes(tmp_path: Path) -> None:
+    from ragaudit.retrieval.embedding_cache import EmbeddingCache
+
+    encoder = _Encoder()
+    with EmbeddingCache(encoder, tmp_path, batch_size=2, progress=False) as cache:
+        cache.embed([f"text {i}" for i in range(5)])
+    assert encoder.seen == [("embedding", 0, 5), ("embedding", 2, 5), ("embedding", 4, 5)]
+    assert active_counts() is None  # closed when the texts are embedded
+    out = io.StringIO()
+    watcher = Watcher("eval", terminal=False, clock=Clock(), stream=lambda: out)
+    watcher.enter("eval: building pipeline dense over corpus.jsonl")
+    with Counter(5000, "embedding") as counter:
+        counter.update(1200)
+        line = watcher.tick(FIRST_S)
+    assert (
+        line
+        == "eval: building pipeline dense over corpus.jsonl: still running, 2 s; embedding 1,200/5,000 done"
+    )

@@ -77,8 +77,8 @@ def step(what: str) -> Iterator[None]:
 
 
 def _runner_counts() -> str:
-    """``; 340/1,200 requests``-style progress of the runner's active counter (empty without one)."""
-    from ragaudit.runner.progress import active_counts
+    """``; tenant-audit 340/1,200 done``: the most recent open counter (:mod:`ragaudit.counters`), if any."""
+    from ragaudit.counters import active_counts
 
     counts = active_counts()
     if counts is None:
