@@ -58,17 +58,20 @@ def test_the_watcher_speaks_within_the_first_limit_then_every_interval() -> None
     ]
 
 
-def test_on_a_terminal_it_is_a_status_line_and_a_drawn_bar_keeps_it_quiet() -> None:
+def test_on_a_terminal_a_step_gets_a_status_line_and_a_drawn_bar_keeps_it_quiet() -> None:
     out, drawing = io.StringIO(), {"bar": True}
     watcher = Watcher(
         "eval", terminal=True, clock=Clock(), stream=lambda: out, bar_active=lambda: drawing["bar"]
     )
+    watcher.enter("eval: building pipeline dense")
     assert watcher.tick(10.0) is None and out.getvalue() == ""  # the bar is speaking
     drawing["bar"] = False
-    assert watcher.tick(10.0) == "eval: working ..."
-    assert out.getvalue() == "\reval: working ...\x1b[K"  # rewritten in place, no new line
-    watcher.spoke()
-    assert out.getvalue().endswith("\r\x1b[K")  # cleared before the next line is printed
+    assert watcher.tick(10.0) == "eval: building pipeline dense: still running, 10 s"
+    assert out.getvalue() == "\reval: building pipeline dense: still running, 10 s\x1b[K"  # in place
+    watcher.leave("eval: building pipeline dense")
+    assert out.getvalue().endswith("\r\x1b[K")  # cleared when the step ends
+    assert watcher.tick(20.0) == "eval: still running, 20 s"  # outside a step: a whole line
+    assert out.getvalue().endswith("\r\x1b[Keval: still running, 20 s\n")
 
 
 class _Heard(io.StringIO):

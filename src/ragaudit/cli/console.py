@@ -1,13 +1,13 @@
 """What a command says while it works: the ``--quiet`` switch, steps announced on stderr, and
 ``--out -`` (the JSON report on standard output, everything else on stderr).
 
-No command is silent for long (docs/cli.md, "What commands say"): :func:`watching` runs a small
-watcher thread for the whole command that speaks on stderr when nothing has been said for
-``FIRST_S`` seconds at the start, then for ``EVERY_S`` seconds: it names the current :func:`step`,
-how long it has run and, when a runner progress counter is active, how far it is
+No command is silent for long (docs/cli.md, "What a command says before and after"): :func:`watching`
+runs a small watcher thread for the whole command that speaks on stderr when nothing has been said
+for ``FIRST_S`` seconds at the start, then for ``EVERY_S`` seconds: it names the current :func:`step`,
+how long it has run and, when a counter is open (:mod:`ragaudit.counters`), how far it is
 (``audit-tenants: building pipeline hybrid over corpus.jsonl: still running, 10 s``). Off a terminal,
-or with ``--no-progress``, that is one line each time; on a terminal it is a status line rewritten in
-place (and nothing while a progress bar is drawing).
+or with ``--no-progress``, that is one line each time; on a terminal, inside a step, it is a status
+line rewritten in place and cleared when the step ends (and nothing while a progress bar is drawing).
 
 Only the command line sets these (``ragaudit.cli.main``); library code never prints through them.
 """
@@ -76,7 +76,7 @@ def step(what: str) -> Iterator[None]:
         note(f"{what}: done in {took:.1f} s")
 
 
-def _runner_counts() -> str:
+def _counts_text() -> str:
     """``; tenant-audit 340/1,200 done``: the most recent open counter (:mod:`ragaudit.counters`), if any."""
     from ragaudit.counters import active_counts
 
@@ -139,11 +139,11 @@ class Watcher:
             if now - self.last < limit or (self.terminal and self.bar_active()):
                 return None
             what, since = self.steps[-1] if self.steps else (self.command, self.started)
-            line = f"{what}: still running, {now - since:.0f} s{_runner_counts()}"
+            line = f"{what}: still running, {now - since:.0f} s{_counts_text()}"
             if not self.said and not self.steps:
                 line = f"{self.command}: working ..."
             out = self.stream()
-            if self.terminal:
+            if self.terminal and self.steps:  # in place; outside a step the command's own prints follow
                 out.write(f"\r{line}\x1b[K")
                 self.status_shown = True
             else:
