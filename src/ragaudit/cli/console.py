@@ -62,12 +62,12 @@ def note(message: str) -> None:
 def step(what: str) -> Iterator[None]:
     """Announce ``what`` on stderr before it runs, and its duration after when it took over ~2 s; while
     it runs, the command's watcher names it when it speaks (:func:`watching`)."""
-    note(f"{what} ...")
     watcher = _watch.get("current")
-    start = time.perf_counter()
     if watcher is not None:
-        watcher.enter(what)
+        watcher.enter(what)  # before the line, so the watcher never names the step before this one
+    start = time.perf_counter()
     try:
+        note(f"{what} ...")
         yield
     finally:
         if watcher is not None:
