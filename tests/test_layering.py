@@ -28,6 +28,7 @@ FLOORS: dict[str, int] = {
     "text": 0,
     "artifacts": 0,
     "templates": 0,
+    "counters": 0,
     # 1-2 data, metrics, statistics, corpus
     "data": 1,
     "metrics": 1,
