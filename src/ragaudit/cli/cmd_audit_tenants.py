@@ -13,6 +13,7 @@ from typing import Any
 
 from ragaudit.cli.common import add_source_options, check_positive, check_share
 from ragaudit.cli.console import shown
+from ragaudit.cli.security_options import add_shared_tenant_option, shared_tenants
 from ragaudit.errors import InputError
 
 HELP = (
@@ -96,8 +97,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--allow-unattributed",
         action="store_true",
         help="accept returned chunks that neither id, text nor any other field attributes to a tenant "
-        "(opaque ids, analysed text); by default they make the audit NOT VERIFIED (exit 1). An audit "
-        "that attributed no chunk at all is never clean",
+        "(opaque ids, analysed text) when at least --min-attributed of the returned chunks were "
+        "attributed; by default they make the audit NOT VERIFIED (exit 1)",
+    )
+    parser.add_argument(
+        "--min-attributed",
+        type=float,
+        default=0.95,
+        metavar="SHARE",
+        help="with --allow-unattributed: the least share of returned chunks that must be attributed for "
+        "the audit to pass (default 0.95); the verdict states the share",
+    )
+    add_shared_tenant_option(parser)
+    parser.add_argument(
+        "--attribute",
+        choices=("exact", "semantic"),
+        default="exact",
+        help="exact (default): ids, shingles, titles, canaries; semantic: also place rewritten text "
+        "(summaries, paraphrased abstracts) exact attribution leaves unattributed at its nearest document "
+        "with the dense embedder (needs the dense extra), reported apart",
+    )
+    parser.add_argument(
+        "--semantic-margin",
+        type=float,
+        default=0.1,
+        metavar="COSINE",
+        help="--attribute semantic: the cosine lead the nearest document needs over the nearest document "
+        "of another tenant (default 0.1)",
     )
     parser.add_argument(
         "--max-error-rate",
@@ -151,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
     )
     check_positive("--timeout", args.timeout)
     check_share("--max-error-rate", args.max_error_rate)
+    check_share("--min-attributed", args.min_attributed)
+    check_share("--semantic-margin", args.semantic_margin)
     corpus = load_corpus(args.corpus)
     canaries = load_canaries(args.canaries, corpus.documents) if args.canaries else ()
     if args.pipeline:
@@ -171,11 +199,20 @@ def run(args: argparse.Namespace) -> int:
         budget=args.budget,
         rounds=args.rounds,
         allow_unattributed=args.allow_unattributed,
+        min_attributed=args.min_attributed,
+        shared_tenants=shared_tenants(args),
     )
     context = {"source": {"label": source.label, **source.context}, "corpus": corpus.info()}
     if canaries:
         context["canaries"] = {"path": args.canaries, "count": len(canaries)}
-    audit = asyncio.run(audit_tenants(source.retriever, ownership, probes, options, context=context))
+    semantic = None
+    if args.attribute == "semantic":
+        from ragaudit.security.semantic_attribution import SemanticAttributor
+
+        semantic = SemanticAttributor.build(corpus.documents, margin=args.semantic_margin)
+    audit = asyncio.run(
+        audit_tenants(source.retriever, ownership, probes, options, context=context, semantic=semantic)
+    )
     print(render_terminal(audit.to_dict(args.max_error_rate)))
     if args.out:
         audit.write_json(args.out, args.max_error_rate)

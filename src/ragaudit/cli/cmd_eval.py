@@ -21,6 +21,7 @@ from ragaudit.cli.common import (
 from ragaudit.cli.console import note, shown, step
 from ragaudit.cli.judged_options import add_holes_options
 from ragaudit.cli.outcome import add_outcome_options
+from ragaudit.cli.security_options import add_shared_tenant_option, shared_tenants
 
 if TYPE_CHECKING:
     from ragaudit.cli.outcome import Via
@@ -89,21 +90,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--results", type=output_file, help="append-only JSONL of finished cases (enables --resume)"
     )
     live.add_argument("--resume", action="store_true", help="continue from --results without redoing cases")
+    add_shared_tenant_option(parser)
     add_policy_options(parser)
     add_holes_options(parser)
     add_outcome_options(parser)
 
 
-def _ownership(corpus: Any, chunks: Any = None) -> Any:
-    """The index that decides who owns a returned chunk, over ``corpus``: by id and content for an
-    outside source; by id alone for a built-in pipeline (given its ``chunks``), whose results are the
-    corpus's own chunks under their own ids (indexing every document's text would only cost time)."""
+def _ownership(corpus: Any) -> Any:
+    """The index that decides who owns a returned chunk of an outside source (an endpoint, a Python
+    retriever, a run file) from ``corpus``: by id, content and every other field."""
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.security.ownership import OwnershipIndex
 
     loaded = load_corpus(corpus) if isinstance(corpus, str) else corpus
-    if chunks is not None:
-        return OwnershipIndex({d.doc_id: d for d in loaded.documents}, {c.chunk_id: c.doc_id for c in chunks})
     return OwnershipIndex.build(loaded.documents)
 
 
@@ -115,8 +114,11 @@ def _live_source(
     from ragaudit.pipelines.sources import open_source
 
     source = open_source(source_spec_from(args), corpus=args.corpus, dataset=dataset)
-    if source.pipeline is not None:
-        ownership = _ownership(source.corpus, source.chunks)
+    ownership: Any
+    if source.pipeline is not None:  # its own chunks, by id and content (no shingle index needed)
+        from ragaudit.runner.chunk_owners import PipelineChunkOwnership
+
+        ownership = PipelineChunkOwnership(source.chunks)
     else:
         ownership = _ownership(args.corpus) if args.corpus else None
     return (
@@ -172,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
         if args.corpus:  # check each listed chunk's owner from the corpus (by id; by content when given)
             from ragaudit.runner.tenancy import assess_run
 
-            assess_run(run_file, {c.id: c.tenant_id for c in dataset.cases}, _ownership(args.corpus))
+            tenants = {c.id: c.tenant_id for c in dataset.cases}
+            assess_run(run_file, tenants, _ownership(args.corpus), shared=shared_tenants(args))
         result = evaluate(dataset, run_file, specs, policy)
         return _finish(args, result, run_sample=list(run_file.cases)[:3])
     if args.pipeline or args.config:
@@ -204,6 +207,7 @@ def run(args: argparse.Namespace) -> int:
         args.results,
         args.resume,
         False if args.no_progress else None,
+        shared_tenants=shared_tenants(args),
     )
     with step(f"eval: querying {len(scored_on.cases)} cases, {args.concurrency} at a time"):
         result = asyncio.run(

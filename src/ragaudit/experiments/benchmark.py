@@ -131,6 +131,7 @@ async def evaluate_pipeline(
 ) -> PipelineOutcome:
     """Build one pipeline (sharing ``cache``), warm it up with one query, run every case (as ``options``
     say: :meth:`RunOptions.timed_per_query` for per-query latency) and score it."""
+    from ragaudit.runner.chunk_owners import PipelineChunkOwnership
     from ragaudit.runner.execute import run_cases, warm_up
 
     prepared = prepare_pipeline(
@@ -148,6 +149,8 @@ async def evaluate_pipeline(
         name=config.name,
         progress=options.progress,
         batch_size=options.batch_size,
+        ownership=PipelineChunkOwnership(prepared.pipeline.chunks),  # by id and content, from the corpus
+        shared_tenants=options.shared_tenants,
     )
     return score_pipeline(prepared, run, specs, policy, options, context_k)
 
@@ -218,6 +221,7 @@ async def _taking_turns(
 ) -> list[PipelineOutcome]:
     """Build every pipeline, warm each up, then time them one query at a time taking turns case by case
     (:func:`ragaudit.runner.execute.run_interleaved`), so their latencies meet the same load."""
+    from ragaudit.runner.chunk_owners import PipelineChunkOwnership
     from ragaudit.runner.execute import run_interleaved, warm_up
 
     prepared = [
@@ -237,6 +241,8 @@ async def _taking_turns(
         retry=options.retry,
         progress=options.progress,
         require_tenant_labels=options.require_tenant_labels,
+        ownership={p.pipeline.config.name: PipelineChunkOwnership(p.pipeline.chunks) for p in prepared},
+        shared_tenants=options.shared_tenants,
     )
     return [
         score_pipeline(p, runs[p.pipeline.config.name], specs, policy, options, context_k) for p in prepared
