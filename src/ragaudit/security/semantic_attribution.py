@@ -13,12 +13,12 @@ asked for):
 
        cosine(text, nearest document) >= min_cosine                      (default 0.5)
        cosine(text, nearest document) - cosine(text, nearest document of any other tenant) >= margin
-                                                                          (default 0.1)
+                                                                          (default 0.05)
 
    so a text that could as well be another tenant's stays unattributed (not verified), never guessed.
 
 It is used only for chunks exact attribution left unattributed, and reported apart from it
-("semantic: 240 chunks, margin >= 0.1"): a rewritten text of the caller's own document then counts as
+("semantic: 240 chunks, margin >= 0.05"): a rewritten text of the caller's own document then counts as
 checked, one of another tenant's document is a leak (``attributed_by: semantic``). What it cannot do:
 tell apart tenants whose documents say the same thing in other words (the margin keeps such text
 unattributed), or place text that is no rewrite of any document (generated answers).
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 PASSAGE_WORDS = 120
 """Longest passage of a document that is embedded on its own (the model reads about 256 tokens)."""
-DEFAULT_MARGIN = 0.1
+DEFAULT_MARGIN = 0.05
 """Cosine lead of the nearest document over the nearest document of another tenant."""
 DEFAULT_MIN_COSINE = 0.5
 """Least cosine between a text and the document it is given to."""
