@@ -275,4 +275,5 @@ def test_the_demo_gate_is_verified_by_a_cross_tenant_audit(
     line = next(line for line in out.splitlines() if "[pass] security" in line)
     assert f"verified by audit {tmp_path / 'audit-bm25.json'}" in line and "by corpus" in line
     assert "no leak seen on 84 own-tenant queries" in line and "by response tenant_id" not in out
+    assert "do not test isolation" not in line  # the eval's own advice is moot once an audit verified it
     assert json.loads((tmp_path / "audit-bm25.json").read_text())["verdict"] == "clean"

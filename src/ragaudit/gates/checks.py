@@ -532,17 +532,12 @@ def security_gate(
             accepted=policy.allow_unverified,
         )
     if verified_by:
-        seen = (
-            f"; eval report: {isolation.reason}"
-            if isolation is not None and isolation.state != "fail"
-            else ""
-        )
         return GateResult(
             "security",
             "pass",
             f"{total} cross-tenant leak(s) (allowed {policy.max_leaks}); verified by "
             + "; ".join(verified_by)
-            + seen,
+            + (f"; eval report: {seen}" if seen else ""),
             notes=tuple(notes),
             numbers=numbers,
         )

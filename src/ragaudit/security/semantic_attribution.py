@@ -18,7 +18,7 @@ asked for):
    so a text that could as well be another tenant's stays unattributed (not verified), never guessed.
 
 It is used only for chunks exact attribution left unattributed, and reported apart from it
-("semantic: 240 chunks, margin >= 0.05"): a rewritten text of the caller's own document then counts as
+("semantic: N chunks, margin >= 0.05"): a rewritten text of the caller's own document then counts as
 checked, one of another tenant's document is a leak (``attributed_by: semantic``). What it cannot do:
 tell apart tenants whose documents say the same thing in other words (the margin keeps such text
 unattributed), or place text that is no rewrite of any document (generated answers).
