@@ -277,3 +277,21 @@ def test_the_demo_gate_is_verified_by_a_cross_tenant_audit(
     assert "no leak seen on 84 own-tenant queries" in line and "by response tenant_id" not in out
     assert "do not test isolation" not in line  # the eval's own advice is moot once an audit verified it
     assert json.loads((tmp_path / "audit-bm25.json").read_text())["verdict"] == "clean"
+
+
+def test_eval_attribute_semantic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["eval", *DATA, "--metrics", "R@5", "--no-history", "--no-progress"]
+    own = ["--retriever", "ragaudit.security.leaky:demo_own_summaries"]
+    foreign = ["--retriever", "ragaudit.security.leaky:demo_foreign_summaries"]
+    out = tmp_path / "own.json"
+    assert main([*base, *own, "--out", str(out)]) == 0  # no leak found, but nothing verified
+    exact = json.loads(out.read_text())["security"]["isolation"]
+    assert exact["state"] == "not_verified" and exact["verified"] == 0 < exact["total"]
+    assert main([*base, *own, "--attribute", "semantic", "--out", str(out)]) == 0
+    placed = json.loads(out.read_text())["security"]["isolation"]
+    assert placed["methods"] == {"semantic": placed["total"]} and placed["verified"] == placed["total"]
+    assert f"no leak seen on 84 own-tenant queries ({placed['total']} of" in placed["reason"]
+    capsys.readouterr()
+    assert main([*base, *foreign, "--attribute", "semantic"]) == 1
+    assert "SECURITY: " in capsys.readouterr().err
+    assert main(["eval", "--dataset", str(KB / "golden.jsonl"), *own, "--attribute", "semantic"]) == 2

@@ -13,7 +13,12 @@ from typing import Any
 
 from ragaudit.cli.common import add_source_options, check_positive, check_share
 from ragaudit.cli.console import shown
-from ragaudit.cli.security_options import add_shared_tenant_option, shared_tenants
+from ragaudit.cli.security_options import (
+    add_attribute_options,
+    add_shared_tenant_option,
+    semantic_attributor,
+    shared_tenants,
+)
 from ragaudit.errors import InputError
 
 HELP = (
@@ -109,22 +114,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "the audit to pass (default 0.95); the verdict states the share",
     )
     add_shared_tenant_option(parser)
-    parser.add_argument(
-        "--attribute",
-        choices=("exact", "semantic"),
-        default="exact",
-        help="exact (default): ids, shingles, titles, canaries; semantic: also place rewritten text "
-        "(summaries, paraphrased abstracts) exact attribution leaves unattributed at its nearest document "
-        "with the dense embedder (needs the dense extra), reported apart",
-    )
-    parser.add_argument(
-        "--semantic-margin",
-        type=float,
-        default=0.1,
-        metavar="COSINE",
-        help="--attribute semantic: the cosine lead the nearest document needs over the nearest document "
-        "of another tenant (default 0.1)",
-    )
+    add_attribute_options(parser)
     parser.add_argument(
         "--max-error-rate",
         type=float,
@@ -178,7 +168,6 @@ def run(args: argparse.Namespace) -> int:
     check_positive("--timeout", args.timeout)
     check_share("--max-error-rate", args.max_error_rate)
     check_share("--min-attributed", args.min_attributed)
-    check_share("--semantic-margin", args.semantic_margin)
     corpus = load_corpus(args.corpus)
     canaries = load_canaries(args.canaries, corpus.documents) if args.canaries else ()
     if args.pipeline:
@@ -205,11 +194,7 @@ def run(args: argparse.Namespace) -> int:
     context = {"source": {"label": source.label, **source.context}, "corpus": corpus.info()}
     if canaries:
         context["canaries"] = {"path": args.canaries, "count": len(canaries)}
-    semantic = None
-    if args.attribute == "semantic":
-        from ragaudit.security.semantic_attribution import SemanticAttributor
-
-        semantic = SemanticAttributor.build(corpus.documents, margin=args.semantic_margin)
+    semantic = semantic_attributor(args, corpus.documents)
     audit = asyncio.run(
         audit_tenants(source.retriever, ownership, probes, options, context=context, semantic=semantic)
     )

@@ -21,7 +21,12 @@ from ragaudit.cli.common import (
 from ragaudit.cli.console import note, shown, step
 from ragaudit.cli.judged_options import add_holes_options
 from ragaudit.cli.outcome import add_outcome_options
-from ragaudit.cli.security_options import add_shared_tenant_option, shared_tenants
+from ragaudit.cli.security_options import (
+    add_attribute_options,
+    add_shared_tenant_option,
+    semantic_attributor,
+    shared_tenants,
+)
 
 if TYPE_CHECKING:
     from ragaudit.cli.outcome import Via
@@ -91,19 +96,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     live.add_argument("--resume", action="store_true", help="continue from --results without redoing cases")
     add_shared_tenant_option(parser)
+    add_attribute_options(parser)
     add_policy_options(parser)
     add_holes_options(parser)
     add_outcome_options(parser)
 
 
-def _ownership(corpus: Any) -> Any:
+def _ownership(args: argparse.Namespace) -> Any:
     """The index that decides who owns a returned chunk of an outside source (an endpoint, a Python
-    retriever, a run file) from ``corpus``: by id, content and every other field."""
+    retriever, a run file) from ``--corpus``: by id, content and every other field, and with
+    ``--attribute semantic`` rewritten text by its nearest document (reported apart)."""
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.security.ownership import OwnershipIndex
 
-    loaded = load_corpus(corpus) if isinstance(corpus, str) else corpus
-    return OwnershipIndex.build(loaded.documents)
+    loaded = load_corpus(args.corpus)
+    index = OwnershipIndex.build(loaded.documents)
+    semantic = semantic_attributor(args, loaded.documents)
+    if semantic is None:
+        return index
+    from ragaudit.security.semantic_attribution import SemanticOwnership
+
+    return SemanticOwnership(index, semantic)
 
 
 def _live_source(
@@ -120,7 +133,7 @@ def _live_source(
 
         ownership = PipelineChunkOwnership(source.chunks)
     else:
-        ownership = _ownership(args.corpus) if args.corpus else None
+        ownership = _ownership(args) if args.corpus else None
     return (
         source.retriever,
         source.scored_on(dataset, threshold),
@@ -141,6 +154,12 @@ def run(args: argparse.Namespace) -> int:
 
         raise InputError(
             "--resume", None, "nothing to resume from", "add --results FILE (the run's results file)"
+        )
+    if args.attribute == "semantic" and not args.corpus:
+        from ragaudit.errors import InputError
+
+        raise InputError(
+            "--attribute", None, "semantic attribution places text in a corpus", "add --corpus CORPUS"
         )
     policy = _with_max_depth(policy_from(args), args.max_depth)
     specs = parse_metrics(args.metrics) if args.metrics else DEFAULT_METRICS
@@ -175,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
             from ragaudit.runner.tenancy import assess_run
 
             tenants = {c.id: c.tenant_id for c in dataset.cases}
-            assess_run(run_file, tenants, _ownership(args.corpus), shared=shared_tenants(args))
+            assess_run(run_file, tenants, _ownership(args), shared=shared_tenants(args))
         result = evaluate(dataset, run_file, specs, policy)
         return _finish(args, result, run_sample=list(run_file.cases)[:3])
     if args.pipeline or args.config:

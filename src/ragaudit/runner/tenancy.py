@@ -47,6 +47,9 @@ class ChunkOwner(Protocol):
 
     def foreign_owners(self, caller: str) -> frozenset[str]: ...
 
+    # An owner may also say how it was established (``via``: ``"semantic"``, for
+    # :mod:`ragaudit.security.semantic_attribution`); without it, ``corpus``.
+
 
 class ChunkOwnership(Protocol):
     """Decides who owns a returned chunk from the corpus, by id and content (the tenant audit's
@@ -104,7 +107,7 @@ def check_chunks(
             owners = who.foreign_owners(caller_tenant)
             foreign = sorted(owners - shared)
             if who.attributed or owners:  # a foreign field is a leak even beside unattributable text
-                out.methods[BY_CORPUS] += 1
+                out.methods[getattr(who, "via", BY_CORPUS)] += 1  # "semantic" when the owner says so
                 if foreign:
                     out.leaks.append(LeakRecord(item.chunk_id, rank, ", ".join(foreign), caller_tenant))
                 elif owners:

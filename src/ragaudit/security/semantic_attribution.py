@@ -135,3 +135,47 @@ class SemanticAttributor:
         if best[nearest] < self.min_cosine or lead < self.margin:
             return None
         return SemanticMatch(self.documents[nearest].doc_id, owner, best[nearest], lead)
+
+
+@dataclass(frozen=True)
+class SemanticOwner:
+    """What exact attribution says of a returned chunk, completed by semantic attribution when exact
+    attribution found its text in no document (:class:`ragaudit.runner.tenancy.ChunkOwner`)."""
+
+    exact: Any
+    placed: SemanticMatch | None
+
+    @property
+    def via(self) -> str:
+        """How the owner was established, for the run's counts: ``corpus`` or ``semantic``."""
+        return "semantic" if self.placed is not None else "corpus"
+
+    @property
+    def attributed(self) -> bool:
+        return bool(self.exact.attributed) or self.placed is not None
+
+    @property
+    def text_unfound(self) -> bool:
+        return bool(self.exact.text_unfound) and self.placed is None
+
+    def foreign_owners(self, caller: str) -> frozenset[str]:
+        found = frozenset(self.exact.foreign_owners(caller))
+        if self.placed is not None and self.placed.tenant_id != caller:
+            found |= {self.placed.tenant_id}
+        return found
+
+
+@dataclass
+class SemanticOwnership:
+    """An exact ownership index (:class:`ragaudit.security.ownership.OwnershipIndex`) whose unfound
+    texts are placed by a :class:`SemanticAttributor` (``ragaudit eval --attribute semantic``)."""
+
+    index: Any
+    semantic: SemanticAttributor
+
+    def attribute_item(self, item: Any) -> SemanticOwner:
+        exact = self.index.attribute_item(item)
+        placed = None
+        if not exact.attributed and exact.text_unfound and item.content:
+            placed = self.semantic.match(item.content)
+        return SemanticOwner(exact, placed)
