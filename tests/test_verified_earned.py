@@ -199,8 +199,11 @@ def test_shared_tenants_on_eval_audit_tenants_and_the_gate_policy(
     # the gate accepts shared chunks only when its policy lists the tenant as shared
     eval_report = LoadedReport("eval", str(report), json.loads(report.read_text(encoding="utf-8")))
     audited = [(str(audit_path), json.loads(audit_path.read_text(encoding="utf-8")))]
+    assert eval_report.data["retrieval"]["shared_tenants"] == ["public"]
     strict = security_gate(eval_report, GatePolicy(), audited)
     assert strict.status == "not_verified" and "treated public as shared" in strict.summary
+    alone = security_gate(eval_report, GatePolicy(), [])  # the eval report says what it allowed, too
+    assert any("eval report" in n and "treated public as shared" in n for n in alone.notes)
     policy = GatePolicy(shared_tenants=("public",))
     assert security_gate(eval_report, policy, audited).status == "pass"
 

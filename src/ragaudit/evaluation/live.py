@@ -99,6 +99,7 @@ async def evaluate_live(
             "concurrency": options.concurrency,
             "timeout_s": options.timeout_s,
             "latency": run.latency_basis,
+            **({"shared_tenants": sorted(options.shared_tenants)} if options.shared_tenants else {}),
         },
         **dict(context or {}),
     }

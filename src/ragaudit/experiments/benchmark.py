@@ -164,7 +164,13 @@ def score_pipeline(
     context_k: int,
 ) -> PipelineOutcome:
     """Score a prepared pipeline's run: its eval result, build time, context tokens, latency basis."""
-    retrieval = {"top_k": options.top_k, "concurrency": options.concurrency, "latency": run.latency_basis}
+    retrieval: dict[str, Any] = {
+        "top_k": options.top_k,
+        "concurrency": options.concurrency,
+        "latency": run.latency_basis,
+    }
+    if options.shared_tenants:  # what the tenant check allowed, for the gate to compare with its policy
+        retrieval["shared_tenants"] = sorted(options.shared_tenants)
     result = evaluate(prepared.dataset, run, specs, policy, {"retrieval": retrieval, **prepared.context()})
     built = prepared.pipeline
     tokens = context_tokens(run, context_k)

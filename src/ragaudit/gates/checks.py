@@ -380,9 +380,9 @@ def _audit_unverified(data: Mapping[str, Any], min_attributed: float = 0.95) -> 
 
 def _shared_beyond(data: Mapping[str, Any], allowed: frozenset[str]) -> tuple[str, ...]:
     """The tenants a report or audit treated as shared (``--shared-tenant``) that the policy does not."""
-    holder = data.get("shared_tenants")
-    if holder is None and isinstance(data.get("security"), Mapping):
-        holder = data["security"].get("shared_tenants")
+    holder = data.get("shared_tenants")  # an audit's; an eval report's is under retrieval
+    if holder is None and isinstance(data.get("retrieval"), Mapping):
+        holder = data["retrieval"].get("shared_tenants")
     names = holder.get("tenants") if isinstance(holder, Mapping) else holder
     if not isinstance(names, list):
         return ()
