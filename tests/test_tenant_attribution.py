@@ -384,6 +384,7 @@ def test_unattributable_output_is_not_verified_never_clean(
     share = 1 - partly.unattributed_count / partly.checked_chunks
     attributed = partly.checked_chunks - partly.unattributed_count
     stated = f"verified {attributed:,} of {partly.checked_chunks:,} returned chunks ({share:.1%})"
+    assert partly.to_dict()["isolation"]["reason"].startswith(f"{stated}: ")  # the share, always
     below = audit(_PartlyOpaque(chunks), ownership, few, allow_unattributed=True, **ONE_PASS)
     assert share < 0.95 and below.verdict() == "not-verified"
     reason = below.to_dict()["isolation"]["reason"]

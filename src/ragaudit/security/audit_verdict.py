@@ -97,7 +97,8 @@ def audit_verdict(
         return "not-verified", CheckVerdict(
             TENANT_ISOLATION,
             "not_verified",
-            f"{unattributed} of {checked} returned chunks could not be attributed: {UNATTRIBUTED_BECAUSE}; "
+            f"{verified}: {unattributed} of {checked} returned chunks could not be attributed: "
+            f"{UNATTRIBUTED_BECAUSE}; "
             f"no foreign chunk among the {attributed} attributed{also} ({FIX}, or {ALLOW_FLAG} to accept "
             f"them when at least {MIN_FLAG} {min_attributed:g} of the chunks are attributed)",
             attributed,
