@@ -298,3 +298,20 @@ def test_eval_attribute_semantic(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main([*base, *foreign, "--attribute", "semantic"]) == 1
     assert "SECURITY: " in capsys.readouterr().err
     assert main(["eval", "--dataset", str(KB / "golden.jsonl"), *own, "--attribute", "semantic"]) == 2
+
+
+def test_a_built_in_pipelines_chunks_are_checked_by_id_and_content() -> None:
+    from ragaudit.data.run import RankedItem
+    from ragaudit.runner.chunk_owners import PipelineChunkOwnership
+
+    chunks = chunk_corpus(load_corpus(KB / "corpus.jsonl"), make_chunker("whole"))
+    acme = next(c for c in chunks if c.tenant_id == "acme")
+    owners = PipelineChunkOwnership(chunks)
+    own = owners.attribute_item(RankedItem(acme.chunk_id, content=acme.text, tenant_id="acme"))
+    assert own.attributed and not own.foreign_owners("acme") and own.foreign_owners("globex") == {"acme"}
+    spaced = owners.attribute_item(RankedItem(acme.chunk_id, content="  " + acme.text.replace(" ", "\n")))
+    assert spaced.attributed  # whitespace aside
+    other = owners.attribute_item(RankedItem(acme.chunk_id, content="some other text", tenant_id="acme"))
+    assert not other.attributed and other.text_unfound  # the id does not vouch for text that is not its
+    unknown = owners.attribute_item(RankedItem("no-such-chunk", content=acme.text, tenant_id="acme"))
+    assert not unknown.attributed and not unknown.text_unfound and not unknown.foreign_owners("acme")

@@ -53,12 +53,12 @@ class PipelineChunkOwnership:
     """Ownership of the chunks a built-in pipeline made (see the module docstring)."""
 
     def __init__(self, chunks: Iterable[Chunk]) -> None:
-        self._chunks = {c.chunk_id: (c.tenant_id, _flat(c.text)) for c in chunks}
+        self._chunks = {c.chunk_id: c for c in chunks}  # references: no copy of the corpus's text
 
     def attribute_item(self, item: RankedItem) -> KnownChunkOwner:
-        known = self._chunks.get(item.chunk_id)
-        if known is None:
+        chunk = self._chunks.get(item.chunk_id)
+        if chunk is None:
             return KnownChunkOwner(None, False)
-        owner, text = known
-        matches = item.content is None or _flat(item.content) == text
-        return KnownChunkOwner(owner, matches)
+        content = item.content
+        matches = content is None or content == chunk.text or _flat(content) == _flat(chunk.text)
+        return KnownChunkOwner(chunk.tenant_id, matches)
