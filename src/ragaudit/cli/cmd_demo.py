@@ -72,7 +72,7 @@ def audit_winner(out_dir: str, pipelines: str) -> str:
     spec = next((p for p in given if resolve_pipeline(p).name == winner), winner)
     kb = files("ragaudit") / "demo_data" / "kb"
     path = out / f"audit-{winner}.json"
-    parser = argparse.ArgumentParser(prog="ragaudit audit-tenants")
+    parser = argparse.ArgumentParser(prog="ragaudit audit-tenants", allow_abbrev=False)
     cmd_audit_tenants.configure(parser)
     audit_args = parser.parse_args(
         ["--corpus", str(kb / "corpus.jsonl"), "--pipeline", spec, "--canaries", str(kb / "canaries.jsonl"),
