@@ -23,6 +23,7 @@ from ragaudit.gates.checks import (
     selftest_gate,
 )
 from ragaudit.gates.policy import GatePolicy
+from ragaudit.gates.tenants import tenants_gate
 
 PASS, FAIL = 0, 1
 
@@ -80,13 +81,19 @@ def run_gates(
     resamples: int = 10_000,
     seed: int = 0,
 ) -> Verdict:
-    """Load the reports and run the self-test, quality, security and operations gates, in that order."""
+    """Load the reports and run the self-test, quality, security and operations gates, in that order (and
+    the tenants gate after quality when the policy sets a per-tenant floor or ``max_tenant_regression``)."""
     report = load_report(report_path)
     baseline = load_report(baseline_path) if baseline_path is not None else None
     audits = [(str(p), load_json(p, "tenant-audit report")) for p in audit_paths]
     gates = (
         selftest_gate(),
         quality_gate(report, policy, baseline, resamples=resamples, seed=seed),
+        *(
+            [tenants_gate(report, policy, baseline, resamples=resamples, seed=seed)]
+            if policy.by_tenant
+            else []
+        ),
         security_gate(report, policy, audits),
         operations_gate(report, policy),
     )
