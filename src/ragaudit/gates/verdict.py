@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.artifacts.envelope import envelope, write_artifact
-from ragaudit.evaluation.compare import load_report
+from ragaudit.evaluation.compare import LoadedReport, load_report
 from ragaudit.gates.checks import (
     GateResult,
     load_json,
@@ -73,18 +73,22 @@ class Verdict:
 
 
 def run_gates(
-    report_path: str | Path,
+    report_path: str | Path | LoadedReport,
     policy: GatePolicy,
     *,
-    baseline_path: str | Path | None = None,
+    baseline_path: str | Path | LoadedReport | None = None,
     audit_paths: Sequence[str | Path] = (),
     resamples: int = 10_000,
     seed: int = 0,
 ) -> Verdict:
-    """Load the reports and run the self-test, quality, security and operations gates, in that order (and
+    """Load the reports (paths, or reports already loaded) and run the self-test, quality, security and operations gates, in that order (and
     the tenants gate after quality when the policy sets a per-tenant floor or ``max_tenant_regression``)."""
-    report = load_report(report_path)
-    baseline = load_report(baseline_path) if baseline_path is not None else None
+    report = report_path if isinstance(report_path, LoadedReport) else load_report(report_path)
+    baseline = (
+        baseline_path
+        if isinstance(baseline_path, LoadedReport) or baseline_path is None
+        else load_report(baseline_path)
+    )
     audits = [(str(p), load_json(p, "tenant-audit report")) for p in audit_paths]
     gates = (
         selftest_gate(),
@@ -99,9 +103,9 @@ def run_gates(
     )
     return Verdict(
         gates,
-        str(report_path),
+        report.path,
         policy,
-        str(baseline_path) if baseline_path else None,
+        baseline.path if baseline is not None else None,
         tuple(str(p) for p in audit_paths),
         report.dataset_sha or None,
     )
