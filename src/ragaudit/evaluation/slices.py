@@ -5,7 +5,11 @@ A mean over every tenant hides a regression confined to one of them (one tenant 
 cases of one tenant (``per_case[].tenant_id``; a case without one is in the slice ``(no tenant)``).
 
 * :func:`tenant_slices` — per tenant and metric: the mean over the tenant's answerable cases, its 95%
-  percentile-bootstrap CI (2,000 resamples, seed 0, as ``benchmark``'s ``metrics_ci``) and ``n``.
+  CI and ``n``. The CI is the percentile bootstrap (2,000 resamples, seed 0, as ``benchmark``'s
+  ``metrics_ci``) while the whole table's resampling stays within :data:`BOOTSTRAP_BUDGET` values drawn,
+  else the normal approximation for every tenant (large slices, where the two agree and the bootstrap
+  would cost seconds); ``method`` says which. With a single tenant the slice is the overall figures:
+  its row has ``n`` and no per-metric figures (``metrics`` empty).
 * :func:`tenant_comparisons` — per system, tenant and metric: the paired comparison of
   :func:`ragaudit.evaluation.compare.compare_pair` over the tenant's paired cases, the p-values
   Holm-corrected together across every tenant x metric x system row that has enough cases (the CIs at
@@ -19,15 +23,20 @@ significant, and the gate says "too few cases to judge" instead of passing it.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
+
+import numpy as np
 
 from ragaudit.evaluation.compare import LoadedReport, compare_pair
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.stats.correction import bonferroni_confidence, holm_bonferroni
 
 MIN_TENANT_CASES = 5
+BOOTSTRAP_BUDGET = 50_000_000
+"""Values the bootstrap may draw for one slice table (cases x metrics x resamples); about a second."""
 SLICE_LEVEL = 0.95
 SLICE_RESAMPLES = 2_000
 NO_TENANT = "(no tenant)"
@@ -52,6 +61,16 @@ def cases_by_tenant(per_case: Iterable[Mapping[str, Any]]) -> dict[str, list[Map
     return dict(sorted(groups.items()))
 
 
+def mean_ci(values: Sequence[float], resamples: int, seed: int, bootstrap: bool) -> tuple[float, float]:
+    """The 95% CI of the mean: percentile bootstrap (``bootstrap``), else the normal approximation."""
+    if bootstrap or len(values) < 2:
+        return bootstrap_mean_ci(values, SLICE_LEVEL, resamples, seed=seed)
+    x = np.asarray(values, dtype=np.float64)
+    spread = float(x.std(ddof=1)) / math.sqrt(x.size)
+    z = statistics.NormalDist().inv_cdf(0.5 + SLICE_LEVEL / 2)
+    return float(x.mean()) - z * spread, float(x.mean()) + z * spread
+
+
 def tenant_slices(
     per_case: Iterable[Mapping[str, Any]],
     metrics: Sequence[str],
@@ -63,11 +82,13 @@ def tenant_slices(
     """``{"level", "method", "min_cases", "tenants": [{"tenant", "n", "enough", "metrics": {metric: {"mean",
     "ci", "n"}}}]}`` over the answerable cases of a report's ``per_case`` (the JSON form)."""
     rows = []
-    for tenant, cases in cases_by_tenant(per_case).items():
+    groups = cases_by_tenant(per_case)
+    bootstrap = sum(map(len, groups.values())) * len(metrics) * resamples <= BOOTSTRAP_BUDGET
+    for tenant, cases in groups.items():
         figures: dict[str, Any] = {}
-        for metric in metrics:
+        for metric in metrics if len(groups) > 1 else ():
             values = [float(v) for c in cases if _finite(v := c.get("metrics", {}).get(metric))]
-            ci = bootstrap_mean_ci(values, SLICE_LEVEL, resamples, seed=seed) if values else None
+            ci = mean_ci(values, resamples, seed, bootstrap) if values else None
             figures[metric] = {
                 "mean": math.fsum(values) / len(values) if values else None,
                 "ci": list(ci) if ci is not None else None,
@@ -78,7 +99,13 @@ def tenant_slices(
         )
     return {
         "level": SLICE_LEVEL,
-        "method": f"percentile bootstrap of the tenant's mean ({resamples} resamples, seed {seed})",
+        "method": (
+            "one tenant: the overall figures"
+            if len(groups) < 2
+            else f"percentile bootstrap of the tenant's mean ({resamples} resamples, seed {seed})"
+            if bootstrap
+            else "normal approximation of the tenant's mean (too many cases to bootstrap in a second)"
+        ),
         "min_cases": min_cases,
         "tenants": rows,
     }
