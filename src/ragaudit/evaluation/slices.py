@@ -111,9 +111,15 @@ def tenant_slices(
     }
 
 
-def _tenant_report(report: LoadedReport, tenant: str) -> LoadedReport:
-    cases = [c for c in report.data.get("per_case", []) if isinstance(c, Mapping) and tenant_of(c) == tenant]
-    return LoadedReport(report.label, report.path, {**report.data, "per_case": cases})
+def _by_tenant(report: LoadedReport) -> dict[str, LoadedReport]:
+    """``report`` split by tenant: one report per tenant holding that tenant's cases (every status)."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for case in report.data.get("per_case", []):
+        if isinstance(case, Mapping):
+            groups.setdefault(tenant_of(case), []).append(case)
+    return {
+        t: LoadedReport(report.label, report.path, {**report.data, "per_case": c}) for t, c in groups.items()
+    }
 
 
 def tenant_comparisons(
@@ -129,11 +135,14 @@ def tenant_comparisons(
     """The paired test of every system against ``baseline`` per tenant and metric, Holm-corrected across
     every row whose tenant has at least ``min_cases`` paired cases (``family`` of them)."""
     tenants = list(cases_by_tenant(baseline.data.get("per_case", [])))
+    empty = LoadedReport(baseline.label, baseline.path, {"per_case": []})
+    split = {id(r): _by_tenant(r) for r in [baseline, *systems]}  # two runs may share a label
+
+    def part(report: LoadedReport, tenant: str) -> LoadedReport:
+        return split[id(report)].get(tenant, empty)
+
     sizes = {
-        (s.label, t): len(
-            set(_tenant_report(baseline, t).per_case(metrics[0]))
-            & set(_tenant_report(s, t).per_case(metrics[0]))
-        )
+        (id(s), t): len(set(part(baseline, t).per_case(metrics[0])) & set(part(s, t).per_case(metrics[0])))
         if metrics
         else 0
         for s in systems
@@ -144,13 +153,13 @@ def tenant_comparisons(
     rows: list[dict[str, Any]] = []
     for system in systems:
         for tenant in tenants:
-            base_t, sys_t = _tenant_report(baseline, tenant), _tenant_report(system, tenant)
+            base_t, sys_t = part(baseline, tenant), part(system, tenant)
             for metric in metrics:
                 pair = compare_pair(
                     base_t, sys_t, metric, alpha=alpha, n_resamples=n_resamples, seed=seed, family=family
                 )
                 rows.append(
-                    {"tenant": tenant, "enough": sizes[(system.label, tenant)] >= min_cases, **asdict(pair)}
+                    {"tenant": tenant, "enough": sizes[(id(system), tenant)] >= min_cases, **asdict(pair)}
                 )
     corrected = holm_bonferroni([r["p_value"] if r["enough"] else math.nan for r in rows])
     for row, p in zip(rows, corrected, strict=True):
