@@ -171,3 +171,19 @@ def test_a_policy_without_tenant_keys_runs_the_four_gates(runs: tuple[Path, Path
         "security",
         "operations",
     ]
+
+
+def test_the_command_line_gate_exits_1_naming_the_tenant(
+    runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ragaudit.cli.main import main
+
+    policy = _policy(tmp_path, "[quality]\nmax_tenant_regression = 0.05")
+    base, candidate = runs
+    code = main(
+        ["gate", str(candidate), "--policy", str(policy), "--baseline", str(base), "--resamples", "2000"]
+    )
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "ragaudit gate: FAIL (1 of 5 gates failed)" in out
+    assert "[FAIL] tenants" in out and "- tenant acme: nDCG@10 0.46 vs baseline 0.65 (delta -0.1967" in out
