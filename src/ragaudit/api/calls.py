@@ -116,7 +116,7 @@ async def evaluate_retriever(
     the labels projected onto its chunks, each returned chunk's tenant checked against the corpus, and
     the pipeline and corpus recorded in the report."""
     if isinstance(retriever, Pipeline):
-        from ragaudit.cli.cmd_eval import _ownership
+        from ragaudit.runner.chunk_owners import PipelineChunkOwnership
 
         policy = options.get("policy") or Policy()
         dataset = (
@@ -125,7 +125,7 @@ async def evaluate_retriever(
             else load_dataset(dataset_path, threshold=policy.relevance_threshold)
         )
         source = retriever.source
-        options.setdefault("ownership", _ownership(source.corpus, source.chunks))
+        options.setdefault("ownership", PipelineChunkOwnership(source.chunks))  # as eval --pipeline checks
         options.setdefault("context", source.provenance())
         options.setdefault("name", retriever.name)
         return Evaluation.of(
@@ -287,12 +287,13 @@ def gate(
     policy: str | Path | Mapping[str, Any] | None = None,
     *,
     baseline: ReportLike | None = None,
-    audits: Sequence[str | Path] = (),
+    audits: Sequence[str | Path | AuditResult] = (),
     resamples: int = 10_000,
     seed: int = 0,
 ) -> GateVerdict:
     """Run the release gates on an eval report (a path, an :class:`Evaluation` or a report dict), as
-    ``ragaudit gate`` does. ``policy``: a ``gates.toml`` path, the same as a dict
+    ``ragaudit gate`` does; ``audits`` are tenant-audit reports (paths or :func:`audit_tenants` results:
+    only a clean cross-tenant audit verifies isolation). ``policy``: a ``gates.toml`` path, the same as a dict
     (``{"quality": {"floors": {"nDCG@10": 0.7}}}``), or None for the defaults (no floors, no leak, no
     failed case); an invalid one raises :class:`~ragaudit.errors.ValidationError` naming every problem."""
     from ragaudit.gates.policy import GatePolicy, load_policy, parse_policy
@@ -308,7 +309,10 @@ def gate(
         _loaded(report, 0),
         the_policy,
         baseline_path=_loaded(baseline, 1) if baseline is not None else None,
-        audit_paths=audits,
+        audit_paths=[
+            (f"<audit {i + 1}>", a.to_dict()) if isinstance(a, AuditResult) else a
+            for i, a in enumerate(audits)
+        ],
         resamples=resamples,
         seed=seed,
     )

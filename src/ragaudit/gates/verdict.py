@@ -7,7 +7,7 @@ failed, but a gate could not verify what it guards)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,19 +77,22 @@ def run_gates(
     policy: GatePolicy,
     *,
     baseline_path: str | Path | LoadedReport | None = None,
-    audit_paths: Sequence[str | Path] = (),
+    audit_paths: Sequence[str | Path | tuple[str, Mapping[str, Any]]] = (),
     resamples: int = 10_000,
     seed: int = 0,
 ) -> Verdict:
-    """Load the reports (paths, or reports already loaded) and run the self-test, quality, security and operations gates, in that order (and
-    the tenants gate after quality when the policy sets a per-tenant floor or ``max_tenant_regression``)."""
+    """Load the reports (paths, or reports already loaded; an audit as ``(name, report dict)``) and run the
+    self-test, quality, security and operations gates, in that order (and the tenants gate after
+    quality when the policy sets a per-tenant floor or ``max_tenant_regression``)."""
     report = report_path if isinstance(report_path, LoadedReport) else load_report(report_path)
     baseline = (
         baseline_path
         if isinstance(baseline_path, LoadedReport) or baseline_path is None
         else load_report(baseline_path)
     )
-    audits = [(str(p), load_json(p, "tenant-audit report")) for p in audit_paths]
+    audits = [
+        p if isinstance(p, tuple) else (str(p), load_json(p, "tenant-audit report")) for p in audit_paths
+    ]
     gates = (
         selftest_gate(),
         quality_gate(report, policy, baseline, resamples=resamples, seed=seed),
@@ -106,6 +109,6 @@ def run_gates(
         report.path,
         policy,
         baseline.path if baseline is not None else None,
-        tuple(str(p) for p in audit_paths),
+        tuple(name for name, _ in audits),
         report.dataset_sha or None,
     )
