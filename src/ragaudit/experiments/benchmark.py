@@ -36,6 +36,7 @@ from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED
 from ragaudit.evaluation.live import RunOptions
 from ragaudit.evaluation.result import EvalResult
+from ragaudit.evaluation.slices import tenant_slices, with_tenant_comparisons
 from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
@@ -112,10 +113,18 @@ class BenchmarkResult:
                     "leaks": len(o.result.leaks()),
                     "isolation": o.result.tenant_isolation().to_json(),
                     "holes": holes[o.name].to_json(),
+                    "tenant_slices": tenant_slices(
+                        [c.to_json() for c in o.result.per_case], list(o.result.metrics)
+                    ),
                 }
                 for o in self.outcomes
             ],
             "comparisons": self.comparison.get("comparisons", []),
+            **(
+                {"tenant_comparisons": self.comparison["tenant_comparisons"]}
+                if "tenant_comparisons" in self.comparison
+                else {}
+            ),
             "notes": [f"incomplete judgments: {w}" for h in holes.values() if (w := h.warning())],
             **({"ranking": self.ranking} if self.ranking is not None else {}),
             **self._in_sample(),
@@ -374,13 +383,17 @@ async def run_benchmark(
         raise ValueError(f"baseline {base_name!r} is not one of the pipelines ({', '.join(names)})")
     loaded = loaded_reports(outcomes)
     comparison = (
-        compare_reports(
+        with_tenant_comparisons(
+            compare_reports(
+                [loaded[n] for n in names],
+                loaded[base_name],
+                n_resamples=resamples,
+                delta=delta,
+                power=power,
+                min_judged=min_judged,
+            ),
             [loaded[n] for n in names],
             loaded[base_name],
-            n_resamples=resamples,
-            delta=delta,
-            power=power,
-            min_judged=min_judged,
         )
         if len(names) > 1
         else {}
