@@ -37,8 +37,8 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest -q
 
-# the Ray executor's tests: a real head + worker on 127.0.0.1 (about 1.5 minutes on 2 cores), so a
-# plain `pytest` leaves them out (-m 'not ray' in pyproject.toml) and CI runs them here
+# the Ray executor's tests alone: a real head + worker on 127.0.0.1 (about 1.5 minutes on 2 cores), so a
+# plain `pytest` leaves them out (-m 'not ray' in pyproject.toml); `make test` runs them with the rest
 test-ray: $(STAMP)
 	RAY_USAGE_STATS_ENABLED=0 $(BIN)/pytest -q -m ray
 
