@@ -100,6 +100,7 @@ SERIAL_FILES = frozenset(
         "tests/test_report_chromium.py",
         "tests/test_label_chromium.py",
         "tests/test_benchmark_chromium.py",
+        "tests/test_report_gold_chromium.py",
         "tests/test_scale_ray.py",
     }
 )
