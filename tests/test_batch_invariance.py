@@ -66,3 +66,20 @@ def test_length_batches_never_mix_lengths_and_respect_the_token_budget() -> None
         assert len(batch) <= 2 and sum(lengths[i] for i in batch) <= 512
     assert batches[0] == [7]  # shortest first
     assert length_batches([300, 300], batch_size=8, tokens_per_batch=256) == [[0], [1]]  # one text at least
+
+
+def test_the_exact_store_scores_a_query_alike_alone_and_in_a_batch() -> None:
+    from ragaudit.corpus.model import Document, whole_document_chunk
+    from ragaudit.retrieval.vector_store import ExactVectorStore
+
+    embedder = Embedder()
+    chunks = [whole_document_chunk(Document(f"d{i}", "t", text)) for i, text in enumerate(TEXTS)]
+    store = ExactVectorStore()
+    store.add(chunks, embedder.encode([c.index_text for c in chunks]))
+    queries = embedder.encode(TEXTS[:7])
+    together = store.search_many("t", queries, 5)
+    for i in range(len(queries)):
+        (alone,) = store.search_many("t", queries[i : i + 1], 5)
+        assert [(h.chunk.chunk_id, h.score) for h in alone] == [
+            (h.chunk.chunk_id, h.score) for h in together[i]
+        ]
