@@ -9,8 +9,9 @@ spike on the shared machine hits both alike. A child loads the model, warms it u
   is a full SciFact-length input), embedded in one ``Embedder.encode`` call;
 - **single query**: the median latency of ``--queries`` BEIR queries embedded one call each.
 
-Each round prints both backends and the ratio, and the same ratios per CPU-second (``process_time``:
-less sensitive to other processes on a shared machine); the verdict uses the median over rounds of
+Each round prints both backends and the ratio, and the same ratios per CPU-second (``process_time``,
+which counts threads that spin while they wait, so it is no cure for a crowded machine; ``--threads
+1`` gives the cleanest comparison there); the verdict uses the median over rounds of
 the per-round wall-clock ratios (targets: long texts >= 2x torch's docs/s, single query >= 3x lower
 latency). ``--threads N`` runs both backends on N threads (default: every core).
 
@@ -246,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             f"round {number}: long texts docs/s torch {t['docs_per_s']:.1f}, onnx-int8 {o['docs_per_s']:.1f} "
             f"({o['docs_per_s'] / t['docs_per_s']:.2f}x); single query ms torch {t['query_ms']:.2f}, "
             f"onnx-int8 {o['query_ms']:.2f} ({t['query_ms'] / o['query_ms']:.2f}x lower); "
-            f"load {t['load']:.1f}/{o['load']:.1f}; per CPU-second (load-proof): docs "
+            f"load {t['load']:.1f}/{o['load']:.1f}; per CPU-second (process_time, spinning threads included): docs "
             f"{o['docs_per_cpu_s'] / t['docs_per_cpu_s']:.2f}x, query {t['query_cpu_ms'] / o['query_cpu_ms']:.2f}x",
             flush=True,
         )
