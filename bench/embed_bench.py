@@ -104,6 +104,9 @@ def kernel_path(embedder: Any) -> dict[str, Any]:
         import onnx
 
         graph = onnx.load(str(embedder.path / "model.onnx"))
+        int8_ops = Counter(
+            n.op_type for n in graph.graph.node if "Integer" in n.op_type or "Quantize" in n.op_type
+        )
         info.update(
             {
                 "onnxruntime": embedder.info().get("onnxruntime"),
@@ -111,15 +114,9 @@ def kernel_path(embedder: Any) -> dict[str, Any]:
                 "intra_op_threads": options.intra_op_num_threads,
                 "inter_op_threads": options.inter_op_num_threads,
                 "graph_optimization": str(options.graph_optimization_level),
-                "int8_ops": dict(
-                    Counter(
-                        n.op_type
-                        for n in graph.graph.node
-                        if "Integer" in n.op_type or "Quantize" in n.op_type
-                    )
-                ),
-                "gemm": "MatMulIntegerToFloat u8 x s8 -> int32 (MLAS QGEMM; MLAS picks its AVX512-VNNI kernel "
-                "from CPUID when avx512_vnni is present; AMX is not in these CPUs' flags)",
+                "int8_ops": dict(int8_ops),
+                "gemm": f"{'/'.join(op for op in int8_ops if 'MatMul' in op)}: u8 x s8 -> int32 (MLAS QGEMM; MLAS "
+                "picks its AVX512-VNNI kernel from CPUID when avx512_vnni is present; AMX is not in these flags)",
             }
         )
     else:
