@@ -18,7 +18,8 @@ $(STAMP): pyproject.toml constraints.txt
 	# all = the runtime extras incl. torch (torch-vs-ONNX agreement tests, CrossEncoder plumbing);
 	# export = onnx for scripts/export_onnx.py and its reproducibility test. The demo needs neither.
 	# ray = the Ray executor (--executor ray) and its tests on a local 2-node cluster (make test-ray)
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[all,export,dev,ray]"
+	# frameworks = the LangChain / LlamaIndex / Haystack adapters, tested with the real libraries
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[all,export,dev,ray,frameworks]"
 	touch $(STAMP)
 
 install: $(STAMP)

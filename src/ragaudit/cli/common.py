@@ -67,6 +67,12 @@ def add_dataset_options(parser: argparse.ArgumentParser, corpus: bool | str = Fa
         )
 
 
+RETRIEVER_HELP = (
+    "a Python retriever: module:factory; or a LangChain / LlamaIndex / Haystack one: "
+    "langchain:module:attribute, llamaindex:..., haystack:... (docs/integrations.md)"
+)
+
+
 def add_source_options(
     parser: argparse.ArgumentParser, *, many_pipelines: bool = False, with_run: bool = False
 ) -> None:
@@ -78,7 +84,7 @@ def add_source_options(
     if many_pipelines:
         parser.add_argument("--pipeline", action="append", default=[], help=pipeline_help + " (repeatable)")
         parser.add_argument("--endpoint", help="URL of a retrieval service: POST {tenant_id, query, top_k}")
-        parser.add_argument("--retriever", help="a Python retriever: module:factory")
+        parser.add_argument("--retriever", help=RETRIEVER_HELP)
     else:
         source = parser.add_mutually_exclusive_group(required=True)
         if with_run:
@@ -89,7 +95,7 @@ def add_source_options(
                 "--config", type=input_file, help="a pipeline TOML file (same as --pipeline FILE)"
             )
         source.add_argument("--endpoint", help="URL of a retrieval service: POST {tenant_id, query, top_k}")
-        source.add_argument("--retriever", help="a Python retriever: module:factory")
+        source.add_argument("--retriever", help=RETRIEVER_HELP)
     parser.add_argument("--concurrency", type=positive_int, default=8, help="requests in flight (default 8)")
     parser.add_argument(
         "--timeout", type=positive_float, default=30.0, help="per-request timeout in seconds (default 30)"

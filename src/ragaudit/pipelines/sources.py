@@ -27,7 +27,8 @@ from ragaudit.retrieval.protocol import Retriever
 @dataclass(frozen=True)
 class SourceSpec:
     """Where the retrieved lists come from: exactly one of ``pipeline`` (a preset name or TOML file),
-    ``endpoint`` (an HTTP service), ``retriever`` (``module:factory``) or ``run`` (a run file), plus the
+    ``endpoint`` (an HTTP service), ``retriever`` (``module:factory``, or ``langchain:``/``llamaindex:``/``haystack:`` before it for a
+    framework's retriever) or ``run`` (a run file), plus the
     settings the HTTP client and the vector store need."""
 
     pipeline: str | None = None
@@ -108,9 +109,12 @@ def open_source(
         name = endpoint_name(spec.endpoint)
         return OpenedSource(retriever, [], name, {"endpoint": display_url(spec.endpoint)})
     if spec.retriever:
+        from ragaudit.retrieval.adapters import adapter_name, load_adapter
         from ragaudit.retrieval.plugin import load_plugin
 
-        return OpenedSource(load_plugin(spec.retriever), [], spec.retriever, {"retriever": spec.retriever})
+        framework = adapter_name(spec.retriever)
+        loaded = load_adapter(spec.retriever) if framework else load_plugin(spec.retriever)
+        return OpenedSource(loaded, [], spec.retriever, {"retriever": spec.retriever})
     if spec.run:
         from ragaudit.data.loading import load_run
         from ragaudit.retrieval.replay import RunReplayRetriever
