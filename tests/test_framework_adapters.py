@@ -186,3 +186,27 @@ def test_adapter_specs_are_recognised_and_a_plain_plugin_is_not_an_adapter() -> 
     assert adapter_name("langchain:retriever") is None  # a module named langchain, attribute retriever
     with pytest.raises(InputError, match="not a LangChain BaseRetriever"):
         load_adapter("langchain:framework_apps:demo_documents")
+
+
+def test_the_tenant_key_is_set_from_the_command_line(tmp_path: Path) -> None:
+    """``--tenant-key meta.tenant_id`` names the same Haystack field as the default ``tenant_id``; a key
+    the nodes do not hold (``customer``) matches nothing, and the audit says so instead of clean."""
+    spec = "haystack:framework_apps:haystack_bm25"
+    default = _eval(["--retriever", spec], tmp_path / "default.json")["metrics"]
+    prefixed = _eval(["--retriever", spec, "--tenant-key", "meta.tenant_id"], tmp_path / "prefixed.json")
+    assert prefixed["metrics"] == default and prefixed["security"]["isolation"]["state"] == "pass"
+    plan = [*REDUCED_AUDIT, "--tenant-key", "customer"]
+    code, report = _audit("llamaindex:framework_apps:llamaindex_index", tmp_path / "audit.json", plan)
+    assert code == 1 and report["verdict"] != "clean"
+
+
+def test_a_tenant_key_for_a_plain_plugin_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    args = [
+        "eval",
+        "--dataset",
+        str(KB / "golden.jsonl"),
+        "--retriever",
+        "framework_apps:llamaindex_wrong_key",
+    ]
+    assert main([*args, "--tenant-key", "customer", "--no-history"]) == 2
+    assert "--tenant-key is for a framework's retriever" in capsys.readouterr().err

@@ -104,6 +104,11 @@ def add_source_options(
     parser.add_argument(
         "--qdrant-url", help="use this Qdrant server or cluster as the dense store of --pipeline"
     )
+    parser.add_argument(
+        "--tenant-key",
+        help="with a langchain:/llamaindex:/haystack: --retriever: the metadata key its tenant filter "
+        "names (default tenant_id; docs/integrations.md)",
+    )
     http = parser.add_argument_group("HTTP endpoint")
     http.add_argument(
         "--auth-env", help="name of the env var holding the auth token (never written anywhere)"
@@ -202,6 +207,7 @@ def source_spec_from(args: argparse.Namespace, **overrides: Any) -> SourceSpec:
         "timeout_s": getattr(args, "timeout", None) or 30.0,
         "concurrency": getattr(args, "concurrency", None) or 8,
         "qdrant_url": getattr(args, "qdrant_url", None),
+        "tenant_key": getattr(args, "tenant_key", None),
     }
     values.update(overrides)
     return SourceSpec(**values)

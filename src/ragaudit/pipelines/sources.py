@@ -43,6 +43,8 @@ class SourceSpec:
     timeout_s: float = 30.0
     concurrency: int = 8
     qdrant_url: str | None = None
+    tenant_key: str | None = None
+    """The metadata key a framework adapter's tenant filter names (``None``: ``tenant_id``)."""
 
 
 @dataclass
@@ -109,11 +111,21 @@ def open_source(
         name = endpoint_name(spec.endpoint)
         return OpenedSource(retriever, [], name, {"endpoint": display_url(spec.endpoint)})
     if spec.retriever:
-        from ragaudit.retrieval.adapters import adapter_name, load_adapter
+        from ragaudit.retrieval.adapters import DEFAULT_TENANT_KEY, adapter_name, load_adapter
         from ragaudit.retrieval.plugin import load_plugin
 
-        framework = adapter_name(spec.retriever)
-        loaded = load_adapter(spec.retriever) if framework else load_plugin(spec.retriever)
+        if adapter_name(spec.retriever):
+            loaded = load_adapter(spec.retriever, tenant_key=spec.tenant_key or DEFAULT_TENANT_KEY)
+        elif spec.tenant_key:
+            raise InputError(
+                "--tenant-key",
+                None,
+                f"--tenant-key is for a framework's retriever; {spec.retriever!r} is a plain plugin",
+                "drop --tenant-key (your search() filters by tenant itself), or name the framework: "
+                f"langchain:{spec.retriever}, llamaindex:..., haystack:...",
+            )
+        else:
+            loaded = load_plugin(spec.retriever)
         return OpenedSource(loaded, [], spec.retriever, {"retriever": spec.retriever})
     if spec.run:
         from ragaudit.data.loading import load_run
