@@ -93,3 +93,21 @@ def test_a_benchmark_report_is_one_run_per_pipeline() -> None:
 def test_a_report_without_pipeline_runs_is_refused() -> None:
     with pytest.raises(InputError, match="no pipeline runs to export"):
         runs_of({"kind": "tenant-audit"})
+
+
+def test_eval_with_mlflow_logs_the_same_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.chdir(tmp_path)
+    demo = KB.parent
+    out = tmp_path / "lesson.json"
+    args = ["eval", "--dataset", str(demo / "lesson_golden.jsonl"), "--run", str(demo / "lesson_run.trec")]
+    assert main([*args, "--metrics", "nDCG@10,R@5", "--no-history", "--out", str(out), "--mlflow"]) == 0
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("ragaudit")
+    assert experiment is not None
+    (run,) = client.search_runs([experiment.experiment_id])
+    report = json.loads(out.read_text())
+    assert run.data.metrics["ndcg_at_10"] == pytest.approx(report["metrics"]["nDCG@10"])
+    assert run.data.params["dataset.sha256"] == report["dataset"]["sha256"]
+    assert {"per_case.csv", "report.html"} <= {a.path for a in client.list_artifacts(run.info.run_id)}

@@ -31,10 +31,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ragaudit.artifacts.envelope import read_report
     from ragaudit.report.kinds import registered_kinds
-    from ragaudit.report.mlflow_export import export_to_mlflow
+    from ragaudit.report.mlflow_export import export_to_mlflow, html_page
 
     report = read_report(args.report, registered_kinds())
-    html = None if args.no_html else _html(report, args.report)
+    html = None if args.no_html else html_page(report, args.report)
     run_ids = export_to_mlflow(
         report, html=html, experiment=args.experiment, tracking_uri=args.tracking_uri, where=args.report
     )
@@ -42,10 +42,3 @@ def run(args: argparse.Namespace) -> int:
         print(run_id)
     print(f"export: {len(run_ids)} MLflow run(s) logged to experiment {args.experiment!r}", file=sys.stderr)
     return 0
-
-
-def _html(report: dict[str, object], path: str) -> str:
-    from ragaudit.report.html import render_html
-    from ragaudit.report.view import build_view
-
-    return render_html(build_view(report, None, report_path=path))

@@ -53,6 +53,14 @@ def export_to_mlflow(
     return made
 
 
+def html_page(report: Mapping[str, Any], path: str = "report") -> str:
+    """The self-contained HTML page of ``report`` (what ``ragaudit report --format html`` writes)."""
+    from ragaudit.report.html import render_html
+    from ragaudit.report.view import build_view
+
+    return render_html(build_view(report, None, report_path=path))
+
+
 def _artifacts(client: Any, run_id: str, run: MlflowRun, report: Mapping[str, Any], html: str | None) -> None:
     if run.per_case:
         client.log_text(run_id, per_case_csv(run.per_case), "per_case.csv")
