@@ -8,10 +8,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 from functools import cache
 from importlib import resources
 from typing import Any
+
+# Haystack reports usage through posthog unless told not to: never from the tests (no network here anyway)
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 
 DIMENSIONS = 512
 

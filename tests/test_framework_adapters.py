@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -210,3 +211,25 @@ def test_a_tenant_key_for_a_plain_plugin_is_refused(capsys: pytest.CaptureFixtur
     ]
     assert main([*args, "--tenant-key", "customer", "--no-history"]) == 2
     assert "--tenant-key is for a framework's retriever" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("module", "extra"),
+    [
+        ("langchain_core.retrievers", "langchain"),
+        ("llama_index.core.vector_stores", "llamaindex"),
+        ("haystack.document_stores.types", "haystack"),
+    ],
+)
+def test_a_missing_framework_names_the_pip_command(
+    module: str, extra: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from importlib import import_module
+
+    from ragaudit.errors import MissingDependencyError
+    from ragaudit.retrieval.adapters import ADAPTERS
+
+    monkeypatch.setitem(sys.modules, module, None)  # as if the framework were not installed
+    adapter = import_module(ADAPTERS[extra])
+    with pytest.raises(MissingDependencyError, match=rf"pip install 'ragaudit\[{extra}\]'"):
+        adapter.adapt(object(), tenant_key="tenant_id", where="test")

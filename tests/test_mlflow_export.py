@@ -4,9 +4,13 @@ MLflow's own client: params, MLflow-safe metric names, tags with the verdicts, a
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # MLflow's usage telemetry: off in tests
+
 from mlflow import MlflowClient
 
 from ragaudit.cli.main import main
