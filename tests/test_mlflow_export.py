@@ -78,7 +78,7 @@ def test_an_eval_report_is_one_mlflow_run_read_back_with_mlflows_client(
 def test_a_benchmark_report_is_one_run_per_pipeline() -> None:
     report = {
         "kind": "benchmark",
-        "dataset": {"sha256": "d" * 64},
+        "provenance": {"dataset_sha256": "d" * 64, "corpus_sha256": "c" * 64},
         "policy": {"gain": "linear"},
         "gate": {"passed": False},
         "pipelines": [
@@ -92,6 +92,7 @@ def test_a_benchmark_report_is_one_run_per_pipeline() -> None:
         ("dense", {"ndcg_at_10": 0.7}, {"ragaudit.isolation": "fail", "ragaudit.gate": "fail"}),
     ]
     assert all(r.params["dataset.sha256"] == "d" * 64 and r.params["policy.gain"] == "linear" for r in runs)
+    assert all(r.params["corpus.sha256"] == "c" * 64 for r in runs)
 
 
 def test_a_report_without_pipeline_runs_is_refused() -> None:

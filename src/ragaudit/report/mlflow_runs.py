@@ -62,6 +62,12 @@ def _shared_params(report: Mapping[str, Any]) -> dict[str, str]:
         params.update(_flat("dataset", dataset, ("path", "sha256", "cases", "format")))
     if isinstance(corpus, Mapping):
         params.update(_flat("corpus", corpus, ("path", "sha256", "documents")))
+    provenance = report.get("provenance")
+    if isinstance(provenance, Mapping):  # a benchmark report's hashes live here only
+        for section in ("dataset", "corpus"):
+            digest = provenance.get(f"{section}_sha256")
+            if digest and f"{section}.sha256" not in params:
+                params[f"{section}.sha256"] = str(digest)
     policy = report.get("policy")
     if isinstance(policy, Mapping):
         params.update({f"policy.{k}": _text(v) for k, v in policy.items()})
@@ -100,6 +106,9 @@ def _bench_run(report: Mapping[str, Any], pipeline: Mapping[str, Any], shared: d
     run.metrics = _metrics(pipeline.get("metrics"))
     if _number(pipeline.get("index_build_seconds")):
         run.metrics["index_build_seconds"] = float(pipeline["index_build_seconds"])
+    counts = pipeline.get("counts")
+    if isinstance(counts, Mapping):
+        run.metrics.update({f"cases_{k}": float(v) for k, v in counts.items() if _number(v)})
     _verdict_tags(run, pipeline.get("isolation"), report.get("gate"))
     return run
 
