@@ -18,7 +18,9 @@ $(STAMP): pyproject.toml constraints.txt
 	# all = the runtime extras incl. torch (torch-vs-ONNX agreement tests, CrossEncoder plumbing);
 	# export = onnx for scripts/export_onnx.py and its reproducibility test. The demo needs neither.
 	# ray = the Ray executor (--executor ray) and its tests on a local 2-node cluster (make test-ray)
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[all,export,dev,ray]"
+	# frameworks = the LangChain / LlamaIndex / Haystack adapters, tested with the real libraries;
+	# mlflow = ragaudit export mlflow, tested against a real MLflow SQLite store
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[all,export,dev,ray,frameworks,mlflow]"
 	touch $(STAMP)
 
 install: $(STAMP)

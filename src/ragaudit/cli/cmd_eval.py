@@ -97,6 +97,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     live.add_argument("--resume", action="store_true", help="continue from --results without redoing cases")
     add_shared_tenant_option(parser)
     add_attribute_options(parser)
+    parser.add_argument(
+        "--mlflow",
+        action="store_true",
+        help="also log the report to MLflow as one run (MLFLOW_TRACKING_URI, experiment ragaudit; "
+        "the same run as `ragaudit export mlflow`, docs/integrations.md)",
+    )
     add_policy_options(parser)
     add_holes_options(parser)
     add_outcome_options(parser)
@@ -368,6 +374,11 @@ def _report_and_exit(
         from ragaudit.artifacts.history import record_run
 
         print(record_run(report, key=history_key, replaces=bool(getattr(args, "resume", False))))
+    if getattr(args, "mlflow", False):
+        from ragaudit.report.mlflow_export import export_to_mlflow, html_page
+
+        run_ids = export_to_mlflow(report, html=html_page(report, args.out or "report"), where="--mlflow")
+        print(f"MLflow run logged: {', '.join(run_ids)} (experiment ragaudit)")
     return max(exit_code([outcome], args.max_error_rate), holes_exit(args, [report["holes"]]))
 
 
