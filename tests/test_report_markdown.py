@@ -132,7 +132,7 @@ def test_compare_and_benchmark_reports_render(reports: dict[str, Path]) -> None:
     compare = json.loads(json.dumps(compare_reports(loaded, n_resamples=300)))
     text = render(compare)
     assert text.startswith("### ragaudit compare: better vs base on golden.jsonl")
-    assert "| MRR@10 | better |" in text and "holm-bonferroni" in text
+    assert "| MRR@10 | better |" in text and "after Holm correction" in text
     bench = {
         "schema_version": 1,
         "kind": "benchmark",

@@ -19,7 +19,6 @@ from ragaudit.report.draw.markdown import draw_markdown, table_lines
 from ragaudit.report.kinds import is_builtin
 from ragaudit.report.sections import (
     GATE_MARKS,
-    ci_text,
     gate_state,
     gate_verdict,
     leaks_text,
@@ -212,32 +211,6 @@ def _provenance(view: ReportView) -> list[str]:
         "",
         "</details>",
     ]
-
-
-def _delta(c: Paired | None) -> str:
-    """A paired delta, bold when significant."""
-    if c is None:
-        return "–"
-    return f"**{_signed(c.delta)}**" if c.significant else _signed(c.delta)
-
-
-def _comparisons(rows: Sequence[Paired]) -> list[str]:
-    table = [
-        [
-            md(c.metric),
-            md(c.system),
-            _num(c.baseline_mean),
-            _num(c.system_mean),
-            _delta(c),
-            ci_text(c),
-            md(fmt_p(c.p_value_corrected, prefix=False)),
-            md(wtl_text(c)),
-        ]
-        for c in rows
-    ]
-    ci = delta_ci_label([c.data for c in rows])
-    headers = ["metric", "system", "baseline", "system", "Δ", ci, "p (Holm)", "W/T/L"]
-    return _table(headers, table, 2)
 
 
 def _benchmark(report: BenchmarkReport) -> list[str]:

@@ -81,6 +81,8 @@ class BenchmarkReport:
     """``{pipeline: relative link}`` to each pipeline's own HTML page (``ragaudit demo`` writes them)."""
     timed: str | None = None
     """How the pipelines' timed runs were ordered (``pipelines taking turns query by query``)."""
+    notes: tuple[str, ...] = ()
+    """The judged-share warnings (shown in the page's notes)."""
 
     @property
     def metric_names(self) -> list[str]:
@@ -242,6 +244,7 @@ class BenchmarkKind(ReportKind):
             _ranking(report),
             {str(k): str(v) for k, v in pages.items()} if isinstance(pages, Mapping) else None,
             timed if isinstance(timed := invariants.opt("latency_timed"), str) else None,
+            tuple(report.texts("notes")),
         )
 
     def title(self, report: Mapping[str, Any]) -> str:
@@ -270,7 +273,7 @@ class BenchmarkKind(ReportKind):
                 _leak_cell(p),
             ]
             rows.append(cells)
-        from ragaudit.report.holes_power import holes_terminal, power_terminal
+        from ragaudit.report.holes_power import holes_power_terminal
 
         headers = ["#", "pipeline", *metrics]
         headers += [f"Δ winner {ranking.metric}"] if ranking is not None else []
@@ -280,8 +283,7 @@ class BenchmarkKind(ReportKind):
             f"every pipeline: the same {report.cases} cases, tenants {', '.join(report.tenants)}, top_k "
             f"{report.top_k}; * = significantly different from {report.baseline} (Δ winner: from the "
             "winner) (paired randomization test, Holm-corrected, alpha 0.05)",
-            *holes_terminal(report.holes),
-            *power_terminal(report.comparisons),
+            *holes_power_terminal(report.holes, report.comparisons, report.notes),
         ]
         if report.latency_bases():
             lines.append(f"latency: {'; '.join(report.latency_bases())}")
@@ -294,19 +296,18 @@ class BenchmarkKind(ReportKind):
         return lines
 
     def markdown(self, view: ReportView) -> list[str]:
-        from ragaudit.report.holes_power import holes_markdown, power_markdown
+        from ragaudit.report.holes_power import holes_power_markdown
         from ragaudit.report.markdown import _benchmark
 
         report: BenchmarkReport = self.read(view)
-        return [*_benchmark(report), *holes_markdown(report.holes), *power_markdown(report.comparisons)]
+        return [*_benchmark(report), *holes_power_markdown(report.holes, report.comparisons)]
 
     def html(self, view: ReportView) -> list[Section]:
-        from ragaudit.report.holes_power import holes_html, power_html
+        from ragaudit.report.holes_power import holes_power_html
         from ragaudit.report.html_benchmark import benchmark_sections
 
         report: BenchmarkReport = self.read(view)
-        extra = (holes_html(report.holes), power_html(report.comparisons))
-        return [*benchmark_sections(report), *(s for s in extra if s is not None)]
+        return [*benchmark_sections(report), *holes_power_html(report.holes, report.comparisons)]
 
 
 def _leak_cell(p: BenchPipeline) -> str:
