@@ -64,14 +64,15 @@ def _table(block: Table, limit: int) -> str:
     body = "".join(
         "<tr>"
         + "".join(
-            f"<td{cls(c.numeric)}>{esc(cell(v, c))}</td>" for v, c in zip(row, block.columns, strict=True)
+            f'<td{cls(c.numeric)} data-label="{esc(c.label)}">{esc(cell(v, c))}</td>'
+            for v, c in zip(row, block.columns, strict=True)
         )
         + "</tr>"
         for row in block.rows[:shown]
     )
-    return (
-        f'<div class="docwrap"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
-        + _cut(shown, total)
+    return (  # stack cards: on a phone each row is a card and each cell names its column
+        f'<div class="docwrap"><table class="stack cards"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+        "</table></div>" + _cut(shown, total)
     )
 
 
