@@ -121,6 +121,8 @@ def test_the_comparison_page_fits_and_loads_offline(
     view = o.phone_view()  # issue 26.5: readable charts, every table's p and verdict on screen
     assert view["page"] <= 0 and view["cut"] == [], view
     assert view["font"] >= 9, view  # the charts' text was 3.6 px at 390 px before
+    if width == LAPTOP:  # a laptop shows tables as tables
+        assert page.locator("table.rowcards").first.evaluate("(t) => getComputedStyle(t).display") == "table"
     if width == PHONE:  # the significance, Judged and Power tables are cards: p and its verdict on screen
         card = page.locator("section#comparisons table tbody tr").first
         assert card.locator("td[data-label='p (Holm)']").is_visible()

@@ -126,10 +126,11 @@ button#more { margin:10px 0 0; padding:6px 14px; border:1px solid #cbd5e1; borde
   .toolbar input { min-width:0; }
   section table:not(.stack) { display:block; overflow-x:auto; } /* secondary tables scroll inside */
   /* a document's tables become cards: every cell says which column it is, the first names the row */
-  table.cards > thead { display:none; }
-  table.cards > tbody > tr { display:grid; grid-template-columns:repeat(2, minmax(0, 1fr)); column-gap:10px;
+  table.rowcards > thead { display:none; }
+  table.rowcards > tbody > tr { display:grid; grid-template-columns:repeat(2, minmax(0, 1fr)); column-gap:10px;
     border:1px solid var(--line); border-radius:8px; margin:8px 0; padding:6px 8px; }
-  table.cards > tbody > tr > td:first-child { grid-column:1 / -1; font-weight:650; }
+  table.rowcards > tbody > tr > td:first-child { grid-column:1 / -1; font-weight:650; }
+  table.ranking > tbody > tr > td:nth-child(2) { grid-column:1 / -1; }
   /* charts keep a readable size and scroll inside their own box: 560 px of a 1040-unit chart and
      19-unit text read 10 px on screen (at 358 px they would read 4 px) */
   .chartbox { overflow-x:auto; }

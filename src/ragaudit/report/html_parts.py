@@ -35,7 +35,7 @@ def html_table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric_fr
         + "</tr>"
         for r in rows
     )
-    return f'<table class="stack cards"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return f'<table class="stack rowcards"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def card(label: str, value: str, tone: str = "") -> str:

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ragaudit.report.document import Column, Document, Paragraph, Section, Table
+from ragaudit.report.document import Document, Paragraph, Section
 from ragaudit.report.kinds.base import ReportKind
-from ragaudit.report.kinds.comparison import delta_columns, delta_values, forest
+from ragaudit.report.kinds.comparison import comparison_table, forest
 from ragaudit.report.kinds.fields import Fields, Holes, Paired
 from ragaudit.report.kinds.judged_power import holes_section, power_section
 
@@ -27,16 +27,6 @@ class CompareReport:
     """Each system's judged share of the top k, baseline first (empty in an older report)."""
     notes: list[str]
     """The judged-share warnings."""
-
-
-def comparison_table(rows: list[Paired]) -> Table:
-    """One row per system and metric: both means, the delta (``*`` significant), its CI, p, W/T/L."""
-    return Table(
-        (Column("metric"), Column("system"), Column("baseline", "number"), Column("system", "number"),
-         *delta_columns(rows, "delta", short=False)),
-        tuple((c.metric, c.system, c.baseline_mean, c.system_mean, *delta_values(c)) for c in rows),
-        cut=False,
-    )  # fmt: skip
 
 
 class CompareKind(ReportKind):

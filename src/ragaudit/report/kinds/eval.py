@@ -129,11 +129,11 @@ class EvalKind(ReportKind):
         return lines + md._problems(view.problems())
 
     def html(self, view: ReportView) -> list[Section]:
-        from ragaudit.report.holes_power import holes_power_html
+        from ragaudit.report.holes_power import holes_html
         from ragaudit.report.html import queries_section
 
         report: EvalReport = self.read(view)
-        return [queries_section(view), *holes_power_html([report.holes] if report.holes else [], [])]
+        return [queries_section(view), *holes_html([report.holes] if report.holes else [])]
 
 
 KIND = EvalKind()
