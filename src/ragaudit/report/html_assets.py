@@ -131,6 +131,7 @@ button#more { margin:10px 0 0; padding:6px 14px; border:1px solid #cbd5e1; borde
     border:1px solid var(--line); border-radius:8px; margin:8px 0; padding:6px 8px; }
   table.rowcards > tbody > tr > td:first-child { grid-column:1 / -1; font-weight:650; }
   table.ranking > tbody > tr > td:nth-child(2) { grid-column:1 / -1; }
+  table.rowcards > tbody > tr.win { background:#eff6ff; } table.rowcards > tbody > tr.win > td { background:none; }
   /* charts keep a readable size and scroll inside their own box: 560 px of a 1040-unit chart and
      19-unit text read 10 px on screen (at 358 px they would read 4 px) */
   .chartbox { overflow-x:auto; }

@@ -326,7 +326,7 @@ def _legend(names: Sequence[str], x0: float, y: float) -> list[str]:
             f'<rect class="s{i % SERIES}" x="{_f(x)}" y="{_f(y - 9)}" width="10" height="10" rx="2"/>'
             f'<text class="legend" x="{_f(x + 14)}" y="{_f(y)}">{esc(name)}</text>'
         )
-        x += 24 + 7 * len(name)
+        x += 28 + 11 * len(name)  # room for the larger text of a phone (html_assets)
     return out
 
 
