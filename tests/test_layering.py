@@ -53,6 +53,7 @@ FLOORS: dict[str, int] = {
     # 10 entry points
     "cli": 10,
     "pytest_plugin": 10,
+    "api": 10,
     "__init__": 10,
     "__main__": 10,
 }

@@ -36,6 +36,7 @@ from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED
 from ragaudit.evaluation.live import RunOptions
 from ragaudit.evaluation.result import EvalResult
+from ragaudit.evaluation.slices import tenant_slices, with_tenant_comparisons
 from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
@@ -112,10 +113,18 @@ class BenchmarkResult:
                     "leaks": len(o.result.leaks()),
                     "isolation": o.result.tenant_isolation().to_json(),
                     "holes": holes[o.name].to_json(),
+                    "tenant_slices": tenant_slices(
+                        [c.to_json() for c in o.result.per_case], list(o.result.metrics)
+                    ),
                 }
                 for o in self.outcomes
             ],
             "comparisons": self.comparison.get("comparisons", []),
+            **(
+                {"tenant_comparisons": self.comparison["tenant_comparisons"]}
+                if "tenant_comparisons" in self.comparison
+                else {}
+            ),
             "notes": [f"incomplete judgments: {w}" for h in holes.values() if (w := h.warning())],
             **({"ranking": self.ranking} if self.ranking is not None else {}),
             **self._in_sample(),
@@ -155,6 +164,7 @@ async def evaluate_pipeline(
 ) -> PipelineOutcome:
     """Build one pipeline (sharing ``cache``), warm it up with one query, run every case (as ``options``
     say: :meth:`RunOptions.timed_per_query` for per-query latency) and score it."""
+    from ragaudit.runner.chunk_owners import PipelineChunkOwnership
     from ragaudit.runner.execute import run_cases, warm_up
 
     prepared = prepare_pipeline(
@@ -172,6 +182,8 @@ async def evaluate_pipeline(
         name=config.name,
         progress=options.progress,
         batch_size=options.batch_size,
+        ownership=PipelineChunkOwnership(prepared.pipeline.chunks),  # by id and content, from the corpus
+        shared_tenants=options.shared_tenants,
     )
     return score_pipeline(prepared, run, specs, policy, options, context_k)
 
@@ -185,7 +197,13 @@ def score_pipeline(
     context_k: int,
 ) -> PipelineOutcome:
     """Score a prepared pipeline's run: its eval result, build time, context tokens, latency basis."""
-    retrieval = {"top_k": options.top_k, "concurrency": options.concurrency, "latency": run.latency_basis}
+    retrieval: dict[str, Any] = {
+        "top_k": options.top_k,
+        "concurrency": options.concurrency,
+        "latency": run.latency_basis,
+    }
+    if options.shared_tenants:  # what the tenant check allowed, for the gate to compare with its policy
+        retrieval["shared_tenants"] = sorted(options.shared_tenants)
     result = evaluate(prepared.dataset, run, specs, policy, {"retrieval": retrieval, **prepared.context()})
     built = prepared.pipeline
     tokens = context_tokens(run, context_k)
@@ -242,6 +260,7 @@ async def _taking_turns(
 ) -> list[PipelineOutcome]:
     """Build every pipeline, warm each up, then time them one query at a time taking turns case by case
     (:func:`ragaudit.runner.execute.run_interleaved`), so their latencies meet the same load."""
+    from ragaudit.runner.chunk_owners import PipelineChunkOwnership
     from ragaudit.runner.execute import run_interleaved, warm_up
 
     prepared = [
@@ -261,6 +280,8 @@ async def _taking_turns(
         retry=options.retry,
         progress=options.progress,
         require_tenant_labels=options.require_tenant_labels,
+        ownership={p.pipeline.config.name: PipelineChunkOwnership(p.pipeline.chunks) for p in prepared},
+        shared_tenants=options.shared_tenants,
     )
     return [
         score_pipeline(p, runs[p.pipeline.config.name], specs, policy, options, context_k) for p in prepared
@@ -362,13 +383,17 @@ async def run_benchmark(
         raise ValueError(f"baseline {base_name!r} is not one of the pipelines ({', '.join(names)})")
     loaded = loaded_reports(outcomes)
     comparison = (
-        compare_reports(
+        with_tenant_comparisons(
+            compare_reports(
+                [loaded[n] for n in names],
+                loaded[base_name],
+                n_resamples=resamples,
+                delta=delta,
+                power=power,
+                min_judged=min_judged,
+            ),
             [loaded[n] for n in names],
             loaded[base_name],
-            n_resamples=resamples,
-            delta=delta,
-            power=power,
-            min_judged=min_judged,
         )
         if len(names) > 1
         else {}
