@@ -64,6 +64,28 @@ class Opened:
         )
         return found
 
+    def phone_view(self) -> dict[str, Any]:
+        """The page's width past the viewport, the smallest chart text as rendered (font size times the
+        chart's scale, px) and the table cells that reach past the screen's right edge."""
+        found: dict[str, Any] = self.page.evaluate(
+            """() => {
+                const de = document.documentElement, vw = de.clientWidth;
+                let font = 1e9;
+                for (const t of document.querySelectorAll('svg.chart text')) {
+                    const ctm = t.getScreenCTM();
+                    if (!t.getBoundingClientRect().height || !ctm) continue;
+                    font = Math.min(font, parseFloat(getComputedStyle(t).fontSize) * ctm.a);
+                }
+                const cut = [];
+                for (const c of document.querySelectorAll('section table td, section table th')) {
+                    const r = c.getBoundingClientRect();
+                    if (r.width && r.right > vw + 0.5) cut.push(c.closest('section').id + ': ' + c.innerText);
+                }
+                return {page: de.scrollWidth - vw, font: font, cut: cut};
+            }"""
+        )
+        return found
+
     def shot(self, name: str, full: bool = True) -> None:
         folder = os.environ.get("RAGAUDIT_SCREENSHOTS")
         if folder:
@@ -96,6 +118,15 @@ def test_the_comparison_page_fits_and_loads_offline(
     assert fit["page"] <= 0 and fit["content"] <= 0, fit  # nothing cut off, no sideways scrolling
     if width == LAPTOP:
         assert fit["last"] <= 0.5, fit  # the last column (tenant isolation) is inside the table's box
+    view = o.phone_view()  # issue 26.5: readable charts, every table's p and verdict on screen
+    assert view["page"] <= 0 and view["cut"] == [], view
+    assert view["font"] >= 9, view  # the charts' text was 3.6 px at 390 px before
+    if width == LAPTOP:  # a laptop shows tables as tables
+        assert page.locator("table.rowcards").first.evaluate("(t) => getComputedStyle(t).display") == "table"
+    if width == PHONE:  # the significance, Judged and Power tables are cards: p and its verdict on screen
+        card = page.locator("section#comparisons table tbody tr").first
+        assert card.locator("td[data-label='p (Holm)']").is_visible()
+        assert page.locator("section#holes td[data-label='scores']").first.is_visible()
     assert o.console == [] and o.requests == [(demo / "report.html").as_uri()]
     o.shot("demo-after.png" if width == LAPTOP else "demo-phone-after.png", full=width == LAPTOP)
 

@@ -111,8 +111,10 @@ def test_the_recommendation_says_which_to_ship_in_words(bench: dict[str, Any]) -
 
 def test_terminal_markdown_and_html_rank_and_mark_the_winner(bench: dict[str, Any]) -> None:
     lines = render_terminal(bench).splitlines()
-    rows = [line.split()[:2] for line in lines[2:5]]
-    assert rows == [["1", "better"], ["2", "twin"], ["3", "base"]] and "(winner)" in lines[2]
+    assert lines[0].startswith("recommendation: better: +")  # the finding first
+    head = next(i for i, line in enumerate(lines) if line.startswith("#  pipeline"))
+    rows = [line.replace("★ ", "").split()[:2] for line in lines[head + 2 : head + 5]]
+    assert rows == [["1", "better"], ["2", "twin"], ["3", "base"]] and "★ better" in lines[head + 2]
     assert "latency: per query, one at a time" in lines
     assert (
         "build: better 1.25 s (embeddings: 90 cached, 0 computed); twin 1.25 s (embeddings: 0 cached, 90 computed)"
@@ -124,9 +126,9 @@ def test_terminal_markdown_and_html_rank_and_mark_the_winner(bench: dict[str, An
     page = {**bench, "pages": {"base": "base.html", "better": "better.html", "twin": "twin.html"}}
     html = render_html(build_view(page))
     assert re.findall(r'<section id="([^"]+)"', html)[:3] == ["recommendation", "benchmark", "comparisons"]
-    assert '<p class="advice">better: +' in html and 'class="winner"' in html
+    assert '<p class="advice">better: +' in html and '<tr class="win">' in html
     assert all(f'href="{n}.html"' in html for n in ("base", "better", "twin"))
-    assert "embeddings: 90 cached, 0 computed" in html and "Latency: per query, one at a time" in html
+    assert "embeddings: 90 cached, 0 computed" in html and "latency: per query, one at a time" in html
     assert html.count("✗ leaks") == 3 and "✓ verified" not in html  # all three runs hold the leak
     assert ("n.s." in html and "&lt;0.001" not in html) or "p &lt;0.001" in html
 

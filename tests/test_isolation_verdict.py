@@ -277,7 +277,9 @@ def test_experiment_tables_never_show_an_unchecked_zero_or_check_mark() -> None:
     )
     pipeline = {"name": "svc", "metrics": {"R@5": 0.5}, "leaks": 0, "isolation": unverified.to_json()}
     bench = {"kind": "benchmark", "pipelines": [pipeline], "comparisons": []}
-    assert "| 1 | svc | **0.5000** | – | – | - | not verified |" in render_markdown(build_view(bench))
+    assert "| 1 | svc | **0.5000** | – | – | – | – | – | ? not verified |" in render_markdown(
+        build_view(bench)
+    )
     section = render_html(build_view(bench)).split('<section id="benchmark">')[1].split("</section>")[0]
     assert '<span class="badge small warn" title="5 of 5 not verified: why">? not verified</span>' in section
     assert "✓" not in section

@@ -252,3 +252,22 @@ def test_hostile_pool_content_stays_text(browser: Any, tmp_path: Path) -> None:
         page.close()
     assert dialogs == []
     assert read_labels(tmp_path / "ana.jsonl").state.grades[("c<b>1</b>", "d1")]["grade"] == 2
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_the_workbench_fits_a_phone(pool: Path, browser: Any, tmp_path: Path, width: int) -> None:
+    """Issue 26.5: at 390 px the three columns became one (the page was 737 px wide)."""
+    srv = LabelServer(pool, tmp_path / "judgments" / "ana.jsonl")
+    page = browser.new_page(viewport={"width": width, "height": 860})
+    try:
+        _open(page, srv.url)
+        size = page.evaluate(
+            "() => ({page: document.documentElement.scrollWidth, view: document.documentElement.clientWidth})"
+        )
+        assert size["page"] <= size["view"], size
+        assert page.locator("#case-query").is_visible() and page.locator("#cand-text").is_visible()
+        grade = page.locator(".row button").first.bounding_box()
+        assert grade is not None and grade["x"] + grade["width"] <= width  # the grade buttons on screen
+    finally:
+        page.close()
+        srv.stop()

@@ -224,3 +224,30 @@ def test_the_example_kind_of_docs_reports_md_draws_in_all_three_formats(clean_re
     assert '<section id="budget"><h2>Latency budget</h2><p class="bad-line">' in render_html(
         build_view(report)
     )
+
+
+def test_links_badges_and_leads_draw_safely_in_every_format() -> None:
+    from ragaudit.report.document import Badge, Lead, Link, Links, safe_href
+
+    assert safe_href("bm25.html") == "bm25.html" and safe_href("runs/a.html#q1") == "runs/a.html#q1"
+    for hostile in ("javascript:alert(1)", "JavaScript:alert(1)", "//evil.example/x", "/etc/passwd", ""):
+        assert safe_href(hostile) is None, hostile
+    evil = '<img src=x onerror="alert(1)">'
+    table = Table(
+        (Column("pipeline"), Column("tenant isolation")),
+        ((Link(evil, "javascript:alert(1)"), Badge("not_verified", "? not verified", evil)),
+         (Link("bm25", "bm25.html"), Badge("pass", "✓ verified", "all checked"))),
+        name="ranking",
+        highlight=1,
+    )  # fmt: skip
+    document = Document(
+        (Section("s", "S", (Lead("Recommendation", evil), Links("pages:", (("a", "a.html"),)), table)),)
+    )
+    page = "".join(inner for _, _, inner in draw_html(document))
+    assert "<img" not in page and "javascript:" not in page  # text, and no link for a scheme
+    assert '<a href="bm25.html">bm25</a>' in page and '<tr class="win">' in page
+    assert '<span class="badge small warn" title="&lt;img' in page and '<p class="advice">&lt;img' in page
+    assert 'class="stack rowcards ranking"' in page and 'data-label="tenant isolation"' in page
+    assert draw_terminal(document)[0] == f"recommendation: {evil}"
+    markdown = "\n".join(draw_markdown(document))
+    assert "**Recommendation:** &lt;img" in markdown and "| ? not verified |" in markdown

@@ -147,7 +147,7 @@ def test_compare_and_benchmark_pages(reports: dict[str, Path]) -> None:
     compare = json.loads(json.dumps(compare_reports(loaded, n_resamples=200)))
     html = render_html(build_view(compare))
     sections = re.findall(r'<section id="([^"]+)"', html)
-    assert sections == ["compare", "holes", "power", "problems", "provenance"]
+    assert sections == ["compare", "holes", "power", "provenance"]  # notes: in holes
     assert "lower bounds" in html  # the fixture's systems return unjudged chunks: the notes warn
     assert html.count('<circle class="pt') == 4 and "better · MRR@10" in html
     assert embedded(html)["cases"] == []

@@ -132,7 +132,7 @@ def test_compare_and_benchmark_reports_render(reports: dict[str, Path]) -> None:
     compare = json.loads(json.dumps(compare_reports(loaded, n_resamples=300)))
     text = render(compare)
     assert text.startswith("### ragaudit compare: better vs base on golden.jsonl")
-    assert "| MRR@10 | better |" in text and "holm-bonferroni" in text
+    assert "| MRR@10 | better |" in text and "after Holm correction" in text
     bench = {
         "schema_version": 1,
         "kind": "benchmark",
@@ -150,7 +150,8 @@ def test_compare_and_benchmark_reports_render(reports: dict[str, Path]) -> None:
     }
     text = render(bench)
     assert text.startswith("### ragaudit benchmark: bm25, dense")
-    assert "| 2 | dense | **0.7000 \\*** | – | 12.0 | - | 2 |" in text  # best value bold, \\* significant
+    # best value bold, ▲ significantly higher than the baseline (with its delta and p), the 2 leaks a failed verdict
+    assert "| 2 | dense | **0.7000▲** | **+" in text and "| – | 12.0 | – | – | ✗ leaks (2) |" in text
 
 
 def test_cli_refuses_a_different_dataset_or_a_non_eval_baseline(

@@ -8,7 +8,8 @@ third-party, cannot put raw HTML or Markdown on a page).
 
 Blocks:
 
-* :class:`Heading`, :class:`Paragraph` (``hint`` for an explanation in smaller type);
+* :class:`Heading`, :class:`Paragraph` (``hint`` for an explanation in smaller type), :class:`Lead`
+  (a section's finding in one line), :class:`Links` (to the report's other pages);
 * :class:`Verdict`: a three-state banner (pass / fail / not verified, with its reason);
 * :class:`KeyValues`: ``label value`` pairs (settings, a short summary);
 * :class:`Table`: columns with a :data:`ColumnType` (one formatter per type, the same in every
@@ -48,6 +49,27 @@ class Marked:
     value: str | int | float | None
     mark: str = ""
     strong: bool = False
+    tone: str = ""
+    """``up`` or ``down``: a significant gain or loss, coloured on a page."""
+
+
+@dataclass(frozen=True)
+class Link:
+    """A cell's text that links to another page of the same report folder (``bm25.html``); drawn as text
+    outside a page. Only a relative link is drawn as one (see :func:`safe_href`)."""
+
+    text: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Badge:
+    """A verdict in a cell (``✓ verified``, ``✗ leaks (3)``, ``? not verified``) with its reason (a
+    tooltip on a page); only ``pass`` may carry a check mark."""
+
+    state: VerdictState
+    text: str
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -58,7 +80,7 @@ class Span:
     high: float | None
 
 
-Value: TypeAlias = "str | int | float | Marked | Span | None"
+Value: TypeAlias = "str | int | float | Marked | Span | Link | Badge | None"
 
 
 @dataclass(frozen=True)
@@ -71,6 +93,23 @@ class Paragraph:
     text: str
     hint: bool = False
     """An explanation of the figures for a page (smaller, muted; the terminal leaves it out)."""
+
+
+@dataclass(frozen=True)
+class Lead:
+    """A section's finding in one line (a benchmark's recommendation): ``label: text`` in a terminal,
+    bold in Markdown, large on a page."""
+
+    label: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Links:
+    """``intro`` then links to the report's other pages (``(text, href)``); text outside a page."""
+
+    intro: str
+    links: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -107,6 +146,10 @@ class Table:
     """How many rows there are when ``rows`` holds only some (None: ``len(rows)``)."""
     cut: bool = True
     """False for a table of figures, which no back-end cuts (a list of cases is cut: :func:`cut_note`)."""
+    name: str = ""
+    """What the table is (``ranking``): a class on a page."""
+    highlight: int | None = None
+    """The row drawn highlighted on a page (the winner's)."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +173,8 @@ class DotPlot:
     categories: tuple[str, ...]
     series: tuple[tuple[str, tuple[float | None, ...]], ...]
     highlight: str | None = None
+    intervals: tuple[tuple[str, tuple[tuple[float, float] | None, ...]], ...] = ()
+    """Each series' interval per category (a 95% CI of a mean), drawn as whiskers."""
 
 
 @dataclass(frozen=True)
@@ -176,7 +221,9 @@ class Details:
 
 
 Chart: TypeAlias = "DotPlot | Forest | Histogram | Lines"
-Block: TypeAlias = "Heading | Paragraph | Verdict | KeyValues | Table | Items | Details | Chart"
+Block: TypeAlias = (
+    "Heading | Paragraph | Lead | Links | Verdict | KeyValues | Table | Items | Details | Chart"
+)
 CHARTS = (DotPlot, Forest, Histogram, Lines)
 
 
@@ -221,3 +268,11 @@ def shown_rows(
         limit = None
     there = len(rows) if total is None else max(total, len(rows))
     return (len(rows) if limit is None else min(len(rows), limit)), there
+
+
+def safe_href(href: str) -> str | None:
+    """``href`` when it is a relative link to a file beside the page (``bm25.html``, ``runs/a.html#x``),
+    else None (a scheme such as ``javascript:``, an absolute or a protocol-relative URL)."""
+    if not href or ":" in href.split("#", 1)[0].split("/", 1)[0] or href.startswith(("/", "\\")):
+        return None
+    return href

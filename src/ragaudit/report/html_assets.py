@@ -125,6 +125,18 @@ button#more { margin:10px 0 0; padding:6px 14px; border:1px solid #cbd5e1; borde
   .detail table { display:block; overflow-x:auto; } .detail table td { overflow-wrap:normal; }
   .toolbar input { min-width:0; }
   section table:not(.stack) { display:block; overflow-x:auto; } /* secondary tables scroll inside */
+  /* a document's tables become cards: every cell says which column it is, the first names the row */
+  table.rowcards > thead { display:none; }
+  table.rowcards > tbody > tr { display:grid; grid-template-columns:repeat(2, minmax(0, 1fr)); column-gap:10px;
+    border:1px solid var(--line); border-radius:8px; margin:8px 0; padding:6px 8px; }
+  table.rowcards > tbody > tr > td:first-child { grid-column:1 / -1; font-weight:650; }
+  table.ranking > tbody > tr > td:nth-child(2) { grid-column:1 / -1; }
+  table.rowcards > tbody > tr.win { background:#eff6ff; } table.rowcards > tbody > tr.win > td { background:none; }
+  /* charts keep a readable size and scroll inside their own box: 560 px of a 1040-unit chart and
+     19-unit text read 10 px on screen (at 358 px they would read 4 px) */
+  .chartbox { overflow-x:auto; }
+  .chart { min-width:560px; }
+  .chart text { font-size:19px; } .chart .tick, .chart .legend, .chart .mlabel { font-size:18px; }
   .kv th { width:auto; }
 }
 footer { color:var(--muted); font-size:12px; text-align:center; padding:10px; }

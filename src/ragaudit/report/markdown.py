@@ -19,11 +19,8 @@ from ragaudit.report.draw.markdown import draw_markdown, table_lines
 from ragaudit.report.kinds import is_builtin
 from ragaudit.report.sections import (
     GATE_MARKS,
-    ci_text,
     gate_state,
     gate_verdict,
-    leaks_text,
-    ms_value,
     wtl_text,
 )
 from ragaudit.report.sections import num as _num
@@ -31,9 +28,8 @@ from ragaudit.report.sections import signed as _signed
 from ragaudit.report.view import ReportView
 
 if TYPE_CHECKING:
-    from ragaudit.report.kinds.benchmark import BenchmarkReport
     from ragaudit.report.kinds.eval import EvalReport
-    from ragaudit.report.kinds.fields import Paired, Problems
+    from ragaudit.report.kinds.fields import Problems
 
 MAX_K_COLUMNS = 10
 SHOWN_KS = frozenset({1, 3, 5, 10, 20, 50, 100})
@@ -212,88 +208,6 @@ def _provenance(view: ReportView) -> list[str]:
         "",
         "</details>",
     ]
-
-
-def _delta(c: Paired | None) -> str:
-    """A paired delta, bold when significant."""
-    if c is None:
-        return "–"
-    return f"**{_signed(c.delta)}**" if c.significant else _signed(c.delta)
-
-
-def _comparisons(rows: Sequence[Paired]) -> list[str]:
-    table = [
-        [
-            md(c.metric),
-            md(c.system),
-            _num(c.baseline_mean),
-            _num(c.system_mean),
-            _delta(c),
-            ci_text(c),
-            md(fmt_p(c.p_value_corrected, prefix=False)),
-            md(wtl_text(c)),
-        ]
-        for c in rows
-    ]
-    ci = delta_ci_label([c.data for c in rows])
-    headers = ["metric", "system", "baseline", "system", "Δ", ci, "p (Holm)", "W/T/L"]
-    return _table(headers, table, 2)
-
-
-def _benchmark(report: BenchmarkReport) -> list[str]:
-    r"""The recommendation, then the pipelines ranked (winner ★, best value per metric bold, \* when
-    significantly different from the baseline, Δ against the winner), with cost and tenant isolation."""
-    metrics, ranking = report.metric_names, report.ranking
-    best = {
-        m: max((v for p in report.pipelines if isinstance(v := p.metrics.get(m), (int, float))), default=None)
-        for m in metrics
-    }
-    rows = []
-    for rank, p in enumerate(report.ranked(), start=1):
-        star = "★ " if ranking is not None and p.name == ranking.winner else ""
-        cells = [str(rank), star + md(p.name)]
-        for m in metrics:
-            value, top = p.metrics.get(m), best[m]
-            text = _num(value) + (" \\*" if report.significant(p.name, m) else "")
-            bold = top is not None and isinstance(value, (int, float)) and value >= top - 1e-12
-            cells.append(f"**{text}**" if bold else text)
-        if ranking is not None:
-            c = ranking.against(p.name)
-            cells.append("winner" if p.name == ranking.winner else _winner_delta(c))
-        latency = p.latency
-        cells += [
-            ms_value(latency.p50 if latency else None),
-            ms_value(latency.p95 if latency else None),
-            md(p.build_text()),
-            md(leaks_text(p.data)),
-        ]
-        rows.append(cells)
-    baseline = report.baseline if report.baseline is not None else "the baseline"
-    headers = ["#", "pipeline", *[md(m) for m in metrics]]
-    headers += [f"Δ {md(ranking.metric)} vs winner"] if ranking is not None else []
-    headers += ["p50 ms", "p95 ms", "build", "leaks"]
-    advice = report.recommendation()
-    bases = "; ".join(report.latency_bases())
-    return [
-        *([f"**Recommendation:** {md(advice)}", ""] if advice else []),
-        *_table(headers, rows, 2),
-        "",
-        f"Every pipeline ran the same {_known(report.cases)} cases at top_k {_known(report.top_k)}; "
-        f"\\* = significantly different from {md(baseline)} (paired randomization test, Holm-corrected)"
-        + (f"; latency {md(bases)}." if bases else "."),
-        "",
-    ]
-
-
-def _winner_delta(c: Paired | None) -> str:
-    if c is None:
-        return "–"
-    mark = " \\*" if c.significant else " (n.s.)"
-    return _signed(c.delta, 3) + mark
-
-
-def _known(value: object) -> str:
-    return "?" if value is None else str(value)
 
 
 def _sweeps(view: ReportView) -> list[str]:

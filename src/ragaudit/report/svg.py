@@ -86,10 +86,12 @@ def axis_note(ticks: Sequence[float]) -> str:
 
 
 def _svg(width: int, height: int, title: str, body: list[str]) -> str:
+    """The chart in its own box: on a phone the box scrolls sideways and the chart keeps a readable
+    size (``.chartbox`` and ``.chart`` in :mod:`ragaudit.report.html_assets`), the page does not."""
     return (
-        f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-        f'role="img" aria-label="{esc(title)}">'
-        f"<title>{esc(title)}</title>{''.join(body)}</svg>"
+        f'<div class="chartbox"><svg class="chart" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" aria-label="{esc(title)}">'
+        f"<title>{esc(title)}</title>{''.join(body)}</svg></div>"
     )
 
 
@@ -324,7 +326,7 @@ def _legend(names: Sequence[str], x0: float, y: float) -> list[str]:
             f'<rect class="s{i % SERIES}" x="{_f(x)}" y="{_f(y - 9)}" width="10" height="10" rx="2"/>'
             f'<text class="legend" x="{_f(x + 14)}" y="{_f(y)}">{esc(name)}</text>'
         )
-        x += 24 + 7 * len(name)
+        x += 28 + 11 * len(name)  # room for the larger text of a phone (html_assets)
     return out
 
 
@@ -403,7 +405,7 @@ def dot_plot(
     ``intervals`` (``{series: [(lo, hi) or None per category]}``, e.g. each mean's 95% CI) draws a
     whisker through each dot, and the row's axis includes the whiskers: a zoomed axis must not make a
     difference inside overlapping intervals look like a wide one."""
-    label_w, note_w, row_h, pad = 96, 220, 52, 34
+    label_w, note_w, row_h, pad = 120, 220, 52, 34
     width = WIDTH
     plot_w = width - label_w - note_w
     height = pad + row_h * len(categories) + 8

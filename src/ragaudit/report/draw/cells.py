@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ragaudit.artifacts.tables import P_FLOOR, fmt_p
-from ragaudit.report.document import Column, Marked, Span, Value
+from ragaudit.report.document import Badge, Column, Link, Marked, Span, Value
 
 MISSING = "–"
 """A value that is not there (None, NaN, text in a number column), in every format."""
@@ -25,6 +25,8 @@ def cell(value: Value, column: Column) -> str:
     make a strong one bold)."""
     if isinstance(value, Marked):
         return cell(value.value, column) + value.mark
+    if isinstance(value, (Link, Badge)):
+        return value.text
     if isinstance(value, Span):
         low, high = _number(value.low), _number(value.high)
         if low is None or high is None:
@@ -54,6 +56,8 @@ def p_value(value: float | None) -> str:
 
 def text(value: Value) -> str:
     """A key-value's value: a number as a ``number`` column reads it, text as written."""
+    if isinstance(value, (Link, Badge)):
+        return value.text
     if isinstance(value, (Marked, Span)):
         return cell(value, Column("", "interval" if isinstance(value, Span) else "number"))
     if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.report import svg
 from ragaudit.report.document import (
+    Badge,
     Block,
     Column,
     Details,
@@ -21,12 +22,17 @@ from ragaudit.report.document import (
     Histogram,
     Items,
     KeyValues,
+    Lead,
     Lines,
+    Link,
+    Links,
+    Marked,
     Paragraph,
     Table,
     Value,
     Verdict,
     cut_note,
+    safe_href,
     shown_rows,
 )
 from ragaudit.report.draw.cells import cell, strong, text
@@ -49,8 +55,25 @@ def _cut(shown: int, total: int) -> str:
     return f'<p class="hint">{esc(cut_note(shown, total))}</p>' if shown < total else ""
 
 
+BADGES = {"pass": "pass", "fail": "fail", "not_verified": "warn"}
+
+
+def _link(text: str, href: str) -> str:
+    target = safe_href(href)
+    return f'<a href="{esc(target)}">{esc(text)}</a>' if target is not None else esc(text)
+
+
 def _cell(value: Value, column: Column) -> str:
+    """A cell: a link, a verdict badge (its reason as the tooltip), a significant value bold (coloured
+    with its tone)."""
+    if isinstance(value, Link):
+        return _link(value.text, value.href)
+    if isinstance(value, Badge):
+        title = f' title="{esc(value.reason)}"' if value.reason else ""
+        return f'<span class="badge small {BADGES[value.state]}"{title}>{esc(value.text)}</span>'
     shown = esc(cell(value, column))
+    if isinstance(value, Marked) and value.tone in ("up", "down"):
+        return f'<span class="{value.tone} sig">{shown}</span>'
     return f"<b>{shown}</b>" if strong(value) else shown
 
 
@@ -62,16 +85,18 @@ def _table(block: Table, limit: int) -> str:
 
     head = "".join(f"<th{cls(c.numeric)}>{esc(c.label)}</th>" for c in block.columns)
     body = "".join(
-        "<tr>"
+        ('<tr class="win">' if i == block.highlight else "<tr>")
         + "".join(
-            f"<td{cls(c.numeric)}>{esc(cell(v, c))}</td>" for v, c in zip(row, block.columns, strict=True)
+            f'<td{cls(c.numeric)} data-label="{esc(c.label)}">{_cell(v, c)}</td>'
+            for v, c in zip(row, block.columns, strict=True)
         )
         + "</tr>"
-        for row in block.rows[:shown]
+        for i, row in enumerate(block.rows[:shown])
     )
-    return (
-        f'<div class="docwrap"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
-        + _cut(shown, total)
+    name = f" {esc(block.name)}" if block.name else ""
+    return (  # stack rowcards: on a phone each row is a card and each cell names its column
+        f'<div class="docwrap"><table class="stack rowcards{name}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+        "</table></div>" + _cut(shown, total)
     )
 
 
@@ -88,7 +113,8 @@ def _items(block: Items, limit: int) -> str:
 def _charts(block: Block) -> str:
     if isinstance(block, DotPlot):
         series = [(name, list(values)) for name, values in block.series]
-        return svg.dot_plot(list(block.categories), series, block.title, block.highlight)
+        intervals = {name: list(values) for name, values in block.intervals} or None
+        return svg.dot_plot(list(block.categories), series, block.title, block.highlight, intervals)
     if isinstance(block, Forest):
         rows = [svg.Interval(i.label, i.value, i.low, i.high, i.highlight) for i in block.intervals]
         return svg.forest_plot(rows, block.title)
@@ -103,6 +129,12 @@ def _block(block: Block, limit: int) -> str:
         return f"<h3>{esc(block.text)}</h3>"
     if isinstance(block, Paragraph):
         return f'<p class="hint">{esc(block.text)}</p>' if block.hint else f"<p>{esc(block.text)}</p>"
+    if isinstance(block, Lead):
+        return f'<p class="advice">{esc(block.text)}</p>'
+    if isinstance(block, Links):
+        return (
+            f'<p class="pages">{esc(block.intro)} ' + " · ".join(_link(t, h) for t, h in block.links) + "</p>"
+        )
     if isinstance(block, Verdict):
         return (
             f'<p class="{TONES[block.state]}">{MARKS[block.state]} {esc(block.check)}: '

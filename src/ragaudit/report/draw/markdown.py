@@ -19,6 +19,8 @@ from ragaudit.report.document import (
     Heading,
     Items,
     KeyValues,
+    Lead,
+    Links,
     Paragraph,
     Table,
     Value,
@@ -70,15 +72,17 @@ def _block(block: Block, limit: int) -> list[str]:
         return [f"**{md(block.text)}**", ""]
     if isinstance(block, Paragraph):
         return [f"_{md(block.text)}_" if block.hint else md(block.text), ""]
+    if isinstance(block, Lead):
+        return [f"**{md(block.label)}:** {md(block.text)}", ""]
+    if isinstance(block, Links):
+        return [f"{md(block.intro)} " + ", ".join(f"{md(t)} ({md(h)})" for t, h in block.links), ""]
     if isinstance(block, Verdict):
         return [f"**{MARKS[block.state]} {md(block.check)}: {LABELS[block.state]}**: {md(block.reason)}", ""]
     if isinstance(block, KeyValues):
         return [" · ".join(f"**{md(label)}** {md(text(value))}" for label, value in block.pairs), ""]
     if isinstance(block, Table):
         shown, total = shown_rows(block.rows, block.total, limit, block.cut)
-        rows = [
-            [md(cell(v, c)) for v, c in zip(row, block.columns, strict=True)] for row in block.rows[:shown]
-        ]
+        rows = [[_cell(v, c) for v, c in zip(row, block.columns, strict=True)] for row in block.rows[:shown]]
         table = table_lines([md(c.label) for c in block.columns], rows, [c.numeric for c in block.columns])
         return [*table, *(["", f"_{md(cut_note(shown, total))}_"] if shown < total else []), ""]
     if isinstance(block, Items):

@@ -20,6 +20,8 @@ from ragaudit.report.document import (
     Heading,
     Items,
     KeyValues,
+    Lead,
+    Links,
     Paragraph,
     Table,
     Verdict,
@@ -56,6 +58,10 @@ def _block(block: Block, limit: int, indent: str) -> list[str]:
         return textwrap.wrap(
             block.text, WRAP, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False
         )
+    if isinstance(block, Lead):
+        return [f"{indent}{block.label[:1].lower()}{block.label[1:]}: {block.text}"]
+    if isinstance(block, Links):
+        return [f"{indent}{block.intro} " + ", ".join(f"{text} ({href})" for text, href in block.links)]
     if isinstance(block, Verdict):
         return [f"{indent}{block.check}: {LABELS[block.state]} - {block.reason}"]
     if isinstance(block, KeyValues):

@@ -7,17 +7,31 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-from ragaudit.artifacts.tables import fmt_number, fmt_p, render_table
+from ragaudit.artifacts.tables import fmt_p
+from ragaudit.report.document import (
+    Badge,
+    Block,
+    Column,
+    Document,
+    DotPlot,
+    Heading,
+    Lead,
+    Link,
+    Links,
+    Marked,
+    Paragraph,
+    Section,
+    Table,
+    Value,
+)
 from ragaudit.report.kinds.base import ReportKind
+from ragaudit.report.kinds.comparison import comparison_table, forest
 from ragaudit.report.kinds.fields import Fields, Holes, Latency, Paired
+from ragaudit.report.kinds.judged_power import holes_section, power_section
 from ragaudit.report.sections import build_text
 from ragaudit.verdict import CheckVerdict
-
-if TYPE_CHECKING:
-    from ragaudit.report.html_parts import Section
-    from ragaudit.report.view import ReportView
 
 
 @dataclass(frozen=True)
@@ -81,6 +95,8 @@ class BenchmarkReport:
     """``{pipeline: relative link}`` to each pipeline's own HTML page (``ragaudit demo`` writes them)."""
     timed: str | None = None
     """How the pipelines' timed runs were ordered (``pipelines taking turns query by query``)."""
+    notes: tuple[str, ...] = ()
+    """The judged-share warnings (shown in the page's notes)."""
 
     @property
     def metric_names(self) -> list[str]:
@@ -225,6 +241,7 @@ class BenchmarkKind(ReportKind):
     name = "benchmark"
     required = ("pipelines[].name", "pipelines[].metrics", "comparisons")
     schema: ClassVar[Mapping[str, Any]] = {"$ref": "#/$defs/benchmark_report"}
+    shows_notes = True
 
     def typed(self, report: Fields) -> BenchmarkReport:
         invariants = report.obj("invariants", required=False)
@@ -242,78 +259,203 @@ class BenchmarkKind(ReportKind):
             _ranking(report),
             {str(k): str(v) for k, v in pages.items()} if isinstance(pages, Mapping) else None,
             timed if isinstance(timed := invariants.opt("latency_timed"), str) else None,
+            tuple(report.texts("notes")),
         )
 
     def title(self, report: Mapping[str, Any]) -> str:
         return ", ".join(p.name for p in self.from_json(report).pipelines)
 
-    def terminal(self, report: BenchmarkReport, limit: int = 10) -> list[str]:
-        """The pipelines ranked (``*``: significantly different from the baseline; ``Δ winner``: the
-        paired comparison with the winner), the invariants, how latency and build were measured, and
-        the recommendation."""
-        metrics, ranking = report.metric_names, report.ranking
-        rows = []
-        for rank, p in enumerate(report.ranked(), start=1):
-            latency = p.latency or Latency(None, None, None, None)
-            cells = [str(rank), p.name + (" (winner)" if ranking and p.name == ranking.winner else "")]
-            cells += [
-                fmt_number(p.metrics[m]) + ("*" if report.significant(p.name, m) else "") for m in metrics
-            ]
-            if ranking is not None:
-                c = ranking.against(p.name)
-                cells.append("-" if c is None else f"{_signed(c.delta)}{'*' if c.significant else ''}")
-            cells += [
-                fmt_number(latency.p50, 1),
-                fmt_number(latency.p95, 1),
-                fmt_number(p.build_seconds, 2),
-                fmt_number(p.context_tokens, 0),
-                _leak_cell(p),
-            ]
-            rows.append(cells)
-        from ragaudit.report.holes_power import holes_terminal, power_terminal
-
-        headers = ["#", "pipeline", *metrics]
-        headers += [f"Δ winner {ranking.metric}"] if ranking is not None else []
-        headers += ["p50 ms", "p95 ms", "build s", f"tokens@{report.context_k}", "leaks"]
-        lines = [
-            render_table(headers, rows, left=2),
-            f"every pipeline: the same {report.cases} cases, tenants {', '.join(report.tenants)}, top_k "
-            f"{report.top_k}; * = significantly different from {report.baseline} (Δ winner: from the "
-            "winner) (paired randomization test, Holm-corrected, alpha 0.05)",
-            *holes_terminal(report.holes),
-            *power_terminal(report.comparisons),
+    def document(self, report: BenchmarkReport) -> Document:
+        """The recommendation, the pipelines ranked (winner, significance against the baseline and the
+        winner, cost, tenant isolation; a dot plot of every metric with its 95% CI on the page), the
+        paired comparisons against the baseline and against the winner, Judged@k with its warnings, power."""
+        sections = [
+            _recommendation(report),
+            _ranked(report),
+            _significance(report),
+            holes_section(report.holes, report.notes),
+            power_section(report.comparisons),
         ]
-        if report.latency_bases():
-            lines.append(f"latency: {'; '.join(report.latency_bases())}")
-        builds = [f"{p.name} {p.build_text()}" for p in report.pipelines if p.embeddings is not None]
-        if builds:
-            lines.append("build: " + "; ".join(builds))
-        advice = report.recommendation()
-        if advice:
-            lines.append(f"recommendation: {advice}")
-        return lines
-
-    def markdown(self, view: ReportView) -> list[str]:
-        from ragaudit.report.holes_power import holes_markdown, power_markdown
-        from ragaudit.report.markdown import _benchmark
-
-        report: BenchmarkReport = self.read(view)
-        return [*_benchmark(report), *holes_markdown(report.holes), *power_markdown(report.comparisons)]
-
-    def html(self, view: ReportView) -> list[Section]:
-        from ragaudit.report.holes_power import holes_html, power_html
-        from ragaudit.report.html_benchmark import benchmark_sections
-
-        report: BenchmarkReport = self.read(view)
-        extra = (holes_html(report.holes), power_html(report.comparisons))
-        return [*benchmark_sections(report), *(s for s in extra if s is not None)]
+        return Document(tuple(s for s in sections if s is not None))
 
 
-def _leak_cell(p: BenchPipeline) -> str:
-    """``0`` / ``3`` leaks when isolation was checked, ``not verified`` otherwise."""
-    if p.isolation_state == "not_verified":
-        return "not verified"
-    return "-" if p.leaks is None else str(p.leaks)
+def _recommendation(report: BenchmarkReport) -> Section | None:
+    advice = report.recommendation()
+    if advice is None:
+        return None
+    ranking = report.ranking
+    star = f"; ★ = the winner (highest {ranking.metric})" if ranking is not None else ""
+    invariants = Paragraph(
+        f"every pipeline: the same {_known(report.cases)} cases, tenants {', '.join(report.tenants) or '?'}, "
+        f"top_k {_known(report.top_k)}{star}; ▲/▼ = significantly higher/lower than {gain_base(report)} "
+        "(paired randomization test, Holm-corrected, alpha 0.05)"
+    )
+    pages = report.pages or {}
+    links = (
+        (Links("Each pipeline's own page (every query, its chunks, latency):", tuple(pages.items())),)
+        if pages
+        else ()
+    )
+    return Section("recommendation", "Recommendation", (Lead("Recommendation", advice), invariants, *links))
+
+
+def _known(value: object) -> str:
+    return "?" if value is None else str(value)
+
+
+def _paired_text(c: Paired | None) -> Value:
+    """``+0.077* p < 0.001`` (bold, coloured: significant), ``-0.012 n.s. p = 0.410``, or missing."""
+    if c is None:
+        return None
+    p = fmt_p(c.p_value_corrected)
+    if not c.significant:
+        return f"{_signed(c.delta)} n.s. {p}"
+    tone = "up" if (c.delta or 0) > 0 else "down"
+    return Marked(f"{_signed(c.delta)}* {p}", strong=True, tone=tone)
+
+
+def _metric_value(report: BenchmarkReport, p: BenchPipeline, metric: str, best: float | None) -> Value:
+    """The mean, ▲/▼ when significantly different from the baseline, bold when the best."""
+    value = p.metrics.get(metric)
+    c = report.against_baseline(p.name, metric)
+    mark = ("▲" if (c.delta or 0) > 0 else "▼") if c is not None and c.significant else ""
+    top = best is not None and isinstance(value, (int, float)) and value >= best - 1e-12
+    if not mark and not top:
+        return value if isinstance(value, (int, float)) else None
+    tone = ("up" if mark == "▲" else "down") if mark else ""
+    return Marked(value if isinstance(value, (int, float)) else None, mark, strong=top, tone=tone)
+
+
+ISOLATION = {"pass": "✓ verified", "fail": "✗ leaks", "not_verified": "? not verified"}
+"""How each tenant-isolation state reads in a cell (only a pass gets a check mark)."""
+
+
+def _isolation(p: BenchPipeline) -> Badge:
+    state = p.isolation_state
+    reason = (
+        p.isolation.reason if p.isolation is not None else "the report records no tenant-isolation verdict"
+    )
+    count = f" ({p.leaks})" if state == "fail" and p.leaks else ""
+    return Badge(state, ISOLATION[state] + count, reason)  # type: ignore[arg-type]
+
+
+def _ranked(report: BenchmarkReport) -> Section:
+    metrics, ranking = report.metric_names, report.ranking
+    primary = ranking.metric if ranking is not None else (metrics[0] if metrics else "")
+    best = {
+        m: max((v for p in report.pipelines if isinstance(v := p.metrics.get(m), (int, float))), default=None)
+        for m in metrics
+    }
+    baseline, winner = gain_base(report), ranking.winner if ranking is not None else None
+    columns = [Column("#", "id"), Column("pipeline"), *(Column(m, "number") for m in metrics)]
+    columns.append(Column(f"Δ {primary} vs {baseline}"))
+    columns += [Column(f"Δ {primary} vs winner")] if ranking is not None else []
+    columns += [Column("p50 ms", "number", 1), Column("p95 ms", "number", 1), Column("build s", "number", 2),
+                Column(f"tokens@{_known(report.context_k) if report.context_k is not None else 'k'}", "number", 0),
+                Column("tenant isolation")]  # fmt: skip
+    rows: list[tuple[Value, ...]] = []
+    pages = report.pages or {}
+    for rank, p in enumerate(report.ranked(), start=1):
+        label = (
+            ("★ " if p.name == winner else "") + p.name + (" (baseline)" if p.name == report.baseline else "")
+        )
+        name: Value = Link(label, pages[p.name]) if p.name in pages else label
+        row: list[Value] = [rank, name, *(_metric_value(report, p, m, best[m]) for m in metrics)]
+        row.append(
+            "baseline"
+            if p.name == report.baseline
+            else _paired_text(report.against_baseline(p.name, primary))
+        )
+        if ranking is not None:
+            row.append("winner" if p.name == winner else _paired_text(ranking.against(p.name)))
+        latency = p.latency
+        row += [latency.p50 if latency else None, latency.p95 if latency else None, p.build_seconds,
+                p.context_tokens, _isolation(p)]  # fmt: skip
+        rows.append(tuple(row))
+    order = [p.name for p in report.ranked()]
+    table = Table(
+        tuple(columns),
+        tuple(rows),
+        cut=False,
+        name="ranking",
+        highlight=order.index(winner) if winner in order else None,
+    )
+    notes: list[Block] = []
+    if report.latency_bases():
+        notes.append(Paragraph(f"latency: {'; '.join(report.latency_bases())}"))
+    builds = [f"{p.name} {p.build_text()}" for p in report.pipelines if p.embeddings is not None]
+    if builds:
+        notes.append(Paragraph("build: " + "; ".join(builds)))
+    legend = Paragraph(
+        (
+            f"Ranked by {primary}; ★ marks the winner and bold the best value of each metric. "
+            if ranking
+            else ""
+        )
+        + f"▲/▼: significantly different from {baseline} on that metric; Δ columns: paired randomization "
+        "test, Holm-corrected (vs the baseline across every pipeline and metric; vs the winner across the "
+        "other pipelines), α = 0.05; n.s. = not significant. Build: seconds to build the indexes the "
+        "pipeline uses (also when built earlier for another pipeline), with the embedding cache's state: a "
+        "warm cache builds in a fraction of a cold one's time.",
+        hint=True,
+    )
+    ranked = report.ranked()
+    chart = DotPlot(
+        "every metric per pipeline with its 95% CI, axis scaled to the data",
+        tuple(metrics),
+        tuple((p.name, tuple(_number(p.metrics.get(m)) for m in metrics)) for p in ranked),
+        winner,
+        tuple((p.name, tuple(mean_ci(p.data, m) for m in metrics)) for p in ranked),
+    )
+    chart_hint = Paragraph(
+        "Each metric on its own axis, scaled to its values and their intervals (a break mark at the left: the "
+        "axis does not start at 0); each dot carries its 95% bootstrap CI of the mean over the cases "
+        "(whiskers), so a gap inside overlapping whiskers is not read as a wide one (the Significance "
+        "section tests each paired difference); ringed: the winner.",
+        hint=True,
+    )
+    return Section("benchmark", "Pipelines ranked", (legend, table, *notes, chart_hint, chart))
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def mean_ci(pipeline: Mapping[str, Any], metric: str) -> tuple[float, float] | None:
+    """A pipeline's 95% CI of ``metric``'s mean as the benchmark report records it (``metrics_ci``)."""
+    cis = pipeline.get("metrics_ci")
+    pair = cis.get(metric) if isinstance(cis, Mapping) else None
+    if isinstance(pair, (list, tuple)) and len(pair) == 2 and all(_number(v) is not None for v in pair):
+        return (float(pair[0]), float(pair[1]))
+    return None
+
+
+def _significance(report: BenchmarkReport) -> Section | None:
+    if not report.comparisons:
+        return None
+    blocks: list[Block] = [
+        Paragraph(
+            f"Each pipeline against {gain_base(report)}, paired per query; blue points are significant "
+            "(the dashed line is no difference).",
+            hint=True,
+        ),
+        forest(
+            "paired deltas against the baseline with confidence intervals",
+            [(f"{c.system} · {c.metric}", c) for c in report.comparisons],
+        ),
+        comparison_table(report.comparisons),
+    ]
+    ranking = report.ranking
+    if ranking is not None and ranking.against_winner:
+        blocks += [
+            Heading(f"Against the winner, {ranking.winner}, on {ranking.metric}"),
+            forest(
+                "paired deltas against the winner with confidence intervals",
+                [(f"{c.system} · {c.metric}", c) for c in ranking.against_winner],
+            ),
+            comparison_table(ranking.against_winner),
+        ]
+    return Section("comparisons", "Significance", tuple(blocks))
 
 
 KIND = BenchmarkKind()

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-from ragaudit.artifacts.tables import delta_cells, delta_ci_label, fmt_number, render_table
+from ragaudit.report.document import Document, Paragraph, Section
 from ragaudit.report.kinds.base import ReportKind
+from ragaudit.report.kinds.comparison import comparison_table, forest
 from ragaudit.report.kinds.fields import Fields, Holes, Paired
-
-if TYPE_CHECKING:
-    from ragaudit.report.html_parts import Section
-    from ragaudit.report.view import ReportView
+from ragaudit.report.kinds.judged_power import holes_section, power_section
 
 
 @dataclass(frozen=True)
@@ -27,12 +25,15 @@ class CompareReport:
     comparisons: list[Paired]
     holes: list[Holes]
     """Each system's judged share of the top k, baseline first (empty in an older report)."""
+    notes: list[str]
+    """The judged-share warnings."""
 
 
 class CompareKind(ReportKind):
     name = "compare"
     required = ("comparisons[].metric", "comparisons[].system")
     schema: ClassVar[Mapping[str, Any]] = {"$ref": "#/$defs/compare_report"}
+    shows_notes = True
 
     def typed(self, report: Fields) -> CompareReport:
         alpha, resamples = report.opt("alpha"), report.opt("n_resamples")
@@ -44,53 +45,33 @@ class CompareKind(ReportKind):
             n_resamples=resamples if isinstance(resamples, int) else None,
             comparisons=[Paired.read(c) for c in report.each("comparisons")],
             holes=Holes.all_in(report),
+            notes=report.texts("notes"),
         )
 
     def title(self, report: Mapping[str, Any]) -> str:
         typed = self.from_json(report)
         return f"{', '.join(typed.systems)} vs {typed.baseline}"
 
-    def terminal(self, report: CompareReport, limit: int = 10) -> list[str]:
-        """The table of paired comparisons and what the star means."""
-        rows = [
-            [c.metric, c.system, fmt_number(c.baseline_mean), fmt_number(c.system_mean), *delta_cells(c.data)]
-            for c in report.comparisons
+    def document(self, report: CompareReport) -> Document:
+        """The paired comparisons (a forest plot on the page, the table, what the star means), then each
+        system's judged share of the top k with its warnings, then power."""
+        rows = report.comparisons
+        correction = "Holm" if "holm" in (report.correction or "holm").lower() else report.correction
+        meaning = Paragraph(
+            f"baseline: {report.baseline}; * = significant at alpha {report.alpha} after {correction} "
+            f"correction across {len(rows)} comparisons (paired randomization test, {report.n_resamples} "
+            "resamples)"
+        )
+        plot = forest(
+            "paired deltas against the baseline with confidence intervals",
+            [(f"{c.system} · {c.metric}", c) for c in rows],
+        )
+        sections = [
+            Section("compare", "Comparison", (plot, comparison_table(rows), meaning)),
+            holes_section(report.holes, report.notes),
+            power_section(rows),
         ]
-        headers = ["metric", "system", "baseline", "system", "delta"]
-        ci = delta_ci_label([c.data for c in report.comparisons])
-        from ragaudit.report.holes_power import holes_terminal, power_terminal
-
-        return [
-            render_table([*headers, ci, "p (Holm)", "W/T/L"], rows),
-            f"baseline: {report.baseline}; * = significant at alpha {report.alpha} after Holm correction "
-            f"across {len(rows)} comparisons (paired randomization test, {report.n_resamples} resamples)",
-            *holes_terminal(report.holes),
-            *power_terminal(report.comparisons),
-        ]
-
-    def markdown(self, view: ReportView) -> list[str]:
-        from ragaudit.artifacts.escape import escape_md as md
-        from ragaudit.report.holes_power import holes_markdown, power_markdown
-        from ragaudit.report.markdown import _comparisons
-
-        report: CompareReport = self.read(view)
-        return [
-            f"Baseline **{md(report.baseline or '')}**; bold Δ = significant at α = "
-            f"{report.alpha} after {md(report.correction or '')} correction.",
-            "",
-            *_comparisons(report.comparisons),
-            "",
-            *holes_markdown(report.holes),
-            *power_markdown(report.comparisons),
-        ]
-
-    def html(self, view: ReportView) -> list[Section]:
-        from ragaudit.report.holes_power import holes_html, power_html
-        from ragaudit.report.html_experiments import compare_section
-
-        report: CompareReport = self.read(view)
-        extra = (holes_html(report.holes), power_html(report.comparisons))
-        return [compare_section(report), *(s for s in extra if s is not None)]
+        return Document(tuple(s for s in sections if s is not None))
 
 
 KIND = CompareKind()

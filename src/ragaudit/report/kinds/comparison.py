@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragaudit.artifacts.tables import delta_ci_label
-from ragaudit.report.document import Column, Forest, Interval, Marked, Span, Value
+from ragaudit.report.document import Column, Forest, Interval, Marked, Span, Table, Value
 from ragaudit.report.kinds.fields import Paired
 
 
@@ -36,3 +36,13 @@ def forest(title: str, rows: Sequence[tuple[str, Paired]]) -> Forest:
         low, high = c.ci if c.ci is not None else (None, None)
         intervals.append(Interval(label, c.delta, low, high, c.significant))
     return Forest(title, tuple(intervals))
+
+
+def comparison_table(rows: Sequence[Paired]) -> Table:
+    """One row per system and metric: both means, the delta (``*`` significant), its CI, p, W/T/L."""
+    return Table(
+        (Column("metric"), Column("system"), Column("baseline", "number"), Column("system", "number"),
+         *delta_columns(rows, "delta", short=False)),
+        tuple((c.metric, c.system, c.baseline_mean, c.system_mean, *delta_values(c)) for c in rows),
+        cut=False,
+    )  # fmt: skip

@@ -88,7 +88,7 @@ class EvalKind(ReportKind):
             + (f", top {policy['max_depth']} per case (--max-depth)" if policy.get("max_depth") else ""),
         ]
         if report.holes is not None:
-            from ragaudit.report.holes_power import holes_line
+            from ragaudit.report.kinds.judged_power import holes_line
 
             lines.append(holes_line(report.holes))
         latency = report.latency
@@ -122,7 +122,7 @@ class EvalKind(ReportKind):
         lines = [*md._metrics(view), "", *md._counts(report), ""]
         if report.holes is not None:
             from ragaudit.artifacts.escape import escape_md
-            from ragaudit.report.holes_power import holes_line
+            from ragaudit.report.kinds.judged_power import holes_line
 
             lines += [escape_md(holes_line(report.holes)), ""]
         lines += [*md._changes(view), *md._security(view)]
@@ -133,8 +133,7 @@ class EvalKind(ReportKind):
         from ragaudit.report.html import queries_section
 
         report: EvalReport = self.read(view)
-        holes = holes_html([report.holes] if report.holes is not None else [])
-        return [queries_section(view), *([holes] if holes is not None else [])]
+        return [queries_section(view), *holes_html([report.holes] if report.holes else [])]
 
 
 KIND = EvalKind()

@@ -223,13 +223,10 @@ class TenantAuditKind(ReportKind):
         head = f"**{mark} {md(_headline(report), 600)}**"
         lines = [head, "", *(f"- {md(line)}" for line in _facts(report)), ""]
         if report.leaks:
-            lines += ["| probe | asked as | chunk | rank | owner | by |", "|---|---|---|---:|---|---|"]
-            lines += [
-                f"| {md(x.probe_id)} | {md(repr(x.caller))} | {md(x.chunk_id)} | {x.rank} | "
-                f"{md(', '.join(x.owners))} | {md(x.attributed_by)} |"
-                for x in report.leaks[:20]
-            ]
-            lines.append("")
+            from ragaudit.report.kinds.tenant_leaks import leak_table
+            from ragaudit.report.legacy_blocks import blocks_markdown
+
+            lines += blocks_markdown([leak_table(_records(view.report), _total(report))])
         return lines
 
     def html(self, view: ReportView) -> list[Section]:
@@ -240,7 +237,21 @@ class TenantAuditKind(ReportKind):
         facts = "".join(f"<li>{esc(line)}</li>" for line in _facts(report))
         head = f"{report.isolation.mark} {_headline(report)}"
         body = f'<p class="{tone}">{esc(head)}</p><ul>{facts}</ul>'
+        if report.leaks:  # what leaked, not only how many (issue 24)
+            from ragaudit.report.kinds.tenant_leaks import leak_table
+            from ragaudit.report.legacy_blocks import blocks_html
+
+            body += "<h3>Foreign chunks served</h3>" + blocks_html(
+                [leak_table(_records(view.report), _total(report))]
+            )
         return [("tenant-audit", "Tenant isolation audit", body)]
+
+
+def _records(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The leak records as written (``leaks.records``)."""
+    leaks = report.get("leaks")
+    records = leaks.get("records") if isinstance(leaks, Mapping) else None
+    return [r for r in records if isinstance(r, Mapping)] if isinstance(records, list) else []
 
 
 def _headline(report: TenantAuditReport) -> str:
