@@ -38,6 +38,12 @@ caller's own id (``templated-variant``); a question naming another tenant's enti
 tenant (``entity-routing``); unattributable output (opaque ids, analysed text: ``opaque-output``, which
 the audit must report as *not verified*, never clean).
 
+Leaks that need an unusual *request* (:mod:`ragaudit.security.leaky_requests`, listed in
+:data:`REQUEST_LEAKS`, each with an honest twin: :func:`request_leak`): an empty or short query, a long,
+quoted, boolean, fielded or wildcard query, ``top_k`` above 64, a later page (``offset``, ``?page=``),
+the tenant given a second time in a header or the query string, tenant ids folded by accents, NFKC or
+confusable letters.
+
 Those whose leak does not depend on the event loop have a synchronous ``answer(tenant_id, query, top_k)``
 too, so a test can serve them over real HTTP.
 
@@ -374,6 +380,33 @@ CONDITIONAL = (
     "role-syntax",
 )
 """The kinds whose leak shows only under some ``top_k``, concurrency, call count, order or tenant-id syntax."""
+
+
+REQUEST_LEAKS = (
+    "short-query",
+    "long-query",
+    "quoted-phrase",
+    "boolean-query",
+    "field-query",
+    "wildcard-query",
+    "deep-top-k",
+    "offset-page",
+    "page-param",
+    "tenant-header",
+    "tenant-param",
+    "accent-fold",
+    "nfkc-fold",
+    "confusable-fold",
+)
+"""The request-side leak styles (:mod:`ragaudit.security.leaky_requests`); each has an honest twin."""
+
+
+def request_leak(style: str, chunks: Sequence[Chunk], *, honest: bool = False) -> Any:
+    """The leaky service of a :data:`REQUEST_LEAKS` style (its honest twin with ``honest=True``): a
+    Python retriever, and ``handle(body, headers, params)`` to serve it over HTTP."""
+    from ragaudit.security.leaky_requests import make_request_service
+
+    return make_request_service(style, chunks, honest=honest)
 
 
 def make_leaky(kind: str, chunks: Sequence[Chunk]) -> Retriever:
