@@ -255,6 +255,7 @@ def _facts(report: TenantAuditReport) -> list[str]:
         + (" (allowed)" if report.unattributed and report.unattributed_allowed else ""),
         f"{report.failed} of {report.requests} probe requests failed, {report.unverified} unverified",
         f"{len(report.leaks)} foreign chunk(s) served",
+        *[line.strip() for line in _mutation_lines(asking.mutations)],
         *([f"stopped early: {report.stopped}"] if report.stopped else []),
     ]
 
@@ -271,7 +272,11 @@ def _mutation_lines(rows: list[Mapping[str, Any]]) -> list[str]:
     lines = [
         f"request mutations: {len(sent)} of {len(mutated)} sent ({sum(int(r.get('requests', 0)) for r in sent)} "
         f"requests), {len(rejected)} rejected by the service every time, {len(skipped)} not applicable"
-        + (f" ({skipped[0].get('reason')})" if skipped else "")
+        + (
+            f" ({', '.join(dict.fromkeys(str(r.get('axis')) for r in skipped))}: {_why(skipped[0])})"
+            if skipped
+            else ""
+        )
     ]
     unanswered = sum(int(r.get("failed", 0)) for r in sent)
     if unanswered:
@@ -284,6 +289,12 @@ def _mutation_lines(rows: list[Mapping[str, Any]]) -> list[str]:
             f"  found by: {'; '.join(found[:12])}" + (f"; {len(found) - 12} more" if len(found) > 12 else "")
         )
     return lines
+
+
+def _why(row: Mapping[str, Any]) -> str:
+    """Why a mutation was not applicable, without the channel it needs (``"X sends only ..."``)."""
+    reason = str(row.get("reason") or "no channel for it")
+    return reason.split(": ", 1)[-1]
 
 
 def _stopped(found: Any) -> str | None:
