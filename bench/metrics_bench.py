@@ -20,18 +20,30 @@
 4. The metric kernel alone (``bulk.compute`` on a RankMatrix already in memory, same shape).
 5. Streaming: ``--stream-queries`` queries (default 1,000,000) x ``--stream-depth`` results in bounded
    memory; time and peak RSS.
+6. Whole process (issue 25): the command a user types, ``ragaudit eval --dataset QRELS --run RUN
+   --metrics nDCG@10,R@100,MRR,P@10,MAP --gain linear --out report.json`` (start-up, reading, scoring,
+   the terminal summary, the JSON report and the history entry), against a whole pytrec_eval process
+   (start-up, a plain Python reader into dicts, ``RelevanceEvaluator``, the means, the per-query values
+   written as JSON). Each process runs under ``/usr/bin/time`` (wall, user + system CPU, peak RSS of
+   that process alone), the two alternating, ``--whole-rounds`` rounds; the best round of each is
+   compared and the ratio printed, with every round listed (the machine is shared: CPU seconds move
+   less than wall seconds under load). The report's per-case values are checked against pytrec_eval's.
 
 Run: ``.venv/bin/python bench/metrics_bench.py`` (several minutes, mostly the peers and data
-generation); ``--queries 2000 --stream-queries 0`` for a quick run.
+generation); ``--queries 2000 --stream-queries 0`` for a quick run; ``--only-whole`` runs the data step
+and part 6 alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -342,6 +354,96 @@ def kernel_seconds(queries: int, depth: int, seed: int) -> float:
     return time.perf_counter() - start
 
 
+# ---------------------------------------------------------------- whole process (issue 25)
+
+WHOLE_METRICS = "nDCG@10,R@100,MRR,P@10,MAP"
+WHOLE_TREC = {
+    "nDCG@10": "ndcg_cut_10",
+    "R@100": "recall_100",
+    "MRR": "recip_rank",
+    "P@10": "P_10",
+    "MAP": "map",
+}
+
+
+def pytrec_whole(qrels: str, run: str, out: str) -> None:
+    """The peer's whole job in one process: read, evaluate, average, write the values as JSON."""
+    import pytrec_eval
+
+    evaluator = pytrec_eval.RelevanceEvaluator(_read_qrels_dict(qrels), TREC_MEASURES)
+    per_query = evaluator.evaluate(_read_run_dict(run))
+    means = {m: float(np.mean([v[key] for v in per_query.values()])) for m, key in WHOLE_TREC.items()}
+    values = {m: {q: v[key] for q, v in per_query.items()} for m, key in WHOLE_TREC.items()}
+    Path(out).write_text(json.dumps({"means": means, "per_query": values}))
+
+
+def timed(cmd: list[str], cwd: Path) -> dict[str, float]:
+    """Run ``cmd`` to the end; its wall and CPU seconds and peak RSS (MB), that process alone."""
+    env = {**os.environ, "RAGAUDIT_HISTORY": str(cwd / "history.sqlite")}
+    stats = cwd / "time.txt"
+    timer = shutil.which("time") or "/usr/bin/time"
+    if Path(timer).is_file():
+        start = time.perf_counter()
+        done = subprocess.run(
+            [timer, "-o", str(stats), "-f", "%e %U %S %M", *cmd], cwd=cwd, env=env, capture_output=True
+        )
+        wall = time.perf_counter() - start
+        _, user, system, peak_kb = stats.read_text().split()[-4:]
+        cpu, peak = float(user) + float(system), int(peak_kb) / 1024
+    else:  # no /usr/bin/time: the child's rusage (its peak may include the forking parent's)
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        done = subprocess.CompletedProcess(cmd, proc.returncode, proc.stdout.read(), proc.stderr.read())  # type: ignore[union-attr]
+        cpu, peak = usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    if done.returncode not in (0, 1):  # eval exits 1 on the missing queries (its exit rule), still writing
+        raise SystemExit(f"{cmd[:4]} failed ({done.returncode}): {done.stderr[-2000:]!r}")
+    return {"wall": wall, "cpu": cpu, "peak": peak}
+
+
+def whole_process(qrels: Path, run: Path, rounds: int) -> None:
+    """Part 6: ``ragaudit eval ... --out report.json`` against a whole pytrec_eval process."""
+    ours_cmd = [
+        sys.executable, "-m", "ragaudit", "eval", "--dataset", str(qrels), "--run", str(run),
+        "--metrics", WHOLE_METRICS, "--gain", "linear", "--out", "report.json",
+    ]  # fmt: skip
+    theirs_cmd = [
+        sys.executable, __file__, "--peer", "pytrec_whole", "--qrels", str(qrels), "--run", str(run),
+        "--out", "peer.json",
+    ]  # fmt: skip
+    figures: dict[str, list[dict[str, float]]] = {"ragaudit": [], "pytrec_eval": []}
+    with tempfile.TemporaryDirectory(dir=DATA) as tmp:
+        folder = Path(tmp)
+        for _ in range(rounds):
+            figures["ragaudit"].append(timed(ours_cmd, folder))
+            figures["pytrec_eval"].append(timed(theirs_cmd, folder))
+        report = json.loads((folder / "report.json").read_text())
+        peer = json.loads((folder / "peer.json").read_text())
+    ours = {
+        m: {c["id"]: c["metrics"][m] for c in report["per_case"] if m in c["metrics"]} for m in WHOLE_TREC
+    }
+    answerable, _ = answerable_in_run(qrels, run)
+    worst = agreement(ours, peer["per_query"], answerable)
+    load = os.getloadavg()[0]
+    print(
+        f"\nwhole process, {' '.join(ours_cmd[2:4])} ... --out report.json vs pytrec_eval (load average {load:.1f})"
+    )
+    print(f"{'tool':12} {'best wall s':>11} {'CPU s':>7} {'peak MB':>8}  rounds (wall s / CPU s)")
+    best = {name: min(rows, key=lambda r: r["wall"]) for name, rows in figures.items()}
+    for name, rows in figures.items():
+        listed = ", ".join(f"{r['wall']:.2f}/{r['cpu']:.2f}" for r in rows)
+        b = best[name]
+        print(f"{name:12} {b['wall']:11.2f} {b['cpu']:7.2f} {max(r['peak'] for r in rows):8.0f}  {listed}")
+    ratio_wall = best["pytrec_eval"]["wall"] / best["ragaudit"]["wall"]
+    ratio_cpu = min(r["cpu"] for r in figures["pytrec_eval"]) / min(r["cpu"] for r in figures["ragaudit"])
+    print(
+        f"ratio pytrec_eval / ragaudit: wall {ratio_wall:.1f}x, CPU {ratio_cpu:.1f}x; "
+        f"ragaudit per-case values vs pytrec_eval: max |diff| {worst:.1e} over {len(answerable):,} queries"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=100_000)
@@ -350,6 +452,8 @@ def main() -> int:
     parser.add_argument("--stream-queries", type=int, default=1_000_000, help="0 skips the streaming run")
     parser.add_argument("--stream-depth", type=int, default=20)
     parser.add_argument("--peers", default="pytrec_eval,ranx,ir_measures")
+    parser.add_argument("--whole-rounds", type=int, default=3, help="rounds of the whole-process race")
+    parser.add_argument("--only-whole", action="store_true", help="only the whole-process race (part 6)")
     parser.add_argument("--peer", help=argparse.SUPPRESS)
     parser.add_argument("--qrels", help=argparse.SUPPRESS)
     parser.add_argument("--run", help=argparse.SUPPRESS)
@@ -357,6 +461,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--no-per-query", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.peer == "pytrec_whole":
+        pytrec_whole(args.qrels, args.run, args.out)
+        return 0
     if args.peer:
         peer_main(args.peer, args.qrels, args.run, args.out, args.repeat, not args.no_per_query)
         return 0
@@ -367,6 +474,10 @@ def main() -> int:
         f"data: {run.stat().st_size / 2**20:.0f} MB run, {qrels.stat().st_size / 2**20:.0f} MB qrels "
         f"({time.perf_counter() - start:.1f} s to make or find) in {DATA}"
     )
+    if args.whole_rounds:
+        whole_process(qrels, run, args.whole_rounds)
+    if args.only_whole:
+        return 0
     rows: list[tuple[str, float, float, str]] = []
     ours = run_peer("ragaudit", qrels, run, repeat=2)
     base_t, base_m = min(ours["times"]), ours["peak_mb"]

@@ -153,7 +153,11 @@ def test_evaluate_retriever_survives_unanswerable_and_failing_cases(tmp_path: Pa
         ],
     )
     retriever = DictRetriever({"r": ("acme", "refund policy text"), "s": ("other", "refund elsewhere")})
-    result = asyncio.run(ragaudit.evaluate_retriever(retriever, path, tenant_id="acme", top_k=5))
+    with pytest.raises(ragaudit.RunFailedError, match="1 of 4 cases failed"):  # the CLI's rule, by default
+        asyncio.run(ragaudit.evaluate_retriever(retriever, path, tenant_id="acme", top_k=5))
+    result = asyncio.run(
+        ragaudit.evaluate_retriever(retriever, path, tenant_id="acme", top_k=5, max_error_rate=None)
+    )
     assert isinstance(result, ragaudit.EvalResult)
     # the CLI live path's defaults (were R@5,P@5,MRR,nDCG@5 at top_k=5 before issue 11)
     assert set(result.metrics) == {"nDCG@10", "R@5", "R@10", "R@100", "P@5", "MRR@10", "MAP@100", "Hit@5"}
@@ -170,7 +174,7 @@ def test_evaluate_retriever_without_any_tenant_records_an_error(tmp_path: Path) 
     path = write_lines(
         tmp_path / "g.jsonl", [json.dumps({"id": "1", "query": "refund", "relevant_chunk_ids": ["r"]})]
     )
-    result = asyncio.run(ragaudit.evaluate_retriever(DictRetriever({}), path, top_k=3))
+    result = asyncio.run(ragaudit.evaluate_retriever(DictRetriever({}), path, top_k=3, max_error_rate=None))
     assert result.per_case[0].status == "error" and "no tenant" in (result.per_case[0].error or "")
 
 

@@ -34,6 +34,7 @@ PUBLIC = [
     "RetrievedChunk",
     "Retriever",
     "Run",
+    "RunFailedError",
     "TenantError",
     "TransientRetrievalError",
     "ValidationError",

@@ -197,7 +197,7 @@ def test_k_sweep_chunking_sweep_and_gate_reports_get_their_sections() -> None:
     html = render_html(build_view(k_sweep))
     assert re.findall(r'<section id="([^"]+)"', html) == ["k-sweep", "provenance"]
     assert html.count("<polyline") == 2 and "nDCG@k" in html
-    assert "| R@k | 0.2000 | 0.4000 | 0.6000 |" in render_markdown(build_view(k_sweep))
+    assert "| 1 | 0.2000 | 0.1500 | – |" in render_markdown(build_view(k_sweep))  # a row per k, as printed
     point = {"chunking": {"strategy": "fixed", "size": 128, "overlap": 16}, "index": {"chunks": 400}}
     sweep = {
         **ENVELOPE,
@@ -211,7 +211,7 @@ def test_k_sweep_chunking_sweep_and_gate_reports_get_their_sections() -> None:
     assert "chunking" in re.findall(r'<section id="([^"]+)"', html) and "&lt;b&gt;whole&lt;/b&gt;" in html
     # a dot per chunking on an axis scaled to 0.7-0.8 (not bars on 0-1), the best one ringed
     assert "axes scaled to the data" in html and '<rect class="bar' not in html.split('id="chunking"')[1]
-    assert "| fixed-128 | 0.7000 | 400 |" in render_markdown(build_view(sweep))
+    assert "| fixed-128 | 0.7000 | – | – | – | – | 400 |" in render_markdown(build_view(sweep))
     gate = {
         **ENVELOPE,
         "kind": "gate",

@@ -28,7 +28,7 @@ from ragaudit.retrieval.http import HttpRetriever
 from ragaudit.retry import NO_RETRY, RetryPolicy
 from ragaudit.runner.checkpoint import encode_line, read_results
 from ragaudit.runner.execute import NO_TENANT, run_cases
-from ragaudit.runner.progress import progress_bar
+from ragaudit.runner.progress import active_counts, progress_bar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from servers import LocalServer, Reply, Request, echo_handler
@@ -212,7 +212,7 @@ def test_results_file_has_one_line_per_case_and_is_a_run_file(tmp_path: Path) ->
     assert loaded.cases["bad"].error == "ValueError: index is corrupt"
     assert run.source == str(path)
     meta = json.loads((tmp_path / "out" / "results.jsonl.meta.json").read_text())
-    assert meta == {"format": "ragaudit-results/1", "top_k": 3, "name": "retriever"}
+    assert meta == {"format": "ragaudit-results/1", "top_k": 3, "name": "retriever", "identity": {}}
 
 
 def test_existing_results_are_not_overwritten_without_resume(tmp_path: Path) -> None:
@@ -380,4 +380,8 @@ def test_progress_bar_writes_to_stderr_only_when_asked(capsys: pytest.CaptureFix
     assert "/3 [" in captured.err and "q/s" in captured.err and captured.out == ""
     go(Scripted(), make_cases(3), progress=None)  # stderr is not a terminal under pytest
     assert capsys.readouterr().err == ""
-    assert type(progress_bar(10, enabled=False)).__name__ == "_Silent"
+    silent = progress_bar(10, enabled=False, desc="cases")  # draws nothing, still counts for the watcher
+    silent.update(3)
+    assert active_counts() == ("cases", 3, 10) and capsys.readouterr().err == ""
+    silent.close()
+    assert active_counts() is None

@@ -365,7 +365,11 @@ def test_unattributable_output_is_not_verified_never_clean(
     untexted = ownership.attribute_item(
         RankedItem("vec-1", extra={"snippet": stemmed, "title": "Billing FAQ"})
     )
-    assert untexted.attributed and not untexted.is_leak("acme")  # no content: the title is what it returned
+    assert untexted.attributed and not untexted.is_leak(
+        "globex"
+    )  # no content: the fields are what it returned
+    # the stemmed snippet still holds globex's exclusive term "Dutch VAT": a leak to acme, by that term alone
+    assert untexted.foreign_method("acme") == "term@snippet" and untexted.foreign_owners("acme") == {"globex"}
     own_id = "acme-faq-billing"  # the caller's own id vouches for no text found in any document
     assert not ownership.attribute_item(RankedItem(own_id, content=stemmed)).attributed
     assert ownership.attribute_item(RankedItem(own_id)).attributed  # an id alone: checked by id
@@ -464,7 +468,7 @@ def test_the_gate_does_not_take_a_not_verified_audit_as_verified(
 def test_every_leak_style_is_caught_by_the_proofs() -> None:
     """The figure docs/security.md states: how many leaky retrievers the proofs catch, by family."""
     assert set(OUTPUT_LEAKS) <= set(LEAKY) and len(OUTPUT_LEAKS) == 8
-    assert len(LEAKY) == 21
+    assert len(LEAKY) == 31  # with the 10 response leaks (tests/test_response_attribution.py)
 
 
 def test_eval_checks_every_field_and_template_variants_too(ownership: OwnershipIndex, templated: Any) -> None:

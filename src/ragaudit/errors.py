@@ -11,6 +11,7 @@ Hierarchy::
     ├── TenantError               a retrieval request without a usable tenant (refused, never served)
     ├── BadAction                 a labeling-workbench request it refuses (unknown case, bad grade or span)
     ├── MissingDependencyError    an optional extra is not installed; names the pip command
+    ├── RunFailedError            a run failed: more cases failed than allowed, or none could be scored
     └── RetrievalError            a retriever (or chat endpoint) could not answer one query
         ├── TransientRetrievalError    may succeed if retried: timeout, connection error, HTTP 408/429/5xx
         │   └── ChatUnavailableError   (also a ChatError) the chat endpoint timed out or was unreachable
@@ -102,6 +103,16 @@ class MissingDependencyError(RagauditError, ImportError):
         super().__init__(
             f"{package} is not installed; it is needed here. Install it with: pip install 'ragaudit[{extra}]'"
         )
+
+
+class RunFailedError(RagauditError):
+    """A run failed by the rule of ``ragaudit eval``'s exit code: more failed cases than
+    ``max_error_rate`` allows, or no case could be scored (:mod:`ragaudit.evaluation.outcome`).
+    ``result`` is the :class:`~ragaudit.evaluation.result.EvalResult` with every case, marked."""
+
+    def __init__(self, message: str, result: object = None) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 class RetrievalError(RagauditError):

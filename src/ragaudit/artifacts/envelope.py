@@ -16,7 +16,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from ragaudit.artifacts.escape import finite_or_none
+from ragaudit.artifacts.json_text import report_bytes
 from ragaudit.artifacts.provenance import collect_provenance
 from ragaudit.errors import InputError, MissingDependencyError
 from ragaudit.version import __version__
@@ -73,15 +73,15 @@ def envelope(
 
 def artifact_json(data: Mapping[str, Any]) -> str:
     """``data`` as the text of a report file: strict JSON (NaN and ±inf written as ``null``), indented
-    by 2, non-ASCII kept as is, ending with a newline."""
-    return json.dumps(finite_or_none(dict(data)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    by 2, non-ASCII kept as is, ending with a newline (:func:`ragaudit.artifacts.json_text.report_bytes`)."""
+    return report_bytes(dict(data)).decode("utf-8")
 
 
 def write_artifact(data: Mapping[str, Any], path: str | Path) -> None:
     """Write a report to ``path`` (:func:`artifact_json`), creating its folder."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(artifact_json(data), encoding="utf-8")
+    target.write_bytes(report_bytes(dict(data)))
 
 
 def report_schema() -> dict[str, Any]:

@@ -13,10 +13,16 @@ and its config hash, the metric policy, every mean metric, the case counts, the 
 leaks, the tenant-isolation verdict in three states (``pass``, ``fail``, ``not_verified``) with its
 reason (a run recorded before verdicts had three states reads back as ``not_verified``), latency p95, the ragaudit version and the git commit (and whether the working tree had local
 changes) of the user's repository: the report's provenance, else ``git`` asked in the current directory.
-Recording the same report twice is a no-op (reports are keyed by the sha256 of their canonical JSON).
+Recording the same report twice is a no-op (reports are keyed by the sha256 of their canonical JSON,
+:func:`ragaudit.artifacts.json_text.canonical_bytes`: sorted keys, NaN as ``null``, so a report and its
+file give one key).
 A run may carry a ``key`` (``ragaudit eval --results FILE`` uses the results file): a resumed run
 (``replaces=True``) takes the place of the entry of the run it continues, so one run is one entry
 however many times it was resumed; a new run under the same key starts a new entry.
+
+In-sample reports are not recorded: a fitted stage scored on the cases it was fitted on
+(:mod:`ragaudit.artifacts.in_sample`) flatters itself, and a trend must not mix such figures with
+honest ones. :func:`record_run` says so instead of recording.
 
 Comparability: a metric value only means something against the same golden set scored under the same
 policy. :func:`series` therefore groups runs by **dataset sha256 and policy** first and by pipeline
@@ -38,6 +44,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ragaudit.artifacts.in_sample import HOLDOUT_FIX, is_in_sample
+from ragaudit.artifacts.json_text import canonical_bytes
 from ragaudit.artifacts.provenance import sha256_of
 from ragaudit.errors import InputError
 from ragaudit.verdict import STATES, VerdictState, isolation_of
@@ -311,6 +319,14 @@ def _row_of(report: Mapping[str, Any], cwd: str | Path | None) -> dict[str, Any]
             f"a {report.get('kind', 'non-eval')!r} report cannot be recorded (no dataset sha256 or metrics)",
             "record eval reports (written by 'ragaudit eval --out')",
         )
+    if is_in_sample(report):
+        raise InputError(
+            "history",
+            None,
+            "an IN-SAMPLE report (a fitted stage scored on the cases it was fitted on) is kept out of the "
+            "history trends",
+            HOLDOUT_FIX,
+        )
     run, pipeline_info = _mapping(report, "run"), _mapping(report, "pipeline")
     security, latency = _mapping(report, "security"), _mapping(report, "latency_ms")
     leaks = security.get("leaks", 0)
@@ -319,7 +335,7 @@ def _row_of(report: Mapping[str, Any], cwd: str | Path | None) -> dict[str, Any]
     provenance_pipeline = _mapping(_mapping(report, "provenance"), "pipeline")
     policy = dict(report.get("policy") or {})
     return {
-        "report_sha256": _sha(report),
+        "report_sha256": hashlib.sha256(canonical_bytes(report)).hexdigest(),
         "created_at": str(report.get("created_at") or _now()),
         "recorded_at": _now(),
         "kind": str(report.get("kind", "eval")),
@@ -412,6 +428,11 @@ def record_run(
     damaged history file, and returns the line to print (where it went, or why it did not). With
     ``replaces`` (a resumed run) the line names the entries it replaced."""
     target = Path(path) if path is not None else default_history_path()
+    if is_in_sample(report_dict):
+        return (
+            f"run not recorded in the history {target}: it is IN-SAMPLE (a fitted stage scored on the cases "
+            "it was fitted on), kept out of the trends"
+        )
     try:
         before: list[int] = []
         if key is not None and replaces and target.is_file():

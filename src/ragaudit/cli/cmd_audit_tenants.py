@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ragaudit.cli.argtypes import non_negative_int
 from ragaudit.cli.common import add_source_options, check_positive, check_share
-from ragaudit.cli.console import shown
+from ragaudit.cli.console import shown, step
 from ragaudit.errors import InputError
 
 HELP = (
@@ -128,6 +129,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "that attributed no chunk at all is never clean",
     )
     parser.add_argument(
+        "--max-records",
+        type=non_negative_int,
+        default=200,
+        help="leak records listed in the report (default 200); every leak is counted, by class and by "
+        "owner -> caller pair, so the report stays small however many leaks there are",
+    )
+    parser.add_argument(
         "--max-error-rate",
         type=float,
         default=0.0,
@@ -202,14 +210,21 @@ def run(args: argparse.Namespace) -> int:
     )
     check_positive("--timeout", args.timeout)
     check_share("--max-error-rate", args.max_error_rate)
-    corpus = load_corpus(args.corpus)
-    canaries = load_canaries(args.canaries, corpus.documents) if args.canaries else ()
+    with step(f"audit-tenants: reading the corpus {args.corpus}"):
+        corpus = load_corpus(args.corpus)
+        canaries = load_canaries(args.canaries, corpus.documents) if args.canaries else ()
     if args.pipeline:
-        source = open_source(SourceSpec(pipeline=args.pipeline, qdrant_url=args.qdrant_url), corpus=corpus)
+        with step(
+            f"audit-tenants: building pipeline {args.pipeline} over {args.corpus} (indexes, embeddings)"
+        ):
+            source = open_source(
+                SourceSpec(pipeline=args.pipeline, qdrant_url=args.qdrant_url), corpus=corpus
+            )
     else:
         source = endpoint_or_plugin(args)
-    ownership = OwnershipIndex.build(corpus.documents, source.chunks, canaries)
-    probes = generate_probes(corpus.documents, canaries=canaries, per_tenant=args.probes_per_tenant)
+    with step("audit-tenants: indexing chunk owners and planning the probes"):
+        ownership = OwnershipIndex.build(corpus.documents, source.chunks, canaries)
+        probes = generate_probes(corpus.documents, canaries=canaries, per_tenant=args.probes_per_tenant)
     options = AuditOptions(
         top_k=args.top_k,
         timeout_s=args.timeout,
@@ -223,11 +238,13 @@ def run(args: argparse.Namespace) -> int:
         rounds=args.rounds,
         allow_unattributed=args.allow_unattributed,
         mutations=mutation_options(args),
+        max_records=args.max_records,
     )
     context = {"source": {"label": source.label, **source.context}, "corpus": corpus.info()}
     if canaries:
         context["canaries"] = {"path": args.canaries, "count": len(canaries)}
-    audit = asyncio.run(audit_tenants(source.retriever, ownership, probes, options, context=context))
+    with step(f"audit-tenants: probing {source.label} with {len(probes)} probes"):
+        audit = asyncio.run(audit_tenants(source.retriever, ownership, probes, options, context=context))
     print(render_terminal(audit.to_dict(args.max_error_rate)))
     if args.out:
         audit.write_json(args.out, args.max_error_rate)

@@ -93,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
             per_query_latency=args.latency == "per-query",
             executor=executor,
         ),
+        announce=f"bench: building and querying {len(configs)} pipeline(s) (indexes, embeddings, then the cases)",
     )
     from ragaudit.report.terminal import render_terminal
 

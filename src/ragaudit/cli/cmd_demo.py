@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     kb = files("ragaudit") / "demo_data" / "kb"
     print(f"demo knowledge base: {kb}")
     # the bench command's own parser fills every default, so the demo never drifts from `ragaudit bench`
-    bench_parser = argparse.ArgumentParser(prog="ragaudit bench")
+    bench_parser = argparse.ArgumentParser(prog="ragaudit bench", allow_abbrev=False)
     cmd_bench.configure(bench_parser)
     bench_args = bench_parser.parse_args(
         ["--dataset", str(kb / "golden.jsonl"), "--corpus", str(kb / "corpus.jsonl"), "--pipelines", args.pipelines,

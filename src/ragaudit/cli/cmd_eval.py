@@ -150,9 +150,14 @@ def run(args: argparse.Namespace) -> int:
             f"fast path: {args.run} is scored with the vectorised TREC engine (per-case retrieved lists "
             "are left out of the report)"
         )
-        fast_result = evaluate_trec_files(args.dataset, args.run, specs, policy)
+        from ragaudit.evaluation.fast_report import fast_report
+        from ragaudit.evaluation.outcome import report_outcome
+
+        with step(f"eval: scoring {args.run} against {args.dataset}"):
+            fast_result = evaluate_trec_files(args.dataset, args.run, specs, policy)
         _warn(fast_result.dataset_notes)
-        return _finish(args, fast_result.to_eval_result())
+        report = fast_report(fast_result, args.min_judged)
+        return _report_and_exit(args, report, report_outcome(report, f"--run {args.run}", "run"))
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     _warn(dataset.notes)
     if args.corpus:
@@ -195,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
         metrics=",".join(str(s) for s in specs),
     )
     if args.resume:
-        _say_reused(args.results, scored_on)
+        _say_reused(args.results, scored_on, depth, args.name or label, context)
     options = RunOptions(
         depth,
         args.tenant,
@@ -233,10 +238,13 @@ def _what_runs(args: argparse.Namespace, context: dict[str, Any], name: str) -> 
     return text
 
 
-def _say_reused(results: str, dataset: Any) -> None:
-    """``--resume``: how many cases the results file already holds (reused, not queried again)."""
-    from ragaudit.runner.checkpoint import read_results
+def _say_reused(results: str, dataset: Any, top_k: int, name: str, context: dict[str, Any]) -> None:
+    """``--resume``: refuse a results file another system wrote (exit 2, naming both), else say how many
+    cases it already holds (reused, not queried again)."""
+    from ragaudit.evaluation.live import run_identity
+    from ragaudit.runner.checkpoint import check_resumable, read_results
 
+    check_resumable(results, top_k, name, run_identity(dataset.sha256, context, name))
     path = Path(results)
     finished = read_results(path)[0] if path.is_file() else {}
     reused = sum(1 for case in dataset.cases if case.id in finished)
@@ -294,22 +302,9 @@ def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None 
     ``--require-judged``)."""
     from dataclasses import replace
 
-    from ragaudit.cli.judged_options import holes_exit
-    from ragaudit.cli.outcome import exit_code, result_outcome
-    from ragaudit.report.terminal import render_terminal
+    from ragaudit.cli.outcome import result_outcome
 
     result = replace(result, min_judged=args.min_judged)
-    print(render_terminal(result.to_dict()))
-    if args.corpus and not (args.pipeline or args.config):
-        _warn_unknown_ids(result, args.corpus)
-    if args.out:
-        result.write_json(args.out)
-        print(f"report written to {shown(args.out)}")
-    if not args.no_history:
-        from ragaudit.artifacts.history import record_run
-
-        key = f"results:{Path(args.results).resolve()}" if getattr(args, "results", None) else None
-        print(record_run(result.to_dict(), key=key, replaces=bool(getattr(args, "resume", False))))
     via = _via(args)
     label = {
         "run": f"--run {args.run}",
@@ -319,7 +314,61 @@ def _finish(args: argparse.Namespace, result: Any, run_sample: list[str] | None 
     outcome = result_outcome(
         result, label.get(via, f"--pipeline {args.pipeline or args.config}"), via, run_sample or ()
     )
-    return max(exit_code([outcome], args.max_error_rate), holes_exit(args, [result.holes().to_json()]))
+    check_ids = None
+    if args.corpus and not (args.pipeline or args.config):
+        check_ids = lambda: _warn_unknown_ids(result, args.corpus)  # noqa: E731
+    return _report_and_exit(args, result.to_dict(), outcome, check_ids, _history_key(args, result))
+
+
+def _report_and_exit(
+    args: argparse.Namespace,
+    report: dict[str, Any],
+    outcome: Any,
+    check_ids: Any = None,
+    history_key: str | None = None,
+) -> int:
+    """The one report dict: its summary on the terminal, then (after ``check_ids``, when given) the
+    file, the history entry and the exit rule."""
+    from ragaudit.cli.judged_options import holes_exit
+    from ragaudit.cli.outcome import exit_code
+    from ragaudit.report.terminal import render_terminal
+
+    print(render_terminal(_summary_of(report)))
+    if check_ids is not None:
+        check_ids()
+    if args.out:
+        from ragaudit.artifacts.envelope import write_artifact
+
+        write_artifact(report, args.out)
+        print(f"report written to {shown(args.out)}")
+    if not args.no_history:
+        from ragaudit.artifacts.history import record_run
+
+        print(record_run(report, key=history_key, replaces=bool(getattr(args, "resume", False))))
+    return max(exit_code([outcome], args.max_error_rate), holes_exit(args, [report["holes"]]))
+
+
+def _summary_of(report: dict[str, Any]) -> dict[str, Any]:
+    """What the terminal summary reads: the report without its case records (the summary shows
+    counts and lists, never a case's entry), so a 100,000-case report is not read twice."""
+    return {**report, "per_case": []}
+
+
+def _history_key(args: argparse.Namespace, result: Any) -> str | None:
+    """A live run's history key: its results file and what ran there (a resumed run replaces the entry
+    of the run it continues, never another system's entry)."""
+    if not getattr(args, "results", None):
+        return None
+    import hashlib
+    import json
+
+    from ragaudit.evaluation.live import run_identity
+
+    identity = run_identity(
+        str(result.dataset.get("sha256", "")), result.context, str(result.run.get("name", ""))
+    )
+    digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+    return f"results:{Path(args.results).resolve()}:{digest}"
 
 
 def _warn_unknown_ids(result: Any, corpus: str) -> None:

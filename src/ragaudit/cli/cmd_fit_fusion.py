@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from typing import Any
 
-from ragaudit.cli.argtypes import output_file, positive_float, positive_int
+from ragaudit.cli.argtypes import output_file, positive_float, positive_int, probability
 from ragaudit.cli.common import add_dataset_options, add_policy_options, policy_from
+from ragaudit.cli.console import step
 
 HELP = "fit learned fusion on a golden set; k-fold cross-validated estimates vs RRF; write fusion.json"
 
 EXAMPLES = """\
 ragaudit fit-fusion --dataset golden.jsonl --corpus corpus.jsonl --out fusion.json
 ragaudit fit-fusion --dataset golden.jsonl --corpus corpus.jsonl --out fusion.json --folds 10
+ragaudit fit-fusion --dataset golden.jsonl --corpus corpus.jsonl --out fusion.json --holdout 0.3
+  (then score it on the cases it never saw: ragaudit eval --dataset fusion.holdout.jsonl ...)
 """
 
 
@@ -83,6 +87,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--resamples", type=positive_int, default=10_000, help="randomization test resamples (default 10000)"
     )
     parser.add_argument("--seed", type=int, default=0, help="fold shuffle and test seed (default 0)")
+    parser.add_argument(
+        "--holdout",
+        type=probability,
+        metavar="FRACTION",
+        help="set this share of the questions aside (whole questions, per tenant, by --seed): the model "
+        "never sees them and they are written to --holdout-out, to score it on (without it, scoring "
+        "the model on this dataset is IN-SAMPLE)",
+    )
+    parser.add_argument(
+        "--holdout-out",
+        type=output_file,
+        metavar="FILE",
+        help="where the held-out cases go, as golden JSONL (default: --out with .holdout.jsonl)",
+    )
     add_policy_options(parser)
 
 
@@ -98,22 +116,31 @@ def run(args: argparse.Namespace) -> int:
     specs = parse_metrics(args.metrics)
     config = resolve_pipeline(args.pipeline)
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
-    result = asyncio.run(
-        fit_fusion(
-            dataset,
-            load_corpus(args.corpus),
-            config,
-            specs,
-            policy,
-            folds=args.folds,
-            candidates=args.candidates,
-            objectives=args.objectives,
-            c_values=args.c_values,
-            seed=args.seed,
-            resamples=args.resamples,
-            default_tenant=args.tenant,
-        )
+    holdout: dict[str, object] | None = None
+    if args.holdout is not None:
+        dataset, held_out, holdout = _hold_out(args, dataset)
+    announce = (
+        f"fit-fusion: building {config.name} over {args.corpus}, retrieving the candidates and fitting "
+        f"{args.folds} folds"
     )
+    with step(announce):
+        result = asyncio.run(
+            fit_fusion(
+                dataset,
+                load_corpus(args.corpus),
+                config,
+                specs,
+                policy,
+                folds=args.folds,
+                candidates=args.candidates,
+                objectives=args.objectives,
+                c_values=args.c_values,
+                seed=args.seed,
+                resamples=args.resamples,
+                default_tenant=args.tenant,
+                holdout=holdout,
+            )
+        )
     means = result.means()
     print(
         f"{args.folds}-fold cross-validated estimates over {len(result.case_ids)} answerable cases "
@@ -153,11 +180,49 @@ def run(args: argparse.Namespace) -> int:
         f"on all cases: {result.setting.objective} C={result.setting.c:g}"
     )
     result.model.write(args.out)
+    if holdout is None:
+        scored = f"scoring it on {args.dataset} is IN-SAMPLE (reports say so); --holdout 0.3 sets cases aside"
+    else:
+        _write_cases(held_out, str(holdout["path"]))
+        scored = (
+            f"{holdout['cases']} held-out case(s) it never saw written to {holdout['path']}: score it there "
+            f"(ragaudit eval --dataset {holdout['path']} --corpus {args.corpus} --pipeline hybrid-rerank:{args.out})"
+        )
+    fitted = "all " if holdout is None else ""
     print(
-        f"\nmodel fitted on all {len(result.case_ids)} cases written to {args.out}; use it with\n"
+        f"\nmodel fitted on {fitted}{len(result.case_ids)} answerable cases written to {args.out}; {scored}; use it with\n"
         f'  [rerank] type = "learned", model = "{args.out}", top_n = {result.candidates}\n'
         f"  or --pipeline hybrid-rerank:{args.out}\n"
         f'convex fusion with the cross-validated weight: [retriever] type = "hybrid", method = "weighted", '
         f'normalize = "minmax", weights = {weights} (one per component, in the pipeline\'s order)'
     )
     return 0
+
+
+def _hold_out(args: argparse.Namespace, dataset: Any) -> tuple[Any, Any, dict[str, object]]:
+    """The fit part, the held-out part and what ``fitted_on.holdout`` records about it."""
+    from pathlib import Path
+
+    from ragaudit.experiments.fusion_fit import split_holdout
+
+    fit, held_out = split_holdout(dataset, args.holdout, args.seed, args.tenant)
+    path = args.holdout_out or str(Path(args.out).with_suffix("")) + ".holdout.jsonl"
+    print(
+        f"holdout: {len(held_out.cases)} of {len(dataset.cases)} cases set aside ({args.holdout:g} of the "
+        f"questions per tenant, seed {args.seed}); fitting on the other {len(fit.cases)}"
+    )
+    return (
+        fit,
+        held_out,
+        {"fraction": args.holdout, "seed": args.seed, "cases": len(held_out.cases), "path": path},
+    )
+
+
+def _write_cases(dataset: Any, path: str) -> None:
+    """The held-out cases as golden JSONL (one case per line, as ``ragaudit eval --dataset`` reads it)."""
+    import json
+    from pathlib import Path
+
+    lines = [json.dumps(case.to_json(), ensure_ascii=False) for case in dataset.cases]
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from ragaudit.labeling.judgments import AnnotatorLabels
     from ragaudit.labeling.pool import Pool
 
+WATCHED = False
+"""A server waiting for key presses: no "still running" lines (``ragaudit.cli.console.watching``)."""
 HELP = "label a pool in the browser (keyboard grading, evidence spans, undo), or 'label merge' judgments"
 NAME = re.compile(r"^[\w.@-]{1,64}$")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragaudit.cli.common import add_format_and_split, check_positive, source_spec_from
+from ragaudit.cli.console import step
 
 if TYPE_CHECKING:
     from ragaudit.data.run import Run
@@ -133,9 +134,10 @@ async def _systems(
         assert corpus is not None
         cache = ComponentCache()
         for spec in (s.strip() for s in args.pipelines.split(",") if s.strip()):
-            opened = open_source(
-                SourceSpec(pipeline=spec, qdrant_url=args.qdrant_url), corpus=corpus, cache=cache
-            )
+            with step(f"pool: building pipeline {spec} over {args.corpus}"):
+                opened = open_source(
+                    SourceSpec(pipeline=spec, qdrant_url=args.qdrant_url), corpus=corpus, cache=cache
+                )
             texts.update(texts_from_chunks(opened.chunks))
             runs[_unique(opened.label, runs)] = await run_retriever(
                 opened.retriever, cases, args.depth, opened.label, **live

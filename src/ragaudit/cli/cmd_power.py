@@ -15,6 +15,7 @@ HELP = "cases needed to detect a metric difference, and the smallest difference 
 EXAMPLES = """\
 ragaudit power hybrid.json --baseline bm25.json --delta 0.02
 ragaudit power hybrid.json --metric R@5 --alpha 0.01 --power 0.9
+ragaudit power hybrid.json --baseline bm25.json --metric Hit@5,R@10
 """
 JSON_OUT = True
 """``--out -`` writes the JSON report to standard output."""
@@ -26,7 +27,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--baseline", help="the baseline's eval report: differences are report - baseline per case"
     )
     parser.add_argument(
-        "--metric", action="append", default=[], help="metric(s) (default nDCG@10, else every one)"
+        "--metric",
+        action="append",
+        default=[],
+        help="metric(s), comma-separated or repeated (default nDCG@10, else every one)",
     )
     parser.add_argument("--delta", type=float, default=0.02, help="the difference to detect (default 0.02)")
     parser.add_argument(
@@ -59,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     if baseline is not None:
         check_comparable([baseline, report])
     available = report.metric_names()
-    metrics = args.metric or (["nDCG@10"] if "nDCG@10" in available else available)
+    asked = [_canonical(m) for text in args.metric for m in text.split(",") if m.strip()]
+    metrics = asked or (["nDCG@10"] if "nDCG@10" in available else available)
     unknown = [m for m in metrics if m not in available]
     if unknown:
         raise InputError(
@@ -68,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             f"no per-case {unknown[0]} in the report",
             f"use one of: {', '.join(available)}",
         )
-    rows, out = [], []
+    rows, out, unestimable = [], [], []
     for metric in metrics:
         scores = report.per_case(metric)
         if baseline is not None:
@@ -85,9 +90,11 @@ def run(args: argparse.Namespace) -> int:
                 fmt_number(est.mean_difference) if baseline is not None else "-",
                 fmt_number(est.sd),
                 str(est.cases_needed) if est.cases_needed is not None else "n/a",
-                fmt_number(est.detectable),
+                fmt_number(est.detectable) if est.estimable else "n/a",
             ]
         )
+        if est.reason:
+            unestimable.append(f"{metric}: power cannot be estimated: {est.reason}")
         out.append({"metric": metric, **est.to_json()})
     sd_label = "sd of differences" if baseline is not None else "sd of scores"
     print(
@@ -103,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
             rows,
         )
     )
+    for line in unestimable:
+        print(line)
     print(
         f"paired two-sided t-test at alpha {args.alpha} with power {args.power}; figures rest on the spread seen in "
         f"these cases"
@@ -127,3 +136,14 @@ def run(args: argparse.Namespace) -> int:
         )
         print(f"power figures written to {shown(args.out)}")
     return 0
+
+
+def _canonical(name: str) -> str:
+    """A metric name as reports spell it (``hit@5`` → ``Hit@5``); as given when it is not one."""
+    from ragaudit.errors import MetricNameError
+    from ragaudit.metrics.names import parse_metric
+
+    try:
+        return parse_metric(name.strip()).name
+    except MetricNameError:
+        return name.strip()

@@ -1,4 +1,6 @@
-"""``ragaudit validate``: report every problem of a dataset at once, each with file:line and the fix."""
+"""``ragaudit validate``: report every problem of a dataset, or of a run file, at once, each with
+file:line and the fix. A run file (TREC, six fields a line; JSONL with ``retrieved`` lists) is detected
+and checked as a run, not read as qrels."""
 
 from __future__ import annotations
 
@@ -6,25 +8,49 @@ import argparse
 
 from ragaudit.cli.common import add_format_and_split
 
-HELP = "check a golden dataset (and its ids against a corpus); exit 1 on errors"
+HELP = "check a golden dataset or a run file (and its ids against a corpus); exit 1 on errors"
 
 
 EXAMPLES = """\
 ragaudit validate golden.jsonl --corpus corpus.jsonl
 ragaudit validate path/to/beir-folder --dataset-format beir --split dev
+ragaudit validate run.trec --dataset golden.jsonl --corpus corpus.jsonl   # a run file, checked as a run
 """
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", help="golden JSONL, BEIR folder or TREC qrels file")
+    parser.add_argument(
+        "path", help="golden JSONL, BEIR folder or TREC qrels file; or a run file (TREC or JSONL, detected)"
+    )
     parser.add_argument("--corpus", help="corpus JSONL or BEIR folder to check ids against")
+    parser.add_argument(
+        "--run-format",
+        choices=["auto", "trec", "jsonl", "none"],
+        default="auto",
+        help="read PATH as a run file of this format (auto: detected; none: always as a dataset)",
+    )
+    parser.add_argument("--dataset", help="with a run file: the dataset whose case ids it should answer")
     add_format_and_split(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from ragaudit.data.validate import validate_dataset
+    from ragaudit.data.validate_run import detect_run_file, validate_run
 
-    problems = validate_dataset(args.path, args.corpus, args.dataset_format, args.split)
+    kind = None
+    if args.run_format in ("trec", "jsonl"):
+        kind = args.run_format
+    elif args.run_format == "auto" and args.dataset_format == "auto":
+        kind = detect_run_file(args.path)
+    if kind is not None:
+        problems, summary = validate_run(args.path, kind, args.corpus, args.dataset)
+        print(f"{args.path}: read as a {summary} (--run-format none reads it as a dataset)")
+    else:
+        if args.dataset:
+            from ragaudit.errors import InputError
+
+            raise InputError("--dataset", None, "is for a run file; PATH is a dataset", "drop --dataset")
+        problems = validate_dataset(args.path, args.corpus, args.dataset_format, args.split)
     errors = [p for p in problems if p.severity == "error"]
     for problem in problems:
         print(("error: " if problem.severity == "error" else "") + str(problem))

@@ -42,12 +42,18 @@ def command_names() -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ragaudit", description="Audit the retrieval half of RAG systems.")
+    # allow_abbrev=False everywhere: an unknown option is an error, never taken as the prefix of another
+    # (``bench --out -`` once wrote a folder named "-" as ``--out-dir -``)
+    parser = argparse.ArgumentParser(
+        prog="ragaudit", description="Audit the retrieval half of RAG systems.", allow_abbrev=False
+    )
     parser.add_argument("--version", action="version", version=f"ragaudit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in command_names():
         module = import_module(f"ragaudit.cli.cmd_{name}")
-        command = sub.add_parser(name.replace("_", "-"), help=module.HELP, description=module.HELP)
+        command = sub.add_parser(
+            name.replace("_", "-"), help=module.HELP, description=module.HELP, allow_abbrev=False
+        )
         module.configure(command)
         command.add_argument(
             "-q",
@@ -58,7 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
             + "; no progress",
         )
         _add_examples(command, module)
-        command.set_defaults(handler=module.run, json_out=getattr(module, "JSON_OUT", False))
+        command.set_defaults(
+            handler=module.run,
+            json_out=getattr(module, "JSON_OUT", False),
+            watched=getattr(module, "WATCHED", True),
+        )
     return parser
 
 
@@ -140,6 +150,9 @@ def _run(args: argparse.Namespace) -> int:
             args.out = stack.enter_context(console.json_to_stdout(sys.stdout))
         if args.quiet:
             stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+        if args.watched:  # never silent for long (console.watching); a server (label) opts out
+            progress = False if getattr(args, "no_progress", False) else None
+            stack.enter_context(console.watching(args.command, progress=progress))
         started = time.perf_counter()
         code: int = args.handler(args)
         took = time.perf_counter() - started

@@ -14,7 +14,7 @@ and ``answer_error``; it is counted under ``groundedness.no_answer`` and in no q
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +87,23 @@ def build_contexts(
     return contexts
 
 
+def scored_chunks(contexts: Iterable[AssembledContext], options: ContextOptions) -> dict[str, Any]:
+    """Which chunks the context figures scored, counted over the cases: the retrieved top k, or the
+    chunks an answer says it used (``context_chunk_ids`` of the answers file, taken as given). Two
+    commands scoring different chunks give different figures; this says which."""
+    counts = {"retrieved": 0, "answers": 0}
+    for context in contexts:
+        counts[context.source] += 1
+    parts = []
+    if counts["answers"]:
+        parts.append(f"the answers file's context_chunk_ids for {counts['answers']} case(s)")
+    if counts["retrieved"] or not parts:
+        cut = f"top {options.k}" if options.k is not None else "list"
+        budget = f" within {options.token_budget} tokens" if options.token_budget is not None else ""
+        parts.append(f"the retrieved {cut}{budget} for {counts['retrieved']} case(s)")
+    return {"scored_chunks": {**counts, "text": "context figures scored " + " and ".join(parts)}}
+
+
 def add_context_quality(
     source: RetrievalSource,
     contexts: Mapping[str, AssembledContext],
@@ -113,7 +130,10 @@ def add_context_quality(
         if entry is not None:
             entry["context_quality"] = {**contexts[case.id].info(), **figures.to_json()}
     report["context_quality"] = {
-        "settings": options.to_json(counter, source.lookup.chunking),
+        "settings": {
+            **options.to_json(counter, source.lookup.chunking),
+            **scored_chunks(contexts.values(), options),
+        },
         "summary": summarize_context(pairs),
     }
     report["abstention"] = {"retrieval": retrieval_abstention(report.get("per_case", []))}

@@ -30,6 +30,7 @@ from ragaudit.data.fast_numbers import parse_grades
 from ragaudit.data.fast_text import (
     IntArray,
     SlowPath,
+    Table,
     TextBlock,
     WordArray,
     as_bytes,
@@ -39,7 +40,7 @@ from ragaudit.data.fast_text import (
     token_words,
     tokenize,
 )
-from ragaudit.data.trec import _HEADER_WORDS, load_qrels_noted
+from ragaudit.data.trec import _HEADER_WORDS, EXAMPLES, load_qrels_noted, repeated_pairs_note
 
 
 @dataclass(frozen=True)
@@ -113,15 +114,62 @@ def _unique_ids(heads: WordArray) -> tuple[npt.NDArray[np.bytes_], IntArray, Int
     return distinct_s, first, inverse.reshape(-1)
 
 
-def _drop_repeated_pairs(keys: WordArray, rows: IntArray, docs: WordArray) -> npt.NDArray[np.bool_]:
-    """Entries (sorted by key) to keep: of a (query, doc) pair judged twice, the last line wins."""
-    keep = np.ones(keys.size, dtype=np.bool_)
+def _repeated_pairs(keys: WordArray, rows: IntArray, docs: WordArray) -> tuple[IntArray, IntArray]:
+    """Entries (positions in the key order) of (query, doc) pairs judged more than once: each later
+    line of a pair and the line of the same pair just before it, ordered by the later line."""
     twins = np.flatnonzero(np.r_[False, keys[1:] == keys[:-1]] | np.r_[keys[:-1] == keys[1:], False])
-    if twins.size:
-        order = twins[lex_argsort([keys[twins], *big_endian(docs[twins]).T, rows[twins]])]
-        same_next = (keys[order[:-1]] == keys[order[1:]]) & rows_equal(docs[order[:-1]], docs[order[1:]])
-        keep[order[:-1][same_next]] = False
-    return keep
+    if twins.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    order = twins[lex_argsort([keys[twins], *big_endian(docs[twins]).T, rows[twins]])]
+    same_next = (keys[order[:-1]] == keys[order[1:]]) & rows_equal(docs[order[:-1]], docs[order[1:]])
+    earlier, later = order[:-1][same_next], order[1:][same_next]
+    by_line = np.argsort(rows[later], kind="stable")
+    return earlier[by_line], later[by_line]
+
+
+def _row_lines(path: str, wanted: IntArray, block_bytes: int) -> IntArray:
+    """1-based line numbers of the judgment rows ``wanted`` (sorted row indices in file order).
+
+    A second tokenising pass over the file, made only when the qrels judge a pair twice (to name
+    the lines in the note, as the validated reader does)."""
+    lines = np.zeros(wanted.size, dtype=np.int64)
+    row_base, line_base = 0, 0
+    for index, block in enumerate(iter_blocks(path, block_bytes)):
+        table = _block_table(block, index == 0)
+        lo, hi = np.searchsorted(wanted, [row_base, row_base + table.rows])
+        lines[lo:hi] = line_base + table.line_index[wanted[lo:hi] - row_base] + 1
+        row_base += table.rows
+        line_base += int(np.count_nonzero(block.data[: block.size] == 0x0A))
+    return lines
+
+
+def _repeats_note(
+    path: str,
+    query_ids: npt.NDArray[np.bytes_],
+    pairs: tuple[IntArray, IntArray],
+    found: tuple[IntArray, WordArray, npt.NDArray[np.int32], IntArray],
+    block_bytes: int,
+) -> str:
+    """The validated reader's note on pairs judged twice (:func:`ragaudit.data.trec.repeated_pairs_note`),
+    from the array reader's entries: ``found`` is each entry's query index, doc words, grade and row."""
+    earlier, later = pairs
+    qidx, docs, grades, rows = found
+    shown = later[:EXAMPLES]
+    lines = _row_lines(path, rows[later], block_bytes)
+    repeats = [
+        (int(line), q.decode("utf-8"), d.decode("utf-8"), int(old), int(new))
+        for line, q, d, old, new in zip(
+            lines.tolist(),
+            query_ids[qidx[shown]].tolist(),
+            as_bytes(docs[shown]).tolist(),
+            grades[earlier[:EXAMPLES]].tolist(),
+            grades[shown].tolist(),
+            strict=False,
+        )
+    ]
+    repeats += [(int(line), "", "", 0, 0) for line in lines[EXAMPLES:].tolist()]
+    return str(repeated_pairs_note(path, repeats))
 
 
 def _longest_run(keys: WordArray) -> int:
@@ -146,7 +194,7 @@ class _Judgments:
     notes: tuple[str, ...] = ()
 
 
-def _from_arrays(path: str, judgments: list[_Judgments], threshold: int) -> QrelsIndex:
+def _from_arrays(path: str, judgments: list[_Judgments], threshold: int, block_bytes: int) -> QrelsIndex:
     """Index judgment rows (``judgments`` holds one item, taken out so its arrays can be freed early).
 
     Join entries are sorted with one ``np.sort`` of packed ``(query, hash prefix, row)`` words; the
@@ -177,10 +225,16 @@ def _from_arrays(path: str, judgments: list[_Judgments], threshold: int) -> Qrel
     grades = grades_in[rows]
     del grades_in
     qidx = qidx[rows]
-    keep = _drop_repeated_pairs(keys, rows, docs)
+    earlier, later = _repeated_pairs(keys, rows, docs)
+    if earlier.size:  # the last line of a pair wins; the note names the lines, as read_qrels does
+        notes = (
+            *notes,
+            _repeats_note(path, query_ids, (earlier, later), (qidx, docs, grades, rows), block_bytes),
+        )
+        keep = np.ones(keys.size, dtype=np.bool_)
+        keep[earlier] = False
+        keys, docs, grades, qidx = keys[keep], docs[keep], grades[keep], qidx[keep]
     del rows
-    if not keep.all():  # only the array reader can get here: read_qrels notes them with their lines
-        raise SlowPath("a (query, doc) pair judged twice")
     n_relevant = np.bincount(qidx[grades >= threshold], minlength=n_queries).astype(np.int64)
     positive = grades > 0
     top = np.uint64(2**32 - 1)
@@ -209,7 +263,8 @@ def _from_arrays(path: str, judgments: list[_Judgments], threshold: int) -> Qrel
     )
 
 
-def _block_rows(block: TextBlock, first: bool) -> tuple[WordArray, WordArray, npt.NDArray[np.int32]] | None:
+def _block_table(block: TextBlock, first: bool) -> Table:
+    """The judgment rows of a block (a header line at the top of the file left out)."""
     refuse_comments(block, after_blanks=False)
     table = tokenize(block, (4, 3))
     if first and table.rows and int(table.line_index[0]) == 0:
@@ -217,6 +272,11 @@ def _block_rows(block: TextBlock, first: bool) -> tuple[WordArray, WordArray, np
         head = block.text(int(start[0]), int(start[0] + length[0])).decode("utf-8")
         if head.lower() in _HEADER_WORDS:
             table = table.drop_first()
+    return table
+
+
+def _block_rows(block: TextBlock, first: bool) -> tuple[WordArray, WordArray, npt.NDArray[np.int32]] | None:
+    table = _block_table(block, first)
     if table.rows == 0:
         return None
     grade_start, grade_len = table.column(-1)
@@ -292,6 +352,6 @@ def read_qrels_index(path: str | Path, threshold: int = 1, block_bytes: int = 4 
     """Read TREC qrels into a :class:`QrelsIndex` (bad lines raise file:line errors)."""
     p = str(path)
     try:
-        return _from_arrays(p, [_fast_judgments(p, block_bytes)], threshold)
+        return _from_arrays(p, [_fast_judgments(p, block_bytes)], threshold, block_bytes)
     except (SlowPath, OSError):
-        return _from_arrays(p, [_slow_judgments(p)], threshold)
+        return _from_arrays(p, [_slow_judgments(p)], threshold, block_bytes)

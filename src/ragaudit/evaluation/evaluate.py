@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.data.loading import load_dataset, load_run
-from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates
+from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates, order_trec
 from ragaudit.data.schema import Dataset
+from ragaudit.errors import InputError
 from ragaudit.evaluation.holes import judged_k
 from ragaudit.evaluation.result import CaseResult, CaseStatus, Counts, EvalResult, RetrievedRecord
 from ragaudit.metrics.bulk import compute_rankings
@@ -16,25 +17,74 @@ from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
 from ragaudit.metrics.policy import Policy, no_answerable_case
 from ragaudit.runner.tenancy import assess_run
 
-RunLike = Run | str | Path | Mapping[str, Sequence[str]]
+RunLike = Run | str | Path | Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]]
 
 
 def as_run(run: RunLike) -> Run:
-    """Accept a :class:`Run`, a path to a run file, or ``{case_id: [ranked ids]}``."""
+    """Accept a :class:`Run`, a path to a run file, or an in-memory run: ``{case_id: [ids]}`` ranked by
+    position, or ``{case_id: {id: score}}`` (ranx / trec_eval style) ranked as trec_eval ranks a run
+    file: score descending, then id descending (:func:`ragaudit.data.run.order_trec`), whatever the dict's order."""
     if isinstance(run, Run):
         return run
     if isinstance(run, (str, Path)):
         return load_run(run)
     cases = {}
-    for cid, ids in run.items():
-        items = [RankedItem(d) for d in ids]
+    for cid, ranked in run.items():
+        items = _scored_items(cid, ranked) if isinstance(ranked, Mapping) else _listed_items(cid, ranked)
         cases[cid] = CaseRun(items, duplicates=count_duplicates(items))
     return Run(cases, name="in-memory")
+
+
+def _listed_items(case_id: str, ids: Any) -> list[RankedItem]:
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
+        raise InputError(
+            "run",
+            None,
+            f"case {case_id!r}: expected a list of ids or a {{id: score}} dict, got {type(ids).__name__}",
+            'write {"q1": ["d2", "d1"]} (ranked by position) or {"q1": {"d1": 0.2, "d2": 0.9}} (by score)',
+        )
+    return [RankedItem(str(d)) for d in ids]
+
+
+def _scored_items(case_id: str, scores: Mapping[Any, Any]) -> list[RankedItem]:
+    bad = [d for d, v in scores.items() if isinstance(v, bool) or not isinstance(v, (int, float))]
+    if bad:
+        raise InputError(
+            "run",
+            None,
+            f"case {case_id!r}: the score of {bad[0]!r} is {scores[bad[0]]!r}, not a number",
+            "give every id a numeric score, or pass a list of ids ranked by position",
+        )
+    return order_trec([RankedItem(str(d), float(v)) for d, v in scores.items()])
 
 
 def _report_depth(specs: Sequence[MetricSpec]) -> int:
     cutoffs = [s.k for s in specs if s.k is not None]
     return max(cutoffs) if cutoffs else 100
+
+
+def in_sample_of(
+    dataset: Dataset, context: Mapping[str, Any] | None, threshold: int
+) -> dict[str, Any] | None:
+    """The report's ``in_sample`` section when the pipeline in ``context`` has a fitted stage (its
+    ``pipeline.fitted``): whether the answerable cases of ``dataset`` were among those it was fitted on
+    (:mod:`ragaudit.artifacts.in_sample`); ``None`` when nothing was fitted."""
+    from ragaudit.artifacts.in_sample import fitted_cases, in_sample_section
+
+    pipeline = (context or {}).get("pipeline")
+    stages = pipeline.get("fitted") if isinstance(pipeline, Mapping) else None
+    if not stages:
+        return None
+    scored = fitted_cases(c for c in dataset.cases if c.is_answerable(threshold))
+    return in_sample_section(stages, dataset.sha256, scored)
+
+
+def _with_in_sample(dataset: Dataset, context: Mapping[str, Any] | None, threshold: int) -> dict[str, Any]:
+    out = dict(context or {})
+    in_sample = in_sample_of(dataset, context, threshold)
+    if in_sample is not None:
+        out["in_sample"] = in_sample
+    return out
 
 
 def evaluate(
@@ -47,7 +97,9 @@ def evaluate(
     """Score ``run`` on ``dataset``; every dataset case appears in the result, marked.
 
     Averages are macro means over answerable cases; a case the run does not answer (absent, or an
-    error) scores 0 there and is listed. Unanswerable cases are kept out of the averages.
+    error) scores 0 there and is listed. Unanswerable cases are kept out of the averages. When the
+    pipeline in ``context`` has a fitted stage, the result says whether these cases were among those it
+    was fitted on (``in_sample``, :func:`in_sample_of`).
     """
     policy = policy or Policy()
     ds = (
@@ -144,7 +196,7 @@ def evaluate(
         ds.info(),
         the_run.info(),
         tuple(notes),
-        dict(context or {}),
+        _with_in_sample(ds, context, policy.relevance_threshold),
         isolation=isolation,
         judged_k=hole_spec.k,
     )

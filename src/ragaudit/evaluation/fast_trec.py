@@ -110,20 +110,25 @@ class FastResult:
         """``{query_id: value}`` of one metric (the shape of ``EvalResult.per_case_values``)."""
         return dict(zip(self.query_ids, self.per_query[metric].tolist(), strict=True))
 
-    def to_eval_result(self) -> EvalResult:
+    def to_eval_result(self, with_cases: bool = True) -> EvalResult:
         """The same figures as an :class:`EvalResult` (for reports, history, gates and compare).
 
         Cases carry their status, metrics and tenant as ``evaluate`` gives them, but no retrieved
-        items, and repeats are counted in total (``counts`` and notes), not per case.
+        items, and repeats are counted in total (``counts`` and notes), not per case. Without
+        ``with_cases`` the result holds no cases (:mod:`ragaudit.evaluation.fast_report` writes them
+        from the arrays).
         """
         from ragaudit.data.beir import DEFAULT_TENANT
         from ragaudit.evaluation.result import CaseResult, Counts, EvalResult
 
         names = list(self.per_query)
-        columns = [self.per_query[n].tolist() for n in names]
+        columns = [self.per_query[n].tolist() for n in names] if with_cases else []
         row = 0
         per_case: list[CaseResult] = []
-        for case, ok, seen in zip(self.cases, self.answerable.tolist(), self.in_run.tolist(), strict=True):
+        cases = (
+            zip(self.cases, self.answerable.tolist(), self.in_run.tolist(), strict=True) if with_cases else ()
+        )
+        for case, ok, seen in cases:
             if ok:
                 values = {n: column[row] for n, column in zip(names, columns, strict=True)}
                 status: Literal["ok", "missing"] = "ok" if seen else "missing"

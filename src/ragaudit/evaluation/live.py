@@ -57,6 +57,24 @@ def retrieval_depth(specs: tuple[MetricSpec, ...], requested: int | None = None)
     return max(cutoffs) if cutoffs else 100
 
 
+def run_identity(dataset_sha256: str, context: Mapping[str, Any] | None, name: str = "") -> dict[str, str]:
+    """What ran, as the results file's sidecar and the run history key it: the dataset's sha256, and the
+    pipeline's config and corpus hashes (``context`` as :meth:`ragaudit.pipelines.sources.OpenedSource.provenance`
+    gives it), or the endpoint / retriever / run file of another source, else the run's ``name``."""
+    out = {"dataset_sha256": dataset_sha256}
+    context = context or {}
+    pipeline, corpus, source = (context.get(k) for k in ("pipeline", "corpus", "source"))
+    if isinstance(pipeline, Mapping) and pipeline.get("config_sha256"):
+        out["config_sha256"] = str(pipeline["config_sha256"])
+        if isinstance(corpus, Mapping) and corpus.get("sha256"):
+            out["corpus_sha256"] = str(corpus["sha256"])
+    elif isinstance(source, Mapping) and source:
+        out.update({str(k): str(v) for k, v in source.items()})
+    elif name:
+        out["name"] = name
+    return out
+
+
 async def evaluate_live(
     dataset: Dataset,
     retriever: Retriever,
@@ -88,6 +106,7 @@ async def evaluate_live(
         require_tenant_labels=options.require_tenant_labels,
         batch_size=options.batch_size,
         ownership=ownership,
+        identity=run_identity(dataset.sha256, context, name),
     )
     full_context = {
         "retrieval": {

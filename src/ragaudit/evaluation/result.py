@@ -171,6 +171,32 @@ class EvalResult:
         values = {c.id: c.judged for c in self.per_case if c.judged is not None}
         return summarize(name, values, self.judged_k, self.min_judged)
 
+    def failed_problems(self, max_error_rate: float = 0.0) -> list[str]:
+        """Why this run failed by the CLI's exit rule (:mod:`ragaudit.evaluation.outcome`): more failed
+        cases than ``max_error_rate`` allows, nothing scored, or no case shared with the dataset; each
+        with the first failures. Empty when it did not fail."""
+        from ragaudit.evaluation.outcome import result_outcome
+
+        outcome = result_outcome(self, str(self.run.get("name") or "run"), "retriever")
+        problems = outcome.problems(max_error_rate, "max_error_rate")
+        if problems and outcome.failures:
+            first = "; ".join(f"{cid}: {reason}" for cid, reason in outcome.failures[:3])
+            more = f" (and {len(outcome.failures) - 3} more)" if len(outcome.failures) > 3 else ""
+            problems.append(f"first failures: {first}{more}")
+        return problems
+
+    def raise_for_errors(self, max_error_rate: float = 0.0) -> EvalResult:
+        """Raise :class:`~ragaudit.errors.RunFailedError` (carrying this result) when the run failed by
+        the CLI's exit rule (:meth:`failed_problems`); else return this result. A run whose cases failed
+        scores them 0: its means are not the system's."""
+        problems = self.failed_problems(max_error_rate)
+        if problems:
+            from ragaudit.errors import RunFailedError
+
+            name = self.run.get("name") or "run"
+            raise RunFailedError(f"{name}: " + "; ".join(problems), self)
+        return self
+
     def per_case_values(self, metric: str) -> dict[str, float]:
         """``{case_id: value}`` of one metric over the answerable cases (the basis of paired tests)."""
         return {c.id: c.metrics[metric] for c in self.per_case if metric in c.metrics}

@@ -2,7 +2,10 @@
 :func:`ragaudit.evaluation.live.evaluate_live` with the CLI's defaults (``ragaudit eval --endpoint/--retriever``).
 
 Unanswerable cases do not crash it, queries run concurrently (bounded), failures are recorded per case,
-and it returns the typed :class:`EvalResult`.
+and it returns the typed :class:`EvalResult`. It fails loudly, as the CLI does: a retriever that does not
+satisfy the protocol is an :class:`~ragaudit.errors.InputError` before any query, and a run whose failed
+cases exceed ``max_error_rate`` (default 0) raises :class:`~ragaudit.errors.RunFailedError` (the
+result, every case marked, is its ``result``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from ragaudit.evaluation.live import RunOptions, evaluate_live, retrieval_depth
 from ragaudit.evaluation.result import EvalResult
 from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
 from ragaudit.metrics.policy import Policy
-from ragaudit.retrieval.protocol import Retriever
+from ragaudit.retrieval.protocol import Retriever, check_retriever
 
 if TYPE_CHECKING:
     from ragaudit.retry import RetryPolicy
@@ -41,6 +44,7 @@ async def evaluate_retriever(
     require_tenant_labels: bool = False,
     ownership: ChunkOwnership | None = None,
     name: str | None = None,
+    max_error_rate: float | None = 0.0,
 ) -> EvalResult:
     """Run every case through ``retriever`` and score it, exactly as ``ragaudit eval`` does for a live source.
 
@@ -52,7 +56,14 @@ async def evaluate_retriever(
     an ``ownership`` index over the corpus that decides who owns each chunk) are those of
     :func:`ragaudit.runner.execute.run_cases`; the tenant-isolation verdict is ``result.isolation``.
     The run is named ``name`` (default: the retriever's class name).
+
+    Like ``ragaudit eval``: a ``retriever`` without ``async def search(*, tenant_id, query, top_k)``
+    raises :class:`~ragaudit.errors.InputError` before anything runs; when more cases failed than
+    ``max_error_rate`` allows (default 0: any), or none could be scored, it raises
+    :class:`~ragaudit.errors.RunFailedError` (its ``result`` holds every case). ``max_error_rate=None``
+    returns the result whatever failed (``result.raise_for_errors()`` applies the rule later).
     """
+    check_retriever(retriever)
     policy = policy or Policy()
     dataset = (
         dataset_path
@@ -74,6 +85,7 @@ async def evaluate_retriever(
         retry,
         require_tenant_labels,
     )
-    return await evaluate_live(
+    result = await evaluate_live(
         dataset, retriever, specs, policy, options, name=name or type(retriever).__name__, ownership=ownership
     )
+    return result if max_error_rate is None else result.raise_for_errors(max_error_rate)

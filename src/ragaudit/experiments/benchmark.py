@@ -115,7 +115,24 @@ class BenchmarkResult:
             "comparisons": self.comparison.get("comparisons", []),
             "notes": [f"incomplete judgments: {w}" for h in holes.values() if (w := h.warning())],
             **({"ranking": self.ranking} if self.ranking is not None else {}),
+            **self._in_sample(),
         }
+
+    def _in_sample(self) -> dict[str, Any]:
+        """``{"in_sample": section}`` when a pipeline's fitted stage scored cases it was fitted on: the
+        first such pipeline's section, its text naming the pipeline (every view prints it first)."""
+        for o in self.outcomes:
+            section = o.result.context.get("in_sample")
+            if isinstance(section, dict) and section.get("state") == "in_sample":
+                return {
+                    "in_sample": {
+                        **section,
+                        "pipeline": o.name,
+                        "text": f"IN-SAMPLE: pipeline {o.name}: "
+                        + str(section["text"]).removeprefix("IN-SAMPLE: "),
+                    }
+                }
+        return {}
 
 
 async def evaluate_pipeline(

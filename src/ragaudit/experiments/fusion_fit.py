@@ -25,7 +25,13 @@ every tenant. Each case is scored once, by the models fitted without it; the est
 those held-out scores, and each method is compared with ``rrf`` case by case (paired randomization
 test, Holm-corrected over the methods and metrics).
 
-The model written is fitted on every case, with its objective and ``C`` chosen by a cross-validation
+**Holdout.** With ``holdout`` (``fit-fusion --holdout FRACTION``) :func:`split_holdout` first sets a
+share of the questions aside (whole groups, tenant by tenant, seeded): the model never sees them, and
+``fit-fusion`` writes them as a golden JSONL file to score the model on. The model records the ids and
+fingerprints of the cases it was fitted on (``fitted_on.cases``), so a report on any of them is
+marked IN-SAMPLE (:mod:`ragaudit.artifacts.in_sample`).
+
+The model written is fitted on every case (every case not held out), with its objective and ``C`` chosen by a cross-validation
 over every case and the convex weight chosen on every case; its
 cross-validated estimates are written into the file with it. Only those are reported: a model's fit on
 the cases it was fitted on says nothing about new queries.
@@ -445,6 +451,45 @@ def cross_validate(
     )
 
 
+def split_holdout(
+    dataset: Dataset, fraction: float, seed: int = 0, default_tenant: str | None = None
+) -> tuple[Dataset, Dataset]:
+    """``(fit, held_out)``: ``dataset`` split by question (cases with the same tenant and normalised
+    query stay together), about ``fraction`` of each tenant's questions held out after a seeded shuffle."""
+    from dataclasses import replace
+
+    if not 0 < fraction < 1:
+        raise InputError(
+            "--holdout", None, f"must be strictly between 0 and 1 (got {fraction})", "--holdout 0.3"
+        )
+
+    def key(case: GoldenCase) -> tuple[str, str]:
+        return (case.tenant_id or default_tenant or "", normalize_text(case.query))
+
+    by_tenant: dict[str, list[tuple[str, str]]] = {}
+    for case in dataset.cases:
+        groups = by_tenant.setdefault(key(case)[0], [])
+        if key(case) not in groups:
+            groups.append(key(case))
+    rng = np.random.default_rng(seed)
+    held: set[tuple[str, str]] = set()
+    for tenant in sorted(by_tenant):
+        groups = by_tenant[tenant]
+        held.update(groups[int(i)] for i in rng.permutation(len(groups))[: round(fraction * len(groups))])
+    total = sum(len(g) for g in by_tenant.values())
+    if not held or len(held) == total:
+        raise InputError(
+            "--holdout",
+            None,
+            f"holding out {fraction} of {total} distinct question(s) leaves "
+            + ("nothing held out" if not held else "nothing to fit on"),
+            "choose a fraction that keeps questions on both sides, e.g. --holdout 0.3",
+        )
+    fit = tuple(c for c in dataset.cases if key(c) not in held)
+    out = tuple(c for c in dataset.cases if key(c) in held)
+    return replace(dataset, cases=fit), replace(dataset, cases=out)
+
+
 def check_folds(cases: int, groups: int, folds: int) -> None:
     """An InputError unless there are at least 2 folds and 2 distinct questions per fold."""
     if folds < 2:
@@ -529,8 +574,13 @@ async def fit_fusion(
     seed: int = 0,
     resamples: int = 10_000,
     default_tenant: str | None = None,
+    holdout: Mapping[str, Any] | None = None,
 ) -> FitResult:
-    """Build the first stage over ``corpus``, collect, cross-validate, fit on all (module docstring)."""
+    """Build the first stage over ``corpus``, collect, cross-validate, fit on all (module docstring).
+
+    ``dataset`` is what it is fitted on (the fit part of :func:`split_holdout`); ``holdout`` describes
+    the part set aside (recorded in ``fitted_on.holdout``)."""
+    from ragaudit.artifacts.in_sample import fitted_cases
     from ragaudit.pipelines.prepare import prepare_pipeline
 
     base = first_stage(config)
@@ -584,6 +634,8 @@ async def fit_fusion(
                 "dataset": dataset.info(),
                 "corpus": corpus.info(),
                 "pipeline": prepared.pipeline.info(),
+                "cases": fitted_cases(c.case for c in collected.cases),
+                **({"holdout": dict(holdout)} if holdout is not None else {}),
             },
             "convex": {
                 "dense_weight": result.convex_weight,

@@ -283,6 +283,16 @@ def _cache_stats(retriever: object) -> dict[str, Any] | None:
     return None
 
 
+def _in_sample(reranked: Retriever, dataset: Dataset, threshold: int) -> dict[str, Any] | None:
+    """The ``in_sample`` section when the rerank stage was fitted (:mod:`ragaudit.artifacts.in_sample`)."""
+    from ragaudit.artifacts.in_sample import fitted_cases, in_sample_section
+    from ragaudit.pipelines.build import fitted_stages
+
+    stages = fitted_stages(reranked)
+    scored = fitted_cases(c for c in dataset.cases if c.is_answerable(threshold))
+    return in_sample_section(stages, dataset.sha256, scored) if stages else None
+
+
 async def evaluate_reranker(
     dataset: Dataset,
     corpus: Corpus | str,
@@ -394,6 +404,9 @@ async def evaluate_reranker(
     info.update(name=config.name, config=full.to_dict(), config_sha256=full.sha256())
     info["models"] = {**info["models"], "reranker": reranker_name}
     pipeline = {**prepared.context(), "pipeline": info}
+    in_sample = _in_sample(reranked, prepared.dataset, threshold)
+    if in_sample is not None:  # the reranker was fitted on (some of) these cases
+        pipeline["in_sample"] = in_sample
     return RerankerEvaluation(
         before, after, ceiling, recall, comparison, n, reranker_name, pipeline, first_ms, stats, notes
     )

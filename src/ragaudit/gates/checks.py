@@ -218,6 +218,24 @@ def _regressions(
     return findings, notes, rows
 
 
+def _in_sample(report: LoadedReport, policy: GatePolicy, baseline: LoadedReport | None) -> GateResult | None:
+    """NOT VERIFIED when the report is IN-SAMPLE (a fitted stage scored on the cases it was fitted on)
+    and there is a floor or a baseline to check: such figures cannot earn a pass."""
+    from ragaudit.artifacts.in_sample import HOLDOUT_FIX, in_sample_line, is_in_sample
+
+    if not is_in_sample(report.data) or (not policy.floors and baseline is None):
+        return None
+    return GateResult(
+        "quality",
+        "not_verified",
+        "quality NOT VERIFIED: the report is IN-SAMPLE, a floor met on the cases a stage was fitted on "
+        "says nothing about new queries",
+        (str(in_sample_line(report.data)),),
+        (HOLDOUT_FIX,),
+        {"in_sample": dict(report.data.get("in_sample") or {})},
+    )
+
+
 def quality_gate(
     report: LoadedReport,
     policy: GatePolicy,
@@ -226,6 +244,9 @@ def quality_gate(
     resamples: int = 10_000,
     seed: int = 0,
 ) -> GateResult:
+    unearned = _in_sample(report, policy, baseline)
+    if unearned is not None:
+        return unearned
     findings, floor_numbers = _floors(report, policy.floors)
     notes: list[str] = []
     comparisons: list[dict[str, Any]] = []

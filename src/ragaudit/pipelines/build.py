@@ -75,7 +75,26 @@ class BuiltPipeline:
             "index_build_seconds": round(self.build_seconds, 3),
             **({"embeddings": self.embeddings} if self.embeddings is not None else {}),
             "models": self.models,
+            **({"fitted": fitted} if (fitted := fitted_stages(self.retriever)) else {}),
         }
+
+
+def fitted_stages(retriever: Retriever) -> list[dict[str, Any]]:
+    """The stages of a built retriever that were fitted on a golden set (a reranker or rewriter with a
+    ``fitted_on`` mapping, as the learned fusion stage has), outermost first: ``[{"stage", "name",
+    "fitted_on"}]`` (:mod:`ragaudit.artifacts.in_sample` decides whether a report is in-sample)."""
+    found: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    current: Any = retriever
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        for role in ("reranker", "rewriter"):
+            stage = getattr(current, role, None)
+            fitted = getattr(stage, "fitted_on", None)
+            if isinstance(fitted, Mapping):
+                found.append({"stage": role, "name": str(getattr(stage, "name", role)), "fitted_on": fitted})
+        current = getattr(current, "base", None)
+    return found
 
 
 def chunk_key(config: PipelineConfig, corpus: Corpus) -> str:

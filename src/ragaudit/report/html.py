@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.artifacts.escape import script_json
 from ragaudit.artifacts.tables import delta_ci_label
+from ragaudit.report.draw.html import draw_html
 from ragaudit.report.html_assets import CSS, JS
 from ragaudit.report.html_parts import Section, card, comparison_table, forest, html_table
+from ragaudit.report.kinds import is_builtin
 from ragaudit.report.kinds.fields import Latency
 from ragaudit.report.sections import (
     gate_state,
@@ -309,6 +311,13 @@ def _header(view: ReportView, nav: str) -> str:
             state, ("warn", "gate NOT VERIFIED")
         )
         gate = f'<p><span class="badge {badge[0]}">{badge[1]}</span> {esc(detail)}</p>'
+    from ragaudit.artifacts.in_sample import in_sample_line
+
+    flag = in_sample_line(report)
+    if flag is not None:
+        mark = "IN-SAMPLE" if flag.startswith("IN-SAMPLE") else "fitted stage"
+        text = flag.removeprefix("IN-SAMPLE: ")
+        gate += f'<p class="in-sample"><span class="badge warn">{mark}</span> {esc(text)}</p>'
 
     return (
         f'<header><div class="brand">ragaudit report</div><h1>{esc(view.title)}</h1>'
@@ -326,12 +335,26 @@ def _case_data(view: ReportView) -> dict[str, Any]:
     }
 
 
+def _kind_sections(view: ReportView) -> list[Section]:
+    """The kind's part: its document drawn (:func:`ragaudit.report.draw.html.draw_html`), else the older
+    ``html`` hook of a built-in kind; a third-party kind's hook output is shown as text, never as HTML."""
+    kind = view.report_kind()
+    if kind is None:
+        return []
+    document = kind.document(kind.read(view))
+    if document is not None:
+        return draw_html(document)
+    sections = kind.html(view)
+    if is_builtin(kind):
+        return sections
+    return [(esc(anchor), title, f"<pre>{esc(inner)}</pre>") for anchor, title, inner in sections]
+
+
 def render_html(view: ReportView) -> str:
     """The whole page as one string."""
-    kind = view.report_kind()
     made = [
         *(make(view) for make in HEAD_SECTIONS),
-        *(kind.html(view) if kind else []),
+        *_kind_sections(view),
         *(make(view) for make in SECTIONS),
     ]
     sections = [s for s in made if s is not None]

@@ -12,20 +12,18 @@ through :func:`ragaudit.artifacts.escape.escape_md`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragaudit.artifacts.escape import escape_md as md
 from ragaudit.artifacts.tables import delta_ci_label
+from ragaudit.report.draw.markdown import draw_markdown
+from ragaudit.report.kinds import is_builtin
 from ragaudit.report.sections import (
-    ANALYSES,
     GATE_MARKS,
-    captured_text,
     ci_text,
-    constraint_verdict,
     gate_state,
     gate_verdict,
     leaks_text,
-    ms_text,
     ms_value,
     wtl_text,
 )
@@ -34,12 +32,9 @@ from ragaudit.report.sections import signed as _signed
 from ragaudit.report.view import ReportView
 
 if TYPE_CHECKING:
-    from ragaudit.report.kinds.ablation import AblationReport
     from ragaudit.report.kinds.benchmark import BenchmarkReport
     from ragaudit.report.kinds.eval import EvalReport
     from ragaudit.report.kinds.fields import Paired, Problems
-    from ragaudit.report.kinds.reranker_eval import RerankerEvalReport
-    from ragaudit.report.kinds.rewrite_eval import Constraints, RewriteEvalReport
 
 MAX_K_COLUMNS = 10
 SHOWN_KS = frozenset({1, 3, 5, 10, 20, 50, 100})
@@ -306,197 +301,6 @@ def _known(value: object) -> str:
     return "?" if value is None else str(value)
 
 
-def _significance(settings: tuple[Any, str], what: str) -> str:
-    alpha, correction = settings
-    return (
-        f"bold Δ = significant at α = {md(alpha)} after {md(correction)} correction across {what} "
-        "(paired randomization test)"
-    )
-
-
-def _ablation(report: AblationReport) -> list[str]:
-    metrics = report.metrics
-    k = md("k" if report.context_k is None else report.context_k)
-    rows = [
-        [
-            md(v.name) + (f" (= {md(v.same_as)})" if v.same_as else ""),
-            md(", ".join(v.on) or "–"),
-            *(_num(v.metrics.get(m)) for m in metrics),
-            _num(v.latency.p95 if v.latency else None, 1),
-            _num(v.context_tokens, 0),
-        ]
-        for v in report.variants
-    ]
-    gains = report.gain_rows()
-    gain_rows = [
-        [md(g.toggle), md(g.metric), *(cell for a in ANALYSES for cell in _gain_cells(g.of(a)))]
-        for g in gains
-    ]
-    inv = report.invariants
-    ci = delta_ci_label([c.data for g in gains for a in ANALYSES if (c := g.of(a)) is not None], short=True)
-    lines = [
-        "**Variants**",
-        "",
-        *_table(["variant", "on", *map(md, metrics), "p95 ms", f"tokens@{k}"], rows, 2),
-        "",
-        "**Gains** of each toggle: remove-one = full − full without it, add-one = bare plus it − bare; "
-        + _significance(report.significance, f"all {len(report.gains)} gains")
-        + ".",
-        "",
-        *_table(
-            ["toggle", "metric", "remove-one Δ", ci, "p (Holm)", "add-one Δ", ci, "p (Holm)"],
-            gain_rows,
-            2,
-        ),
-        "",
-    ]
-    if inv["same_for_every_variant"]:
-        lines += [
-            f"Every variant scored the same {md(_known(inv['cases']))} cases ({md(_known(inv['answerable']))} "
-            f"answerable) under the same tenants at top_k {md(_known(inv['top_k']))}, same dataset and policy.",
-            "",
-        ]
-    return lines
-
-
-def _gain_cells(c: Paired | None) -> list[str]:
-    if c is None:
-        return ["–", "–", "–"]
-    return [_delta(c), ci_text(c), _num(c.p_value_corrected, 3)]
-
-
-def _reranker(report: RerankerEvalReport) -> list[str]:
-    rows = [
-        [
-            md(r.comparison.metric),
-            _num(r.before),
-            _num(r.after),
-            _delta(r.comparison),
-            ci_text(r.comparison),
-            _num(r.comparison.p_value_corrected, 3),
-            wtl_text(r.comparison),
-            _num(r.ceiling),
-            captured_text(r.captured),
-        ]
-        for r in report.rows
-    ]
-    latency = report.latency
-    recall = "recall" if report.recall_metric is None else report.recall_metric
-    lines = [
-        f"Reranker **{md(report.reranker)}** over the first stage's top {md(_known(report.top_n))}; "
-        f"first-stage {md(recall)} = {_num(report.first_stage_recall)} (the share of the "
-        "relevant chunks the reranker gets to reorder at all).",
-        "",
-        *_table(
-            [
-                "metric",
-                "before",
-                "after",
-                "Δ",
-                delta_ci_label([r.comparison.data for r in report.rows], short=True),
-                "p (Holm)",
-                "W/T/L",
-                "oracle",
-                "captured",
-            ],
-            rows,
-        ),
-        "",
-        "oracle = the same candidates in the ideal order by grade; captured = (after − before) / (oracle − "
-        f"before); {_significance(report.significance, 'the metrics')}.",
-        "",
-    ]
-    if latency is not None:
-        text = (
-            f"Latency ({md(_known(latency.cases))} cases): first stage {ms_text(latency.first_stage)}; "
-            f"the reranker adds {ms_text(latency.rerank_added)}"
-        )
-        cache = latency.cache
-        if cache:
-            text += f"; reranker cache {md(cache.get('hits', 0))} hits, {md(cache.get('misses', 0))} misses"
-        lines += [text + ".", ""]
-    return lines
-
-
-def _constraints_line(cons: Constraints, primary: str) -> str:
-    head = f"**Constraints:** {md(_known(cons.rewritten))} of {md(_known(cons.cases))} queries rewritten; "
-    verdict = constraint_verdict(cons.data)
-    if verdict.state == "pass":
-        return head + f"✅ no rewrite lost an entity or constraint ({md(verdict.reason)})."
-    if verdict.state == "not_verified":
-        return head + f"⚠️ constraint preservation NOT VERIFIED: {md(verdict.reason)}."
-    lost = ", ".join(f"{md(kind)} {md(n)}" for kind, n in cons.lost_by_kind.items()) or "none"
-    return (
-        head + f"❌ {md(cons.flagged)} flagged (lost an entity or constraint), "
-        f"{md(cons.flagged_with_gain or 0)} of them although {md(primary)} improved; lost by kind: {lost}; "
-        f"swaps {md(cons.swapped or 0)}."
-    )
-
-
-def _rewrite(report: RewriteEvalReport) -> list[str]:
-    primary = report.primary_metric
-    rows = [
-        [
-            md(r.metric),
-            _num(r.baseline),
-            _num(r.rewrite),
-            _delta(r.comparison) if r.comparison else _signed(r.delta),
-            ci_text(r.comparison),
-            _num(r.comparison.p_value_corrected if r.comparison else None, 3),
-            wtl_text(r.comparison),
-        ]
-        for r in report.metrics
-    ]
-    latency, flagged = report.latency, report.flagged
-    lines = [
-        f"Rewriter **{md(report.rewriter)}**; primary metric {md(primary)}; "
-        + _significance(report.significance, "the metrics")
-        + ".",
-        "",
-        *_table(
-            [
-                "metric",
-                "baseline",
-                "rewrite",
-                "Δ",
-                delta_ci_label([c.data for c in report.comparisons], short=True),
-                "p (Holm)",
-                "W/T/L",
-            ],
-            rows,
-        ),
-        "",
-        _constraints_line(report.constraints, primary),
-        "",
-    ]
-    if latency is not None:
-        lines += [
-            f"Latency: baseline {ms_text(latency.baseline)}; with the rewrite "
-            f"{ms_text(latency.rewrite)}; added per query {ms_text(latency.added)}; "
-            f"in the rewriter {ms_text(latency.rewriter)}.",
-            "",
-        ]
-    if flagged:
-        shown = [
-            [
-                md(f.id),
-                md(f.query, 80),
-                md(f.rewritten if f.rewritten is not None else "(no rewrite)", 80),
-                md("; ".join([*f.lost_text(), *f.swapped_text()])),
-                _signed(f.delta, 3),
-            ]
-            for f in flagged[:LIST_LIMIT]
-        ]
-        lines += [
-            f"**Flagged rewrites ({len(flagged)})**, whatever their metrics say:",
-            "",
-            *_table(["case", "query", "rewritten", "lost", f"Δ {md(primary)}"], shown, 4),
-            *_more(len(flagged)),
-            "",
-        ]
-    return lines
-
-
 def _sweeps(view: ReportView) -> list[str]:
     lines: list[str] = []
     sweep = view.k_sweep()
@@ -521,12 +325,29 @@ def _sweeps(view: ReportView) -> list[str]:
     return lines
 
 
-def render_markdown(view: ReportView) -> str:
-    """The Markdown report of any report kind: the gate, the kind's own lines
-    (:meth:`ragaudit.report.kinds.ReportKind.markdown`), the sweeps, missing cases and errors, provenance."""
+def _kind_lines(view: ReportView) -> list[str]:
+    """The kind's part: its document drawn (:func:`ragaudit.report.draw.markdown.draw_markdown`), else
+    the older ``markdown`` hook of a built-in kind; a third-party kind's hook output is shown as text."""
     kind = view.report_kind()
+    if kind is None:
+        return []
+    document = kind.document(kind.read(view))
+    if document is not None:
+        return draw_markdown(document)
+    lines = kind.markdown(view)
+    return lines if is_builtin(kind) else [md(line) for line in lines]
+
+
+def render_markdown(view: ReportView) -> str:
+    """The Markdown report of any report kind: the gate, the kind's part (:func:`_kind_lines`), the
+    sweeps, missing cases and errors, provenance."""
+    kind = view.report_kind()
+    from ragaudit.artifacts.in_sample import in_sample_line
+
     lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(view)]
-    lines += kind.markdown(view) if kind else []
+    if (flag := in_sample_line(view.report)) is not None:
+        lines += [f"**⚠️ {md(flag)}**", ""]
+    lines += _kind_lines(view)
     lines += _sweeps(view)
     if kind is None or not kind.problems_in_body:
         lines += _problems(view.problems())

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ragaudit.verdict import CheckVerdict, decide
 
 if TYPE_CHECKING:
-    from ragaudit.report.kinds.fields import Latency, Paired
+    from ragaudit.report.kinds.fields import Paired
 
 
 @dataclass(frozen=True)
@@ -134,11 +134,6 @@ def wtl_text(comparison: Paired | None) -> str:
     return "/".join("–" if n is None else str(n) for n in counts)
 
 
-def captured_text(value: float | None) -> str:
-    """The headroom a reranker captured, as a percentage (``–`` when undefined)."""
-    return f"{100 * value:.0f}%" if value is not None and math.isfinite(value) else "–"
-
-
 def records(data: Any, *keys: str) -> list[Mapping[str, Any]]:
     """The mappings in the list at ``data[k1][k2]...`` (an empty list where it is missing)."""
     *head, last = keys
@@ -151,18 +146,6 @@ def ms_value(value: Any) -> str:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
         return "–"
     return f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}"
-
-
-def ms_text(summary: Latency | None) -> str:
-    """``p50 0.42 ms, p95 19.3 ms`` of a latency summary."""
-    p50, p95 = (summary.p50, summary.p95) if summary is not None else (None, None)
-    return f"p50 {ms_value(p50)} ms, p95 {ms_value(p95)} ms"
-
-
-def ms_pair(summary: Latency | None) -> str:
-    """``0.42 / 19.3 ms``: p50 and p95 of a latency summary, for a card labelled p50 / p95."""
-    p50, p95 = (summary.p50, summary.p95) if summary is not None else (None, None)
-    return f"{ms_value(p50)} / {ms_value(p95)} ms"
 
 
 def _short(sha: Any, n: int = 12) -> str:

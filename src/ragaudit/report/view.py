@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,20 +66,14 @@ class ReportView:
         return self.metrics[0].name if self.metrics else None
 
     def k_sweep(self) -> dict[str, Any] | None:
-        """The metrics by k to draw: the report's ``k_sweep`` section (``{k, series}``), else its kind's."""
+        """The metrics by k any report may carry (its ``k_sweep`` section, ``{k, series}``)."""
         sweep = self.report.get("k_sweep")
-        if isinstance(sweep, Mapping) and sweep.get("k"):
-            return dict(sweep)
-        kind = self.report_kind()
-        return kind.k_sweep(self.typed) if kind is not None and self.typed is not None else None
+        return dict(sweep) if isinstance(sweep, Mapping) and sweep.get("k") else None
 
     def chunking(self) -> dict[str, Any] | None:
-        """The metrics by chunking to draw: the report's ``chunking`` section (``{rows}``), else its kind's."""
+        """The metrics by chunking any report may carry (its ``chunking`` section, ``{rows}``)."""
         chunking = self.report.get("chunking")
-        if isinstance(chunking, Mapping) and chunking.get("rows"):
-            return dict(chunking)
-        kind = self.report_kind()
-        return kind.chunking(self.typed) if kind is not None and self.typed is not None else None
+        return dict(chunking) if isinstance(chunking, Mapping) and chunking.get("rows") else None
 
     def provenance(self) -> list[tuple[str, str]]:
         """``(label, text)`` rows of where the report comes from."""
@@ -105,8 +99,10 @@ class ReportView:
         return Counts.read(Fields(self.report, self.kind))
 
     def problems(self) -> Problems:
-        """Missing cases, errors and notes of the report."""
-        return Problems.read(Fields(self.report, self.kind))
+        """Missing cases, errors and notes of the report (no notes when the kind's document shows them)."""
+        problems = Problems.read(Fields(self.report, self.kind))
+        kind = self.report_kind()
+        return replace(problems, notes=[]) if kind is not None and kind.shows_notes else problems
 
     def isolation(self) -> CheckVerdict | None:
         """The report's tenant-isolation verdict, printed as is (:func:`ragaudit.report.sections.isolation_of`)."""

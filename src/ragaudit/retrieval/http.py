@@ -14,7 +14,9 @@ finite number, ``content`` / ``source_id`` / ``tenant_id`` strings and ``metadat
 present. Fields the service does not send are left out of the returned chunks. Every other field of
 a chunk object (``title``, ``snippet``, ``highlight``, nested objects: anything not mapped to one of
 the fields above) is kept, as sent, under ``extra``, so the tenant checks see it too. The list order
-is the ranking.
+is the ranking. The returned list is a :class:`~ragaudit.retrieval.protocol.RetrievedList` that also
+holds the whole parsed body (``response``) and the chunk list's JSON path in it (``items_path``), so
+the tenant audit reads the fields beside the results (``debug``, ``facets``, ``suggest``) too.
 
 Credentials: ``auth_header_env`` names an environment variable read at every request; its value is
 sent as ``<auth_header>: <auth_scheme> <value>`` (``auth_scheme=""`` sends the bare value, e.g. for
@@ -53,7 +55,7 @@ from ragaudit.errors import (
     TransientRetrievalError,
 )
 from ragaudit.redaction import MARKER, redactor
-from ragaudit.retrieval.protocol import RetrievedChunk
+from ragaudit.retrieval.protocol import RetrievedChunk, RetrievedList
 from ragaudit.retrieval.request_extras import CHANNELS, RequestExtras
 
 if TYPE_CHECKING:
@@ -214,7 +216,14 @@ class ResponseShape:
             raise PermanentRetrievalError(
                 f"response is not valid JSON ({detail}); it starts with {_excerpt(body)!r}"
             ) from None
-        return [self.chunk(position, raw) for position, raw in enumerate(self.chunk_list(data), start=1)]
+        chunks = [self.chunk(position, raw) for position, raw in enumerate(self.chunk_list(data), start=1)]
+        return RetrievedList(chunks, data, self.items_path(data))
+
+    def items_path(self, data: Any) -> str:
+        """The JSON path of the chunk list in a response: ``$.data.hits``, ``$.results`` or ``$``."""
+        if self.results_path is not None:
+            return "$." + ".".join(self.results_path)
+        return "$" if isinstance(data, list) else "$.results"
 
 
 def _unmapped(raw: Mapping[str, Any], paths: tuple[tuple[str, ...], ...]) -> dict[str, Any]:

@@ -225,6 +225,13 @@ class LearnedFusionReranker:
         """The stage's ``top_n`` when ``[rerank]`` gives none: as many candidates as the model was fitted on."""
         self.name = f"learned fusion ({label or 'in memory'})"
 
+    @property
+    def fitted_on(self) -> Mapping[str, Any] | None:
+        """What the model was fitted on (dataset, corpus, first stage and, since ``--holdout``, the case
+        ids), as ``fit-fusion`` recorded it; a report on those cases is in-sample."""
+        fitted = self.model.info.get("fitted_on")
+        return fitted if isinstance(fitted, Mapping) else None
+
     def features(self, query: str, candidates: Sequence[Candidate]) -> npt.NDArray[np.float64]:
         return candidate_features(
             query, candidates, self.components, self.absent_rank, self.encoder, self.model.features

@@ -15,10 +15,10 @@ import inspect
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any, cast
+from typing import Any
 
 from ragaudit.errors import InputError
-from ragaudit.retrieval.protocol import Retriever
+from ragaudit.retrieval.protocol import Retriever, check_retriever
 
 _FORM = "module:factory, e.g. mypkg.search:make_retriever or ./my_retriever.py:make_retriever"
 
@@ -105,7 +105,7 @@ def load_plugin(spec: str, **kwargs: Any) -> Retriever:
         raise _fail(spec, "expected module:factory", _FORM)
     target = _attribute(spec, _import(spec, module_name), attr)
     if not inspect.isclass(target) and _has_async_search(target) and not kwargs:
-        return cast(Retriever, target)
+        return check_retriever(target, spec)
     if not callable(target):
         raise _fail(spec, f"{attr!r} is a {type(target).__name__}, not a factory or retriever", _FORM)
     try:
@@ -124,19 +124,7 @@ def load_plugin(spec: str, **kwargs: Any) -> Retriever:
             f"{attr!r} is async; the factory must return the retriever directly",
             "make the factory a plain def",
         )
-    if not hasattr(made, "search"):
-        raise _fail(
-            spec,
-            f"{attr!r} returned a {type(made).__name__} without a search method",
-            "return an object with async def search(*, tenant_id, query, top_k)",
-        )
-    if not _has_async_search(made):
-        raise _fail(
-            spec,
-            f"{type(made).__name__}.search is not async",
-            "declare it async def search(*, tenant_id, query, top_k)",
-        )
-    return cast(Retriever, made)
+    return check_retriever(made, spec)
 
 
 def load_attribute(spec: str) -> Any:

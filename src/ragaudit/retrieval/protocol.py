@@ -6,10 +6,12 @@ the run-file replayer and user plugins (``module:factory``). The list order is t
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
-from typing import Any, Protocol, TypedDict, runtime_checkable
+from typing import Any, Protocol, TypedDict, cast, runtime_checkable
 
 from ragaudit.corpus.model import Chunk
+from ragaudit.errors import InputError
 
 
 class _RequiredChunk(TypedDict):
@@ -28,6 +30,19 @@ class RetrievedChunk(_RequiredChunk, total=False):
     tenant_id: str
     metadata: Mapping[str, Any]
     extra: Mapping[str, Any]
+
+
+class RetrievedList(list[RetrievedChunk]):
+    """A ranking that also carries the whole response it came from, so the tenant checks can read every
+    value of it, not only the chunk list: ``response`` is the parsed body (an HTTP service's JSON:
+    ``debug``, ``facets``, ``suggest`` beside the results) and ``items_path`` the JSON path of the chunk
+    list inside it (``$.results``; ``$`` for a body that is the list). A plain ``list`` works wherever
+    this does."""
+
+    def __init__(self, chunks: list[RetrievedChunk], response: Any = None, items_path: str = "$") -> None:
+        super().__init__(chunks)
+        self.response = response
+        self.items_path = items_path
 
 
 def chunk_result(chunk: Chunk, score: float) -> RetrievedChunk:
@@ -56,3 +71,67 @@ class Retriever(Protocol):
     async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
         """Query the index with strictly enforced tenant filtering."""
         ...
+
+
+SEARCH_KEYWORDS = ("tenant_id", "query", "top_k")
+SEARCH_FIX = (
+    "give it async def search(self, *, tenant_id, query, top_k) returning a list of chunks with a chunk_id"
+)
+
+
+def check_retriever(obj: object, where: str = "retriever") -> Retriever:
+    """``obj`` as a :class:`Retriever`, or an :class:`InputError` (at ``where``: the ``--retriever`` spec,
+    or ``retriever`` from Python) saying what is wrong before anything runs: a class instead of an
+    instance, no ``search`` (with a word for LangChain's ``invoke``), a synchronous ``search``, or one
+    that does not take the keywords ``tenant_id``, ``query`` and ``top_k``. The CLI and the Python API
+    say the same words."""
+    name = type(obj).__name__
+    if inspect.isclass(obj):
+        raise InputError(
+            where,
+            None,
+            f"{obj.__name__} is a class, not a retriever",
+            f"pass an instance: {obj.__name__}(...)",
+        )
+    search = getattr(obj, "search", None)
+    if not callable(search):
+        if callable(getattr(obj, "invoke", None)) or callable(getattr(obj, "ainvoke", None)):
+            raise InputError(
+                where,
+                None,
+                f"got a {name} object with invoke() but no search method (a LangChain retriever?)",
+                "wrap it: async def search(self, *, tenant_id, query, top_k) that awaits its ainvoke(query) "
+                "and returns [{'chunk_id': ..., 'score': ...}] (docs/python-api.md)",
+            )
+        raise InputError(where, None, f"got a {name} object without a search method", SEARCH_FIX)
+    if not inspect.iscoroutinefunction(search):
+        raise InputError(where, None, f"{name}.search is not async", SEARCH_FIX)
+    missing = _missing_keywords(search)
+    if missing:
+        raise InputError(
+            where,
+            None,
+            f"{name}.search does not take the keyword(s) {', '.join(missing)} (it takes: "
+            f"{_parameters(search)}); ragaudit calls search(tenant_id=..., query=..., top_k=...)",
+            SEARCH_FIX,
+        )
+    return cast(Retriever, obj)
+
+
+def _missing_keywords(search: Any) -> list[str]:
+    try:
+        parameters = inspect.signature(search).parameters
+    except (TypeError, ValueError):  # no signature to read (a C callable): it will be called and judged
+        return []
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return []
+    by_keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    accepted = {n for n, p in parameters.items() if p.kind in by_keyword}
+    return [k for k in SEARCH_KEYWORDS if k not in accepted]
+
+
+def _parameters(search: Any) -> str:
+    try:
+        return ", ".join(inspect.signature(search).parameters) or "nothing"
+    except (TypeError, ValueError):
+        return "unknown"

@@ -17,8 +17,10 @@ Durability: each line goes to the OS in one write as soon as its case finishes, 
 Resume: complete lines are kept and their cases are not run again; a torn last line (a crash in the
 middle of a write) is cut off and its case is redone. Any other unreadable line means the file was
 edited or is not a results file, and resuming is refused with file:line. A sidecar
-``<file>.meta.json`` records ``top_k`` and the run's name; resuming with different ones is refused,
-since the old and new lines would not be comparable.
+``<file>.meta.json`` records ``top_k``, the run's name and what ran (``identity``: the dataset's
+sha256 and the pipeline's config and corpus hashes, the endpoint or the retriever; see
+:func:`ragaudit.evaluation.live.run_identity`); resuming with different ones is refused, naming both,
+since the old lines were written by another system and the new ones would not be comparable.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +111,19 @@ def _sync_directory(path: Path) -> None:
         os.close(fd)
 
 
+def check_resumable(path: str | Path, top_k: int, name: str, identity: Mapping[str, str] | None) -> None:
+    """Refuse (:class:`InputError`, naming both sides) to resume ``path`` with another ``top_k``, name or
+    system than the one that wrote it, as its sidecar records them; nothing to check without a sidecar."""
+    p = Path(path)
+    meta_path = p.with_name(p.name + META_SUFFIX)
+    if p.is_file() and p.stat().st_size > 0 and meta_path.is_file():
+        _check_meta(meta_path, _meta(top_k, name, identity))
+
+
+def _meta(top_k: int, name: str, identity: Mapping[str, str] | None) -> dict[str, Any]:
+    return {"format": FORMAT, "top_k": top_k, "name": name, "identity": dict(identity or {})}
+
+
 def _check_meta(meta_path: Path, meta: dict[str, Any]) -> None:
     try:
         stored = json.loads(meta_path.read_text(encoding="utf-8"))
@@ -115,14 +131,29 @@ def _check_meta(meta_path: Path, meta: dict[str, Any]) -> None:
         return  # unreadable sidecar: nothing to compare against; it is rewritten below
     if not isinstance(stored, dict):
         return
+    fix = "resume with the same settings, or write the new run to a new results file"
     for key in ("top_k", "name"):
         if key in stored and stored[key] != meta[key]:
             raise InputError(
                 str(meta_path),
                 None,
                 f"the results file was written with {key}={stored[key]!r}; this run has {key}={meta[key]!r}",
-                "resume with the same settings, or write the new run to a new results file",
+                fix,
             )
+    before = stored.get("identity")
+    now = meta["identity"]
+    if not isinstance(before, dict):
+        return  # written before identities were recorded: only top_k and the name can be compared
+    differ = [k for k in sorted(set(before) | set(now)) if before.get(k) != now.get(k)]
+    if differ:
+        both = "; ".join(f"{k}: file {before.get(k)!r}, this run {now.get(k)!r}" for k in differ)
+        raise InputError(
+            str(meta_path),
+            None,
+            f"the results file was written by another system ({both}); its cases would be scored as "
+            "this run's",
+            "resume with the system that wrote it, or write this run to a new results file (--results NEW)",
+        )
 
 
 class ResultsWriter:
@@ -160,15 +191,22 @@ class ResultsWriter:
 
 
 def open_results(
-    path: str | Path, *, resume: bool, top_k: int, name: str, sync_every: int = 32
+    path: str | Path,
+    *,
+    resume: bool,
+    top_k: int,
+    name: str,
+    sync_every: int = 32,
+    identity: Mapping[str, str] | None = None,
 ) -> tuple[ResultsWriter, dict[str, CaseRun]]:
     """Open ``path`` for appending; return the writer and the cases an earlier run already finished.
 
-    Without ``resume``, a file that already holds results is refused rather than mixed into.
+    Without ``resume``, a file that already holds results is refused rather than mixed into; with it,
+    a file written with another ``top_k``, name or ``identity`` (what ran) is refused.
     """
     p = Path(path)
     meta_path = p.with_name(p.name + META_SUFFIX)
-    meta = {"format": FORMAT, "top_k": top_k, "name": name}
+    meta = _meta(top_k, name, identity)
     finished: dict[str, CaseRun] = {}
     existed = p.exists()
     if existed and p.is_dir():

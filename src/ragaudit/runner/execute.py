@@ -214,6 +214,7 @@ async def run_cases(
     require_tenant_labels: bool = False,
     batch_size: int = 64,
     ownership: ChunkOwnership | None = None,
+    identity: Mapping[str, str] | None = None,
 ) -> Run:
     """Query ``retriever`` for each case (the case's tenant, else ``default_tenant``), at most
     ``concurrency`` at a time; return a :class:`Run` holding every case, in the order given.
@@ -227,6 +228,8 @@ async def run_cases(
     not re-announced). Case ids repeated in ``cases`` are run once. ``ownership`` (an index over the
     corpus) decides who owns each returned chunk by id and content instead of trusting the service's
     label; the run's tenant-isolation verdict is in ``Run.isolation`` (:mod:`ragaudit.runner.tenancy`).
+    ``identity`` (what runs: hashes of the dataset, config and corpus, the endpoint) is stored beside
+    the results file, and resuming a file another system wrote is refused.
     """
     if top_k <= 0:
         raise ValueError(f"top_k must be a positive integer (got {top_k})")
@@ -238,7 +241,9 @@ async def run_cases(
     writer: ResultsWriter | None = None
     finished: dict[str, CaseRun] = {}
     if results_path is not None:
-        writer, finished = open_results(results_path, resume=resume, top_k=top_k, name=name)
+        writer, finished = open_results(
+            results_path, resume=resume, top_k=top_k, name=name, identity=identity
+        )
     wanted = {case.id for case in unique}
     results = {case_id: case for case_id, case in finished.items() if case_id in wanted}
     todo = [case for case in unique if case.id not in results]

@@ -15,21 +15,32 @@ each field this module lists:
   A value under a key that quotes document text (``highlight``, ``snippet``, ``passage``,
   ``excerpt``, ``text``, ...) is *quoted*: even a fragment of 2 to 4 words is matched verbatim.
 
+Values are found in mappings, lists, sets, dataclass instances and objects' public attributes, and
+**decoded** (:mod:`ragaudit.security.decoding`): a base64, percent-encoded or HTML-entity string is
+listed again decoded (path ``...|base64``), and JSON held in a string is walked (``...|json.key``). A
+string in a list of strings carries its ``siblings``: a list whose strings are all corpus ids is a
+list of ids whatever its key (``see_also``), which the ownership index decides.
+:func:`value_fields` walks any value (a whole response, with JSON paths from ``$``).
+
 ``content`` and ``chunk_id`` are attributed by the index itself (they always were).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from types import ModuleType
 from typing import Any, Literal
 
 from ragaudit.data.run import RankedItem
+from ragaudit.security.decoding import MAX_DECODINGS, decoded_forms, embedded_json
 
-MAX_DEPTH = 8
-"""Nested values deeper than this are not inspected (a chunk's fields are shallow in practice)."""
-MAX_FIELDS = 64
+MAX_DEPTH = 12
+"""Nested values deeper than this are not inspected (a decoding counts as a level)."""
+MAX_FIELDS = 256
 """At most this many fields of one chunk are attributed (the first ones in the response's order)."""
 _ID_SUFFIX = re.compile(r"(?:^|[_\-.\s])(?:[iI][dD][sS]?)$|[a-z](?:Id|ID)s?$")
 _ID_WORDS = frozenset(
@@ -78,11 +89,13 @@ _KEY_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]{0,200})?/?>")
 
 
+@lru_cache(maxsize=4096)
 def is_id_key(key: str) -> bool:
     """Whether a field name names an id or a source (``doc_id``, ``docId``, ``source_ids``, ``sources``)."""
     return bool(_ID_SUFFIX.search(key)) or key.casefold() in _ID_WORDS
 
 
+@lru_cache(maxsize=4096)
 def is_text_key(key: str) -> bool:
     """Whether a field name holds text taken from documents: its last word is ``highlight``, ``snippet``,
     ``passages``, ``text``, ... (``matchedText`` is, ``content_type`` is not)."""
@@ -97,33 +110,116 @@ def strip_markup(text: str) -> str:
 
 @dataclass(frozen=True)
 class ItemField:
-    """One value of a returned chunk to attribute: where it is, whether it is an id or a text."""
+    """One value of a returned chunk (or of a whole response) to attribute: where it is, whether it is
+    an id or a text."""
 
     path: str
-    """Where it was: ``source_id``, ``title``, ``metadata.related[0].doc_id``."""
+    """Where it was: ``source_id``, ``title``, ``metadata.related[0].doc_id``, ``$.facets.customer[3]``;
+    a decoded value adds its encoding: ``$.debug.trace|base64|json.hits[0].text``."""
     kind: Literal["id", "text"]
     value: str
     quoted: bool = False
     """The value sits under a key that holds text taken from documents (:func:`is_text_key`): a short
     fragment of it (a highlight) is matched verbatim, not only as a whole title."""
+    siblings: tuple[str, ...] = ()
+    """For a string in a list of strings only: every string of that list. A list whose strings are all
+    corpus ids is a list of ids, whatever its key is called (``see_also``, ``related``)."""
 
 
-def _walk(value: Any, path: str, id_context: bool, quoted: bool, depth: int) -> Iterator[ItemField]:
-    if depth > MAX_DEPTH:
-        return
-    if isinstance(value, str):
-        if value.strip() and id_context:
-            yield ItemField(path, "id", value)
-        elif value.strip():
-            yield ItemField(path, "text", strip_markup(value), quoted)
-    elif isinstance(value, Mapping):
-        for key, inner in value.items():
-            name = str(key)
-            where = f"{path}.{name}" if path else name
-            yield from _walk(inner, where, is_id_key(name), is_text_key(name), depth + 1)
-    elif isinstance(value, (list, tuple)):
-        for position, inner in enumerate(value):
-            yield from _walk(inner, f"{path}[{position}]", id_context, quoted, depth + 1)
+class _Walk:
+    """One walk over a value: where to stop, what to skip, what was found so far."""
+
+    def __init__(self, max_depth: int, max_fields: int, skip: frozenset[str]) -> None:
+        self.max_depth = max_depth
+        self.max_fields = max_fields
+        self.skip = skip
+        self.found: list[ItemField] = []
+
+    def full(self) -> bool:
+        return len(self.found) >= self.max_fields
+
+    def value(
+        self,
+        value: Any,
+        path: str,
+        id_context: bool,
+        quoted: bool,
+        depth: int,
+        decodings: int,
+        siblings: tuple[str, ...] = (),
+    ) -> None:
+        if value is None or isinstance(value, (bool, int, float)):
+            return
+        if depth > self.max_depth or self.full() or (self.skip and path in self.skip):
+            return
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        if isinstance(value, str):
+            self.string(value, path, id_context, quoted, depth, decodings, siblings)
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            inner = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+            strings = tuple(inner) if inner and all(isinstance(v, str) for v in inner) else ()
+            for position, each in enumerate(inner):
+                self.value(each, f"{path}[{position}]", id_context, quoted, depth + 1, decodings, strings)
+        else:
+            for name, each in (_members(value) or {}).items():
+                where = f"{path}.{name}" if path else name
+                self.value(each, where, is_id_key(name), is_text_key(name), depth + 1, decodings)
+
+    def string(
+        self,
+        value: str,
+        path: str,
+        id_context: bool,
+        quoted: bool,
+        depth: int,
+        decodings: int,
+        siblings: tuple[str, ...],
+    ) -> None:
+        if not value.strip() or self.full():
+            return
+        parsed = embedded_json(value) if decodings else None
+        if parsed is not None:  # JSON serialised into a string: its values, each with its own key
+            self.value(parsed, f"{path}|json", False, quoted, depth + 1, decodings - 1)
+            return
+        if id_context:
+            self.found.append(ItemField(path, "id", value))
+        else:
+            self.found.append(ItemField(path, "text", strip_markup(value), quoted, siblings))
+        if decodings:
+            for encoding, plain in decoded_forms(value):
+                self.string(plain, f"{path}|{encoding}", id_context, quoted, depth + 1, decodings - 1, ())
+
+
+def _members(value: Any) -> Mapping[str, Any] | None:
+    """The named members of a mapping, a dataclass instance or a plain object (public attributes)."""
+    if isinstance(value, Mapping):
+        return value if all(isinstance(k, str) for k in value) else {str(k): v for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
+    if isinstance(value, (type, ModuleType)) or callable(value):
+        return None
+    found = getattr(value, "__dict__", None)
+    if isinstance(found, dict):
+        return {str(k): v for k, v in found.items() if not str(k).startswith("_")}
+    return None
+
+
+def value_fields(
+    value: Any,
+    root: str = "",
+    *,
+    max_fields: int = MAX_FIELDS,
+    max_depth: int = MAX_DEPTH,
+    skip: frozenset[str] = frozenset(),
+) -> list[ItemField]:
+    """Every string of ``value`` (mappings, lists, dataclasses and objects' public attributes, at any
+    depth up to ``max_depth``; the decoded forms of encoded strings and the values of JSON held in
+    strings too), as ids or texts (see the module docstring), at most ``max_fields``; paths in
+    ``skip`` (``$.results``) are left out."""
+    walk = _Walk(max_depth, max_fields, skip)
+    walk.value(value, root, False, False, 0, MAX_DECODINGS)
+    return walk.found
 
 
 def item_fields(item: RankedItem) -> tuple[ItemField, ...]:
@@ -132,10 +228,8 @@ def item_fields(item: RankedItem) -> tuple[ItemField, ...]:
     if item.source_id:
         found.append(ItemField("source_id", "id", item.source_id))
     for name, value in ((None, item.extra), ("metadata", item.metadata)):
-        if not value:
-            continue
-        for got in _walk(value, name or "", False, False, 0):
-            found.append(got)
-            if len(found) >= MAX_FIELDS:
-                return tuple(found)
+        if value:
+            found += value_fields(value, name or "", max_fields=MAX_FIELDS - len(found))
+        if len(found) >= MAX_FIELDS:
+            break
     return tuple(found)

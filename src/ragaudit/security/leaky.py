@@ -38,6 +38,12 @@ caller's own id (``templated-variant``); a question naming another tenant's enti
 tenant (``entity-routing``); unattributable output (opaque ids, analysed text: ``opaque-output``, which
 the audit must report as *not verified*, never clean).
 
+Leaks *beside* the result list (:mod:`ragaudit.security.leaky_response`, listed here as
+``response-<style>``, each with an honest twin there): another tenant's snippets, titles, names, ids
+or encoded text in top-level ``debug``, ``suggest``, ``facets``, ``aggregations``, ``related`` fields, in
+``see_also`` id lists, a base64 cursor, a percent-encoded link, HTML character references or a JSON
+string.
+
 Leaks that need an unusual *request* (:mod:`ragaudit.security.leaky_requests`, listed in
 :data:`REQUEST_LEAKS`, each with an honest twin: :func:`request_leak`): an empty or short query, a long,
 quoted, boolean, fielded or wildcard query, ``top_k`` above 64, a later page (``offset``, ``?page=``),
@@ -58,16 +64,18 @@ import asyncio
 import hashlib
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.bm25 import BM25Retriever
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 from ragaudit.retrieval.rewriters import SynonymRewriter
+from ragaudit.security.leaky_base import Partitioned as _Partitioned
+from ragaudit.security.leaky_base import SharedIndex as _SharedIndex
+from ragaudit.security.leaky_requests import STYLES as REQUEST_STYLES
+from ragaudit.security.leaky_requests import make_request_service
 from ragaudit.text.words import normalize_text
 
-POOL = "__every-tenant__"
 DEFAULT_SYNONYMS: Mapping[str, str] = {
     "plan": "tier",
     "agreement": "contract",
@@ -75,24 +83,6 @@ DEFAULT_SYNONYMS: Mapping[str, str] = {
     "price": "cost",
     "confidential": "private",
 }
-
-
-class _SharedIndex:
-    """One BM25 index over every tenant's chunks: the design the built-in retrievers avoid."""
-
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
-        self.owner = {c.chunk_id: c.tenant_id for c in chunks}
-        self.size = len(chunks)
-        self.bm25 = BM25Retriever.from_chunks([replace(c, tenant_id=POOL) for c in chunks])
-
-    def search(self, query: str, k: int) -> list[RetrievedChunk]:
-        """Cross-tenant top-``k``, each chunk labelled with its real owner."""
-        hits = self.bm25.search_many(POOL, [query], k)[0]
-        return [{**hit, "tenant_id": self.owner[hit["chunk_id"]]} for hit in hits]
-
-    def filtered(self, query: str, k: int, keep: Callable[[str], bool]) -> list[RetrievedChunk]:
-        """The first ``k`` hits of the whole ranking whose owner passes ``keep``."""
-        return [hit for hit in self.search(query, self.size) if keep(hit.get("tenant_id", ""))][:k]
 
 
 class PostFilterBackfillRetriever:
@@ -184,24 +174,6 @@ class RelabelingRetriever:
                 relabelled["chunk_id"] = f"hit-{digest}"
             out.append(relabelled)
         return out
-
-
-class _Partitioned:
-    """The honest part of the conditional leakers: tenant-partitioned BM25 (exact tenant match), and the
-    shared index their leak path uses. ``answer`` is synchronous; ``search`` is the protocol call."""
-
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
-        self.base = BM25Retriever.from_chunks(chunks)
-        self.shared = _SharedIndex(chunks)
-
-    def own(self, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
-        return self.base.search_many(tenant_id, [query], top_k)[0]
-
-    def answer(self, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
-        return self.own(tenant_id, query, top_k)
-
-    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
-        return self.answer(tenant_id, query, top_k)
 
 
 class TopKPathLeakRetriever(_Partitioned):
@@ -353,6 +325,37 @@ OUTPUT_LEAKS = (
 leaks only on a corpus with templated documents (not the demo knowledge base); ``opaque-output`` is
 caught as *not verified* (nothing it returns can be attributed), not as a leak."""
 
+
+def _response_leak(style: str) -> Callable[[Sequence[Chunk]], Retriever]:
+    """A factory of :class:`~ragaudit.security.leaky_response.ResponseLeakRetriever` (imported when called)."""
+
+    def make(chunks: Sequence[Chunk]) -> Retriever:
+        from ragaudit.security.leaky_response import ResponseLeakRetriever
+
+        return ResponseLeakRetriever(chunks, style)
+
+    return make
+
+
+RESPONSE_LEAKS = tuple(
+    f"response-{style}"
+    for style in (
+        "debug",
+        "suggest",
+        "facets",
+        "aggregations",
+        "related",
+        "see-also",
+        "base64",
+        "url",
+        "html",
+        "json-string",
+    )
+)
+"""The kinds whose leak is beside the result list (:mod:`ragaudit.security.leaky_response`, whose
+``RESPONSE_STYLES`` they are; each has an honest twin there): top-level debug, suggest, facets,
+aggregations and related fields, id lists under keys that do not say "id", and encoded text."""
+
 LEAKY: Mapping[str, Callable[[Sequence[Chunk]], Retriever]] = {
     "post-filter-backfill": PostFilterBackfillRetriever,
     "rewrite-path": RewritePathLeakRetriever,
@@ -368,6 +371,7 @@ LEAKY: Mapping[str, Callable[[Sequence[Chunk]], Retriever]] = {
     "list-syntax": lambda chunks: TenantSyntaxRetriever(chunks, "list"),
     "role-syntax": lambda chunks: TenantSyntaxRetriever(chunks, "role"),
     **{kind: _output_leak(kind) for kind in OUTPUT_LEAKS},
+    **{kind: _response_leak(kind.removeprefix("response-")) for kind in RESPONSE_LEAKS},
 }
 """Every leaky retriever by name, each built from a chunk list."""
 CONDITIONAL = (
@@ -382,30 +386,13 @@ CONDITIONAL = (
 """The kinds whose leak shows only under some ``top_k``, concurrency, call count, order or tenant-id syntax."""
 
 
-REQUEST_LEAKS = (
-    "short-query",
-    "long-query",
-    "quoted-phrase",
-    "boolean-query",
-    "field-query",
-    "wildcard-query",
-    "deep-top-k",
-    "offset-page",
-    "page-param",
-    "tenant-header",
-    "tenant-param",
-    "accent-fold",
-    "nfkc-fold",
-    "confusable-fold",
-)
+REQUEST_LEAKS = REQUEST_STYLES
 """The request-side leak styles (:mod:`ragaudit.security.leaky_requests`); each has an honest twin."""
 
 
 def request_leak(style: str, chunks: Sequence[Chunk], *, honest: bool = False) -> Any:
     """The leaky service of a :data:`REQUEST_LEAKS` style (its honest twin with ``honest=True``): a
     Python retriever, and ``handle(body, headers, params)`` to serve it over HTTP."""
-    from ragaudit.security.leaky_requests import make_request_service
-
     return make_request_service(style, chunks, honest=honest)
 
 
@@ -444,6 +431,18 @@ def demo_relabeling() -> Any:
 def demo_opaque_output() -> Any:
     """:class:`~ragaudit.security.leaky_output.OpaqueOutputRetriever` over the demo knowledge base."""
     return make_leaky("opaque-output", _demo_chunks())
+
+
+def demo_response_leak() -> Any:
+    """:class:`~ragaudit.security.leaky_response.ResponseLeakRetriever` (facets) over the demo knowledge base."""
+    return make_leaky("response-facets", _demo_chunks())
+
+
+def demo_response_honest() -> Any:
+    """The honest twin of :func:`demo_response_leak` (facets from the caller's own hits) over the demo KB."""
+    from ragaudit.security.leaky_response import ResponseLeakRetriever
+
+    return ResponseLeakRetriever(_demo_chunks(), "facets", honest=True)
 
 
 def demo_field_leak() -> Any:

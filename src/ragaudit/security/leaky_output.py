@@ -28,7 +28,7 @@ from typing import Any
 
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.protocol import RetrievedChunk
-from ragaudit.security.leaky import _Partitioned
+from ragaudit.security.leaky_base import Partitioned as _Partitioned
 from ragaudit.text.stopwords import STOPWORDS
 from ragaudit.text.words import lemma, normalize_text, shingles
 

@@ -3,7 +3,7 @@ request mutations of the tenant audit (:mod:`ragaudit.security.request_mutations
 tenant ids exist to catch them.
 
 **Never use these to serve anything.** Each is the honest tenant-partitioned BM25 of
-:mod:`ragaudit.security.leaky` except on one request shape, where the leaky one takes a path that
+:mod:`ragaudit.security.leaky_base` except on one request shape, where the leaky one takes a path that
 forgets the tenant and its honest twin handles the same shape correctly (or refuses it):
 
 | style | the leaky service | its honest twin |
@@ -42,7 +42,7 @@ from ragaudit.corpus.model import Chunk
 from ragaudit.errors import PermanentRetrievalError
 from ragaudit.retrieval.protocol import RetrievedChunk, chunk_result
 from ragaudit.retrieval.tenancy import require_tenant
-from ragaudit.security.leaky import REQUEST_LEAKS, _Partitioned
+from ragaudit.security.leaky_base import Partitioned
 
 DEEP_ABOVE = 64
 _BOOLEAN = re.compile(r"\s(?:OR|AND)\s|(?:^|\s)NOT\s")
@@ -83,7 +83,7 @@ class Refused(Exception):
         self.status = status
 
 
-class RequestService(_Partitioned):
+class RequestService(Partitioned):
     """Tenant-partitioned BM25 with one request-dependent path (:meth:`serve`); ``honest`` chooses the
     twin. ``handle`` is the HTTP face, ``search`` the Python one."""
 
@@ -299,8 +299,24 @@ def _make(style: str, honest: bool, chunks: Sequence[Chunk]) -> RequestService:
     return TenantFoldService(chunks, style.removesuffix("-fold"), honest)
 
 
-STYLES = REQUEST_LEAKS
-"""Every request-side leak style; each has a leaky service and an honest twin."""
+STYLES = (
+    "short-query",
+    "long-query",
+    "quoted-phrase",
+    "boolean-query",
+    "field-query",
+    "wildcard-query",
+    "deep-top-k",
+    "offset-page",
+    "page-param",
+    "tenant-header",
+    "tenant-param",
+    "accent-fold",
+    "nfkc-fold",
+    "confusable-fold",
+)
+"""Every request-side leak style; each has a leaky service and an honest twin
+(:data:`ragaudit.security.leaky.REQUEST_LEAKS`)."""
 HTTP_ONLY = ("offset-page", "page-param", "tenant-header", "tenant-param")
 """Styles whose leak needs a channel only HTTP has (a body field, the query string, a header)."""
 

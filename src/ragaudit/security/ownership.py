@@ -26,7 +26,10 @@ the caller's would pass any check that trusts the claim, so the audit looks the 
    ``source_ids``, ...) by id (document id, chunk id or the documents' ``source_id``); titles,
    snippets, highlights and every other text value by content as in 2 (a text shorter than a shingle
    counts only when it is a whole document title, or, under a key that quotes documents such as
-   ``highlight``, when it has 2 words or more and occurs verbatim); canaries in any of them.
+   ``highlight``, when it has 2 words or more and occurs verbatim); canaries in any of them; ids in
+   lists of corpus ids under any key; tenant-exclusive terms (:mod:`ragaudit.security.exclusive_terms`)
+   in any text; the decoded forms of encoded values. The values *beside* a response's chunk list go
+   through the same :meth:`OwnershipIndex.field_evidence` (:mod:`ragaudit.security.response_fields`).
 
 **Templated near-duplicates** are told apart by the parts that differ between tenants. When the
 caller's own documents are among the best-containing ones (every tenant has the same template with
@@ -52,6 +55,7 @@ from dataclasses import dataclass, field
 from ragaudit.corpus.model import Chunk, Document
 from ragaudit.data.run import RankedItem
 from ragaudit.security.canaries import Canary
+from ragaudit.security.exclusive_terms import ExclusiveTerms
 from ragaudit.security.item_fields import ItemField, item_fields, strip_markup
 from ragaudit.text.words import normalize_text, shingles
 
@@ -106,7 +110,8 @@ class FieldEvidence:
     path: str
     """Where the field is: ``title``, ``snippet``, ``metadata.related[0].doc_id``, ``source_id``."""
     method: str
-    """``id``, ``content`` (a text contained in documents), ``title`` (a whole title) or ``canary``."""
+    """``id``, ``content`` (a text contained in documents), ``title`` (a whole title), ``term`` (a name
+    or code only one tenant's documents use) or ``canary``."""
     owners: frozenset[str]
     doc_id: str | None
     value: str
@@ -243,6 +248,10 @@ class OwnershipIndex:
     _memo: dict[tuple[str, str | None], Attribution] = field(default_factory=dict, repr=False)
     _item_memo: dict[tuple[object, ...], Attribution] = field(default_factory=dict, repr=False)
     _text_memo: dict[str, TextMatch] = field(default_factory=dict, repr=False)
+    _field_memo: dict[tuple[ItemField, str | None], tuple[FieldEvidence, ...]] = field(
+        default_factory=dict, repr=False
+    )
+    _terms: ExclusiveTerms | None = field(default=None, repr=False)
 
     @classmethod
     def build(
@@ -276,6 +285,7 @@ class OwnershipIndex:
         index._by_word = dict(by_word)
         index._by_source = {k: frozenset(v) for k, v in by_source.items()}
         index._by_title = {k: frozenset(v) for k, v in by_title.items()}
+        index._terms = ExclusiveTerms.build(docs.values(), index._texts)
         return index
 
     @property
@@ -376,15 +386,17 @@ class OwnershipIndex:
         self._memo[key] = found
         return found
 
-    def attribute_item(self, item: RankedItem) -> Attribution:
+    def attribute_item(self, item: RankedItem, query: str | None = None) -> Attribution:
         """:meth:`attribute` of the id and content, plus every other field of the chunk (source id,
-        title, snippet, highlight, metadata values at any depth; memoised)."""
+        title, snippet, highlight, metadata values at any depth, decoded forms; memoised). Exclusive
+        terms that occur in ``query`` (the text the caller sent) are no evidence."""
         extra = item_fields(item)
-        key = (item.chunk_id, item.content, extra)
+        key = (item.chunk_id, item.content, extra, query)
         found = self._item_memo.get(key)
         if found is None:
             base = self.attribute(item.chunk_id, item.content)
-            evidence = tuple(e for e in (self._field(f) for f in extra) if e is not None)
+            asked = normalize_text(query) if query else None
+            evidence = tuple(e for f in extra for e in self.field_evidence(f, asked))
             found = Attribution(
                 base.id_owner,
                 base.content_owners,
@@ -397,14 +409,64 @@ class OwnershipIndex:
             self._item_memo[key] = found
         return found
 
+    def _id_evidence(self, path: str, value: str) -> FieldEvidence | None:
+        doc = self.document_of(value)
+        if doc is not None:
+            return FieldEvidence(path, "id", frozenset({doc.tenant_id}), doc.doc_id, value)
+        sources = self._by_source.get(value)
+        return FieldEvidence(path, "id", sources, None, value) if sources else None
+
+    def _reads_as_id(self, item: ItemField) -> bool:
+        """A text value that is a corpus id: in a list whose strings are all corpus ids (``see_also``),
+        or alone when it is distinctive (letters and a digit or separator, 6+ characters), so a
+        ``"page": "2"`` never names a document called ``2``."""
+        value = item.value
+        if not value or len(value) > 200 or any(ch.isspace() for ch in value):
+            return False
+        if self.document_of(value) is None and value not in self._by_source:
+            return False
+        if item.siblings and len(item.siblings) > 1:
+            return all(self.document_of(v) is not None or v in self._by_source for v in item.siblings)
+        return (
+            len(value) >= 6
+            and any(ch.isalpha() for ch in value)
+            and any(ch.isdigit() or ch in "-_:#/." for ch in value)
+        )
+
+    def field_evidence(self, item: ItemField, query: str | None = None) -> tuple[FieldEvidence, ...]:
+        """What the corpus says of one field (empty: nothing): by id, canary, content or title, and the
+        tenant-exclusive terms it holds (:mod:`~ragaudit.security.exclusive_terms`) that the normalised
+        ``query`` does not (memoised)."""
+        key = (item, query)
+        found = self._field_memo.get(key)
+        if found is None:
+            found = self._field_all(item, query)
+            self._field_memo[key] = found
+        return found
+
+    def _field_all(self, item: ItemField, query: str | None) -> tuple[FieldEvidence, ...]:
+        if item.kind == "id" or self._reads_as_id(item):
+            by_id = self._id_evidence(item.path, item.value)
+            return (by_id,) if by_id is not None else ()
+        main = self._field(item)
+        if main is not None and main.method == "canary":
+            return (main,)
+        words = normalize_text(item.value).split()
+        terms = self._terms.find(words, query) if self._terms is not None else {}
+        extra = {t: term for t, term in terms.items() if main is None or t not in main.owners}
+        if not extra:
+            return (main,) if main is not None else ()
+        by_term = FieldEvidence(
+            item.path,
+            "term",
+            frozenset(extra),
+            self._terms.docs.get(next(iter(extra.values()))) if self._terms is not None else None,
+            item.value,
+        )
+        return (main, by_term) if main is not None else (by_term,)
+
     def _field(self, item: ItemField) -> FieldEvidence | None:
-        """What the corpus says of one field (None: nothing)."""
-        if item.kind == "id":
-            doc = self.document_of(item.value)
-            if doc is not None:
-                return FieldEvidence(item.path, "id", frozenset({doc.tenant_id}), doc.doc_id, item.value)
-            sources = self._by_source.get(item.value)
-            return FieldEvidence(item.path, "id", sources, None, item.value) if sources else None
+        """What the corpus says of one text field by canary, content or title (None: nothing)."""
         canaries = self.canaries_in(item.value)
         if canaries:
             tenants = frozenset(c.tenant_id for c in canaries)

@@ -35,6 +35,7 @@ from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retry import NO_RETRY, Attempted, RetryPolicy, call_with_retries
 from ragaudit.security.error_rate import classify_error
 from ragaudit.security.request_plan import AuditRequest, plain_form
+from ragaudit.security.response_fields import ResponseEnvelope, envelope_of
 
 UNREACHABLE_AFTER = 3
 """The audit stops when this many requests, the first it sent, all failed to connect or timed out."""
@@ -93,6 +94,8 @@ class Answer:
     concurrency: int
     sequence: int
     """1-based position of the request among every request the audit sent."""
+    response: ResponseEnvelope | None = None
+    """The whole response beside the ranking (:mod:`~ragaudit.security.response_fields`), when there is one."""
 
 
 @dataclass
@@ -108,18 +111,17 @@ class Asker:
 
     async def _call(
         self, text: str, request: AuditRequest, policy: RetryPolicy
-    ) -> Attempted[list[RankedItem]]:
+    ) -> Attempted[tuple[list[RankedItem], ResponseEnvelope | None]]:
         extras = request.mutated.extras if request.mutated is not None else None
 
-        async def fetch() -> list[RankedItem]:
+        async def fetch() -> tuple[list[RankedItem], ResponseEnvelope | None]:
             tenant: Any = request.caller  # a hostile caller may deliberately be no usable tenant
             if extras is not None:  # only sent to retrievers that declare the channel
                 wide: Any = self.retriever
-                found = await wide.search(tenant_id=tenant, query=text, top_k=request.top_k, extras=extras)
-                return to_ranked_items(found)
-            return to_ranked_items(
-                await self.retriever.search(tenant_id=tenant, query=text, top_k=request.top_k)
-            )
+                returned = await wide.search(tenant_id=tenant, query=text, top_k=request.top_k, extras=extras)
+            else:
+                returned = await self.retriever.search(tenant_id=tenant, query=text, top_k=request.top_k)
+            return to_ranked_items(returned), envelope_of(returned)
 
         return await call_with_retries(fetch, policy, f"{request.key}:{text}", self.timeout_s)
 
@@ -145,13 +147,14 @@ class Asker:
         self.stopper.record(got.error)
         answer = Answer(
             request,
-            got.value if got.error is None else None,
+            got.value[0] if got.error is None and got.value is not None else None,
             got.error,
             attempts,
             text,
             retried,
             concurrency,
             sequence,
+            got.value[1] if got.error is None and got.value is not None else None,
         )
         if self.on_answer is not None:
             self.on_answer(answer)

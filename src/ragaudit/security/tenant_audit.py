@@ -61,6 +61,7 @@ from ragaudit.security.request_plan import (
     top_k_values,
 )
 from ragaudit.security.request_plan import plan_matrix as plan_matrix
+from ragaudit.security.response_fields import ResponseEnvelope, response_evidence
 from ragaudit.verdict import CheckVerdict
 from ragaudit.version import __version__
 
@@ -68,6 +69,10 @@ SCHEMA_VERSION = 1
 EXCERPT_CHARS = 160
 MAX_LISTED = 200
 """At most this many unattributed chunks and hostile outcomes are listed in the report (all are counted)."""
+DEFAULT_MAX_RECORDS = 200
+"""Leak records listed in the report by default (``--max-records``); every leak is counted."""
+MAX_FIELDS_PER_RECORD = 20
+"""Foreign fields listed in one leak record (all are counted in ``fields_total``)."""
 
 
 def _excerpt(text: str | None) -> str:
@@ -97,12 +102,24 @@ class LeakFinding:
     """How the request that got it was asked: ``top_k``, round, concurrency, sequence, text, part."""
     fields: tuple[Mapping[str, Any], ...] = ()
     """The fields other than id and content that are foreign (title, snippet, metadata value, source id):
-    ``{"field", "method", "owner", "doc_id", "excerpt"}`` each."""
+    ``{"field", "path", "method", "owner", "doc_id", "excerpt"}`` each (``path``: the JSON path in the
+    response, ``$.results[2].metadata.see_also[0]``)."""
+    where: Literal["results", "response"] = "results"
+    """``results``: a returned chunk; ``response``: values beside the chunk list (``$.facets``, ``$.debug``),
+    whose ``chunk_id`` is then the JSON path of the first foreign value and ``rank`` 0."""
+
+    @property
+    def leak_class(self) -> str:
+        """What kind of evidence made it a leak, for the per-class counts: ``response`` or ``results``,
+        and the methods (``results:id+content``, ``response:term``)."""
+        methods = sorted({part.split("@")[0] for part in self.attributed_by.split("+")})
+        return f"{self.where}:{'+'.join(methods)}"
 
     def to_json(self) -> dict[str, Any]:
         return {
             **({"asked": dict(self.asked)} if self.asked is not None else {}),
             **({"fields": [dict(f) for f in self.fields]} if self.fields else {}),
+            **({"where": self.where} if self.where != "results" else {}),
             "probe": self.probe.to_json(),
             "caller": self.caller,
             "hostile_caller": self.hostile,
@@ -171,6 +188,8 @@ class AuditOptions:
     returned chunk at all was attributed."""
     mutations: MutationOptions = field(default_factory=MutationOptions)
     """The request mutations applied to a sample of probes (``per_tenant=0``: none)."""
+    max_records: int = DEFAULT_MAX_RECORDS
+    """The report lists the first this many leak records (every leak is counted, by class and pair)."""
 
     def __post_init__(self) -> None:
         for name in ("top_k", "max_top_k"):
@@ -178,6 +197,8 @@ class AuditOptions:
                 raise ValueError(f"{name} must be a positive integer (got {getattr(self, name)})")
         if not self.concurrency_levels or min(self.concurrency_levels) < 1:
             raise ValueError(f"concurrency levels must be positive integers (got {self.concurrency_levels})")
+        if self.max_records < 0:
+            raise ValueError(f"max_records must be 0 or more (got {self.max_records})")
         if self.budget < 0 or (self.rounds is not None and self.rounds < 1):
             raise ValueError("budget must be >= 0 and rounds >= 1")
 
@@ -236,10 +257,25 @@ class TenantAudit:
                 pairs[f"{owner} -> {leak.caller!r}" if leak.hostile else f"{owner} -> {leak.caller}"] += 1
         return dict(sorted(pairs.items()))
 
+    def leaks_json(self) -> dict[str, Any]:
+        """The leaks: the total, counts per class, part and pair, and the first ``max_records`` records."""
+        listed = self.leaks[: self.options.max_records]
+        return {
+            "count": len(self.leaks),
+            "to_hostile_ids": sum(1 for leak in self.leaks if leak.hostile),
+            "by_pair": self.leaks_by_pair(),
+            "by_class": dict(sorted(Counter(leak.leak_class for leak in self.leaks).items())),
+            "by_part": dict(
+                sorted(Counter((leak.asked or {}).get("part", "unknown") for leak in self.leaks).items())
+            ),
+            "caught_by_labels_alone": sum(1 for leak in self.leaks if leak.claimed_tenant != leak.caller),
+            "records_listed": len(listed),
+            "records": [_record_json(leak) for leak in listed],
+        }
+
     def to_dict(self, max_error_rate: float = 0.0) -> dict[str, Any]:
         kinds = Counter(p.kind for p in self.probes)
         hostile_outcomes = Counter(h.outcome for h in self.hostile)
-        label_trusting = sum(1 for leak in self.leaks if leak.claimed_tenant != leak.caller)
         verdict, isolation = self.judged(max_error_rate)
         return {
             "schema_version": SCHEMA_VERSION,
@@ -265,12 +301,7 @@ class TenantAudit:
             "stopped": self.stopped,
             "checked_chunks": self.checked_chunks,
             "errors": self.errors.to_dict(),
-            "leaks": {
-                "count": len(self.leaks),
-                "by_pair": self.leaks_by_pair(),
-                "caught_by_labels_alone": label_trusting,
-                "records": [leak.to_json() for leak in self.leaks],
-            },
+            "leaks": self.leaks_json(),
             "label_mismatches": self.label_mismatches,
             "hostile_tenants": {
                 "requests": len(self.hostile),
@@ -310,13 +341,22 @@ class _Checker:
         self.mismatches = 0
         self.checked = 0
 
-    def check(self, probe: Probe, caller: str | None, items: Sequence[RankedItem]) -> int:
-        """Check one ranking; return how many leaks it held."""
+    def check(
+        self,
+        probe: Probe,
+        caller: str | None,
+        items: Sequence[RankedItem],
+        query: str | None = None,
+        response: ResponseEnvelope | None = None,
+    ) -> int:
+        """Check one ranking, and the rest of the response it came in; return how many leaks it held.
+        ``query`` is the text sent (an echo of it is no evidence beside the results)."""
         found = 0
         hostile = caller not in self.real
+        where = response or ResponseEnvelope(None)
         for rank, item in enumerate(items, start=1):
             self.checked += 1
-            who = self.ownership.attribute_item(item)
+            who = self.ownership.attribute_item(item, query)
             if item.tenant_id is not None and who.attributed and item.tenant_id not in who.owners:
                 self.mismatches += 1
             foreign = who.owners if hostile else who.foreign_owners(caller)
@@ -336,8 +376,40 @@ class _Checker:
                 continue
             if foreign:  # a foreign field is a leak even beside text nobody can attribute
                 found += 1
-                self.leaks.append(self._finding(probe, caller, rank, item, who, foreign, hostile))
+                finding = self._finding(probe, caller, rank, item, who, foreign, hostile, where)
+                self.leaks.append(finding)
+        if response is not None:
+            found += self._check_response(probe, caller, response, query, hostile)
         return found
+
+    def _check_response(
+        self, probe: Probe, caller: str | None, response: ResponseEnvelope, query: str | None, hostile: bool
+    ) -> int:
+        """The values beside the chunk list: one leak record per response, listing every foreign value."""
+        evidence = response_evidence(self.ownership, response, query)
+        foreign = [e for e in evidence if (e.owners if hostile else e.foreign(caller))]
+        if not foreign:
+            return 0
+        owners = frozenset(o for e in foreign for o in (e.owners if hostile else e.foreign(caller)))
+        self.leaks.append(
+            LeakFinding(
+                probe,
+                caller,
+                foreign[0].path,
+                0,
+                tuple(sorted(owners)),
+                "+".join(dict.fromkeys(f"{e.method}@{e.path}" for e in foreign)),
+                foreign[0].doc_id,
+                None,
+                tuple(dict.fromkeys(e.value for e in foreign if e.method == "canary")),
+                None,
+                _excerpt(foreign[0].value),
+                hostile,
+                fields=tuple(_field_json(e, caller, hostile) for e in foreign),
+                where="response",
+            )
+        )
+        return 1
 
     @staticmethod
     def _finding(
@@ -348,6 +420,7 @@ class _Checker:
         who: Attribution,
         foreign: frozenset[str],
         hostile: bool,
+        response: ResponseEnvelope,
     ) -> LeakFinding:
         return LeakFinding(
             probe,
@@ -362,19 +435,36 @@ class _Checker:
             item.tenant_id,
             _excerpt(item.content),
             hostile,
-            fields=tuple(_field_json(e, caller, hostile) for e in who.fields if hostile or e.foreign(caller)),
+            fields=tuple(
+                _field_json(e, caller, hostile, response.item_path(rank - 1))
+                for e in who.fields
+                if hostile or e.foreign(caller)
+            ),
         )
 
 
-def _field_json(evidence: FieldEvidence, caller: str | None, hostile: bool) -> dict[str, Any]:
+def _field_json(
+    evidence: FieldEvidence, caller: str | None, hostile: bool, item_path: str | None = None
+) -> dict[str, Any]:
     owners = evidence.owners if hostile else evidence.foreign(caller)
+    path = evidence.path if item_path is None else f"{item_path}.{evidence.path}"
     return {
         "field": evidence.path,
+        "path": path,
         "method": evidence.method,
         "owner": sorted(owners),
         "doc_id": evidence.doc_id,
         "excerpt": _excerpt(evidence.value),
     }
+
+
+def _record_json(leak: LeakFinding) -> dict[str, Any]:
+    """A leak record for the report, its foreign fields cut to :data:`MAX_FIELDS_PER_RECORD`."""
+    out = leak.to_json()
+    if len(leak.fields) > MAX_FIELDS_PER_RECORD:
+        out["fields"] = out["fields"][:MAX_FIELDS_PER_RECORD]
+        out["fields_total"] = len(leak.fields)
+    return out
 
 
 def _hostile_outcome(answer: Answer, leaks: int) -> HostileOutcome:
@@ -437,7 +527,9 @@ class _Collector:
         if answer.items is not None:
             self.answered += 1
             self.plain_recovered += answer.plain_retry
-            found = self.checker.check(request.probe, request.caller, answer.items)
+            found = self.checker.check(
+                request.probe, request.caller, answer.items, answer.asked_text, answer.response
+            )
             leaks = self.checker.leaks
             for i in range(len(leaks) - found, len(leaks)):
                 leaks[i] = replace(leaks[i], asked=_asked(answer))

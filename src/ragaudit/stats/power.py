@@ -96,7 +96,13 @@ class PowerEstimate:
     cases_needed: int | None
     """Cases needed to detect ``delta`` (``None`` when the spread is unknown: fewer than 2 cases)."""
     detectable: float
-    """The smallest difference the current cases detect."""
+    """The smallest difference the current cases detect (``nan`` when it cannot be estimated)."""
+    reason: str | None = None
+    """Why the power cannot be estimated (fewer than 2 cases, or differences with zero spread), else ``None``."""
+
+    @property
+    def estimable(self) -> bool:
+        return self.reason is None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -108,16 +114,33 @@ class PowerEstimate:
             "delta": self.delta,
             "cases_needed": self.cases_needed,
             "smallest_detectable_delta": None if math.isnan(self.detectable) else self.detectable,
+            "estimable": self.estimable,
+            **({"reason": self.reason} if self.reason else {}),
         }
 
 
 def estimate_power(
     differences: Sequence[float], delta: float, alpha: float = 0.05, power: float = 0.8
 ) -> PowerEstimate:
-    """Cases needed for ``delta`` and the smallest detectable difference, from observed differences."""
+    """Cases needed for ``delta`` and the smallest detectable difference, from observed differences.
+
+    Both rest on the differences' spread: with fewer than 2 cases, or a spread of zero (every case the
+    same difference: the t-test's variance is 0, and any n would "detect" anything), the power cannot
+    be estimated; ``cases_needed`` is ``None``, ``detectable`` ``nan`` and ``reason`` says why."""
     d = np.asarray(differences, dtype=float)
     n = len(d)
     sd = float(d.std(ddof=1)) if n >= 2 else math.nan
     mean = float(d.mean()) if n else math.nan
-    needed = cases_needed(sd, delta, alpha, power) if n >= 2 else None
+    if n < 2:
+        reason = f"{n} case(s): a spread needs at least 2"
+    elif not sd > 1e-12:
+        reason = (
+            f"the {n} per-case values have zero spread (all {mean:.4f}): a paired t-test has no variance "
+            "to work with, so the power cannot be estimated from these cases"
+        )
+    else:
+        reason = None
+    if reason is not None:
+        return PowerEstimate(n, mean, sd, alpha, power, delta, None, math.nan, reason)
+    needed = cases_needed(sd, delta, alpha, power)
     return PowerEstimate(n, mean, sd, alpha, power, delta, needed, detectable_delta(sd, n, alpha, power))

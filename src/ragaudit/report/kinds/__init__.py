@@ -2,13 +2,23 @@
 
 from ragaudit.errors import ReportFieldError
 from ragaudit.report.kinds.base import KindReport, ReportKind
-from ragaudit.report.kinds.registry import GROUP, load_kind, register_kind, registered_kinds, report_kind
+from ragaudit.report.kinds.registry import (
+    GROUP,
+    broken_kinds,
+    is_builtin,
+    load_kind,
+    register_kind,
+    registered_kinds,
+    report_kind,
+)
 
 __all__ = [
     "GROUP",
     "KindReport",
     "ReportFieldError",
     "ReportKind",
+    "broken_kinds",
+    "is_builtin",
     "load_kind",
     "register_kind",
     "registered_kinds",

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ragaudit.artifacts.tables import fmt_number, render_table
+from ragaudit.report.document import Block, Column, Document, Heading, Paragraph, Section, Table
 from ragaudit.report.kinds.base import ReportKind
+from ragaudit.report.kinds.comparison import delta_columns, delta_values, forest
 from ragaudit.report.kinds.fields import Fields, Latency, Paired, significance_of
 from ragaudit.report.sections import ANALYSES, part
-
-if TYPE_CHECKING:
-    from ragaudit.report.html_parts import Section
-    from ragaudit.report.view import ReportView
 
 
 @dataclass(frozen=True)
@@ -117,20 +114,58 @@ class AblationKind(ReportKind):
             },
         )
 
-    def terminal(self, report: AblationReport, limit: int = 10) -> list[str]:
-        """The variants table, the gains table (``*``: significant), what a gain is and the invariants."""
-        inv = report.invariants
-        return [
-            _variants_table(report),
-            "",
-            _gains_table(report),
-            f"gain = metric with the component - metric without; remove-one: full vs full-minus-t, add-one: "
-            f"bare-plus-t vs bare; * = significant at alpha {report.alpha} (paired randomization test, "
-            f"Holm-corrected across all {len(report.gains)} gains)",
-            f"invariants checked: every variant scored the same {inv['cases']} cases ({inv['answerable']} "
-            f"answerable), each under the same tenant ({', '.join(map(str, inv['tenants'] or []))}), top_k "
-            f"{inv['top_k']}, same dataset and policy",
+    def document(self, report: AblationReport) -> Document:
+        """The gain of each toggle (remove-one and add-one, with CIs and Holm p; a forest plot on the
+        page), what a gain is, the variants, and the invariants every variant shared."""
+        gains = report.gain_rows()
+        compared = [g.of(a) for g in gains for a in ANALYSES]
+        remove, add = delta_columns(compared, "remove-one Δ"), delta_columns(compared, "add-one Δ")
+        gain_table = Table(
+            (Column("toggle"), Column("metric"), *remove[:3], *add[:3]),
+            tuple(
+                (g.toggle, g.metric, *delta_values(g.remove_one)[:3], *delta_values(g.add_one)[:3])
+                for g in gains
+            ),
+            cut=False,
+        )
+        intervals = [
+            (f"{g.toggle} · {analysis.removesuffix('-one')} · {g.metric}", c)
+            for g in gains
+            for analysis in ANALYSES
+            if (c := g.of(analysis)) is not None
         ]
+        variants = Table(
+            (Column("variant"), Column("on"), *(Column(m, "number") for m in report.metrics),
+             Column("p50 ms", "number", 1), Column("p95 ms", "number", 1),
+             Column(f"tokens@{report.context_k}", "number", 0)),
+            tuple(
+                (v.name + (f" (= {v.same_as})" if v.same_as else ""), ",".join(v.on) or None,
+                 *(v.metrics.get(m) for m in report.metrics), v.latency.p50 if v.latency else None,
+                 v.latency.p95 if v.latency else None, v.context_tokens)
+                for v in report.variants
+            ),
+            cut=False,
+        )  # fmt: skip
+        inv = report.invariants
+        blocks: tuple[Block, ...] = (
+            forest("gain of each toggle with confidence intervals", intervals),
+            gain_table,
+            Paragraph(
+                f"gain = metric with the component - metric without; remove-one: full vs full-minus-t, add-one: "
+                f"bare-plus-t vs bare; * = significant at alpha {report.alpha} (paired randomization test, "
+                f"Holm-corrected across all {len(report.gains)} gains)"
+            ),
+            Heading("Variants"),
+            variants,
+            Paragraph(
+                f"invariants checked: every variant scored the same {inv['cases']} cases ({inv['answerable']} "
+                f"answerable), each under the same tenant ({', '.join(map(str, inv['tenants'] or []))}), top_k "
+                f"{inv['top_k']}, same dataset and policy"
+                if inv["same_for_every_variant"]
+                else "invariants NOT the same for every variant: the gains compare different case sets"
+            ),
+        )
+        return Document((Section("ablation", "Ablation", blocks),))
 
     def pipeline(self, report: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The base configuration the variants switch components of."""
@@ -141,53 +176,6 @@ class AblationKind(ReportKind):
 
     def title(self, report: Mapping[str, Any]) -> str:
         return f"components of {part(report, 'base').get('name', 'the pipeline')}"
-
-    def markdown(self, view: ReportView) -> list[str]:
-        from ragaudit.report.markdown import _ablation
-
-        return _ablation(self.read(view))
-
-    def html(self, view: ReportView) -> list[Section]:
-        from ragaudit.report.html_experiments import ablation_section
-
-        return [ablation_section(self.read(view))]
-
-
-def _variants_table(report: AblationReport) -> str:
-    headers = ["variant", "on", *report.metrics, "p50 ms", "p95 ms", f"tokens@{report.context_k}"]
-    rows = []
-    for v in report.variants:
-        latency = v.latency or Latency(None, None, None, None)
-        rows.append(
-            [
-                v.name + (f" (= {v.same_as})" if v.same_as else ""),
-                ",".join(v.on) or "-",
-                *(fmt_number(v.metrics[m]) for m in report.metrics),
-                fmt_number(latency.p50, 1),
-                fmt_number(latency.p95, 1),
-                fmt_number(v.context_tokens, 0),
-            ]
-        )
-    return render_table(headers, rows)
-
-
-def _gains_table(report: AblationReport) -> str:
-    rows = []
-    for toggle in report.toggles:
-        for analysis in ("remove-one", "add-one"):
-            cells = [toggle, analysis]
-            for m in report.metrics:
-                found = [
-                    g.comparison
-                    for g in report.gains
-                    if g.toggle == toggle and g.analysis == analysis and g.comparison.metric == m
-                ]
-                delta = found[0].delta if found else None
-                cells.append(
-                    f"{delta:+.4f}{'*' if found[0].significant else ''}" if delta is not None else "-"
-                )
-            rows.append(cells)
-    return render_table(["toggle", "analysis", *report.metrics], rows)
 
 
 KIND = AblationKind()

@@ -3,7 +3,10 @@
 A :class:`ReportKind` owns one ``kind`` of report: ``from_json`` checks the fields its sections
 cannot do without and fails loudly (:class:`ReportFieldError`, naming the kind and the field path)
 instead of rendering ``–``, and returns the kind's typed view (a dataclass; :class:`KindReport` for a
-kind without one); ``title``, ``terminal``, ``markdown`` and ``html`` give its part of each renderer.
+kind without one); ``document`` builds its content once from that view, as a format-free
+:class:`ragaudit.report.document.Document` that the terminal, Markdown and HTML back-ends draw.
+``terminal``, ``markdown`` and ``html`` are the older hooks, kept for the kinds not yet migrated
+(their output is trusted only from a built-in kind: a third-party kind's is shown as text).
 Optional fields stay optional: the typed views hold None, the other sections read them through
 ``sections.part`` / ``records``.
 """
@@ -12,14 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from ragaudit.errors import ReportFieldError
+from ragaudit.report.document import Document
 from ragaudit.report.kinds.fields import Fields, missing_field
-
-if TYPE_CHECKING:
-    from ragaudit.report.html_parts import Section
-    from ragaudit.report.view import ReportView
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,12 @@ class ReportKind:
         """This kind's typed view of a report (a kind with one overrides this; ``report.need`` fails loudly)."""
         return KindReport(self.name, report.data)
 
-    def read(self, view: ReportView) -> Any:
+    def document(self, report: Any) -> Document | None:
+        """This kind's content, built once from its typed view: findings first, then the figures behind
+        them (None: the kind still draws itself through ``terminal`` / ``markdown`` / ``html``)."""
+        return None
+
+    def read(self, view: Any) -> Any:
         """The typed view of the report ``view`` renders (read once by ``build_view``)."""
         return view.typed if view.typed is not None else self.from_json(view.report)
 
@@ -94,36 +99,29 @@ class ReportKind:
         """The pipeline the provenance names when the report has no ``pipeline`` section."""
         return None
 
-    def k_sweep(self, report: Any) -> dict[str, Any] | None:
-        """The metrics-by-k series (``{k, series}``) this kind draws from its typed view (None: only a
-        report's own ``k_sweep`` section is drawn)."""
-        return None
-
-    def chunking(self, report: Any) -> dict[str, Any] | None:
-        """The metrics-by-chunking rows (``{rows}``) this kind draws from its typed view (None: only a
-        report's own ``chunking`` section is drawn)."""
-        return None
-
     def chunking_text(self, report: Any) -> str | None:
         """What the provenance says about chunking for this kind (None: the pipeline's strategy)."""
         return None
 
     def terminal(self, report: Any, limit: int = 10) -> list[str]:
-        """What the command that wrote a report of this kind prints, from its typed view; lists (missing
-        cases, errors, leaks, flagged rewrites) show at most ``limit`` items."""
+        """Older hook (a kind with a ``document`` needs none): what the command that wrote a report of
+        this kind prints, from its typed view; lists show at most ``limit`` items."""
         return []
 
     def title(self, report: Mapping[str, Any]) -> str | None:
         """What the report is about (None: the system label)."""
         return None
 
-    def markdown(self, view: ReportView) -> list[str]:
-        """This kind's own Markdown lines (after the gate, before the sweeps)."""
+    def markdown(self, view: Any) -> list[str]:
+        """Older hook (a kind with a ``document`` needs none): its own Markdown lines of a
+        :class:`ragaudit.report.view.ReportView` (after the gate, before the sweeps)."""
         return []
 
-    def html(self, view: ReportView) -> list[Section]:
-        """This kind's own HTML sections (after the metrics, before latency and the sweeps)."""
+    def html(self, view: Any) -> list[tuple[str, str, str]]:
+        """Older hook: its own HTML sections ``(anchor, title, inner HTML)`` (after the metrics)."""
         return []
 
+    shows_notes: ClassVar[bool] = False
+    """True when the kind's document shows the report's ``notes`` (the page does not list them again)."""
     problems_in_body: ClassVar[bool] = False
     """True when ``markdown`` lists missing cases and errors itself (the eval report does)."""

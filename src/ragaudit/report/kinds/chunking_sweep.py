@@ -1,5 +1,4 @@
-"""The ``chunking-sweep`` report kind (ragaudit sweep-chunking): one point per chunking configuration
-(drawn by the chunking sections every report shares)."""
+"""The ``chunking-sweep`` report kind (ragaudit sweep-chunking): one point per chunking configuration."""
 
 from __future__ import annotations
 
@@ -7,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ragaudit.artifacts.tables import fmt_number, render_table
+from ragaudit.report.document import Block, Column, Document, DotPlot, Marked, Paragraph, Section, Table
 from ragaudit.report.kinds.base import ReportKind
-from ragaudit.report.kinds.fields import Fields, Latency
+from ragaudit.report.kinds.fields import Fields, Latency, number
 from ragaudit.report.sections import part
 
 
@@ -77,16 +76,6 @@ class ChunkingSweepKind(ReportKind):
     def title(self, report: Mapping[str, Any]) -> str:
         return f"chunking of {part(report, 'pipeline').get('name', 'the pipeline')}"
 
-    def chunking(self, report: ChunkingSweepReport) -> dict[str, Any] | None:
-        """One row per point: its label, chunking, chunk count and metrics."""
-        if not report.points:
-            return None
-        rows = [
-            {"label": p.name, **p.chunking, "chunks": p.index["chunks"], "metrics": dict(p.metrics)}
-            for p in report.points
-        ]
-        return {"rows": rows}
-
     def chunking_text(self, report: ChunkingSweepReport) -> str | None:
         """What the sweep swept (``chunking swept over 8 configurations: fixed, sentence × size 64, 128 ×
         overlap 0, 16; 97–214 chunks; best sentence-64-0``)."""
@@ -111,41 +100,49 @@ class ChunkingSweepKind(ReportKind):
             text += f"; {low}–{high} chunks" if low != high else f"; {low} chunks"
         return text + (f"; best {report.best}" if report.best else "")
 
-    def terminal(self, report: ChunkingSweepReport, limit: int = 10) -> list[str]:
-        """One row per chunking: metrics (``*``: significantly below the best), token-level overlap,
-        split evidence spans, index size and timings; then the skipped configurations."""
+    def document(self, report: ChunkingSweepReport) -> Document:
+        """Every metric per chunking (a dot per chunking on each metric's axis, the best ringed), then
+        one row per chunking: metrics (``*``: significantly below the best), token-level overlap, split
+        evidence spans, index size and timings; then the skipped configurations."""
         metrics = list(report.points[0].metrics) if report.points else []
         k = report.context_k
-        headers = [
-            "chunking", *metrics, f"tokP@{k}", f"tokR@{k}", f"IoU@{k}", "split", "chunks", "tok/chunk",
-            "build s", "embed s", "p50 ms",
-        ]  # fmt: skip
+        columns = (
+            Column("chunking"), *(Column(m, "number") for m in metrics), Column(f"tokP@{k}", "number", 3),
+            Column(f"tokR@{k}", "number", 3), Column(f"IoU@{k}", "number", 3), Column("split"),
+            Column("chunks", "number"), Column("tok/chunk", "number", 0), Column("build s", "number", 2),
+            Column("embed s", "number", 2), Column("p50 ms", "number", 1),
+        )  # fmt: skip
         rows = []
         for p in report.points:
-            cells = [p.name + (" (best)" if p.name == report.best else "")]
-            for m in metrics:
-                worse = p.worse_than_best and m == report.primary_metric
-                cells.append(fmt_number(p.metrics[m]) + ("*" if worse else ""))
-            tokens, index = p.token_level, p.index
-            cells += [
-                fmt_number(tokens["precision"], 3),
-                fmt_number(tokens["recall"], 3),
-                fmt_number(tokens["iou"], 3),
-                f"{p.spans['split']}/{p.spans['spans']}",
-                fmt_number(index["chunks"]),
-                fmt_number(index["mean_chunk_tokens"], 0),
-                fmt_number(index["build_seconds"], 2),
-                fmt_number(index["embed_seconds"], 2),
-                fmt_number(p.latency.p50 if p.latency else None, 1),
-            ]
-            rows.append(cells)
-        return [
-            render_table(headers, rows),
-            f"labels: evidence spans projected onto each chunking; * = {report.primary_metric} significantly "
-            f"below the best point {report.best} (paired randomization test, Holm-corrected); "
-            f"split = evidence spans no single chunk contains",
-            *(f"skipped {s}" for s in report.skipped),
-        ]
+            worse = {m: p.worse_than_best and m == report.primary_metric for m in metrics}
+            split, spans = p.spans["split"], p.spans["spans"]
+            rows.append(
+                (
+                    Marked(p.name, " (best)", strong=True) if p.name == report.best else p.name,
+                    *(Marked(p.metrics.get(m), "*") if worse[m] else p.metrics.get(m) for m in metrics),
+                    p.token_level["precision"], p.token_level["recall"], p.token_level["iou"],
+                    f"{split}/{spans}" if split is not None and spans is not None else None,
+                    p.index["chunks"], p.index["mean_chunk_tokens"], p.index["build_seconds"],
+                    p.index["embed_seconds"], p.latency.p50 if p.latency else None,
+                )
+            )  # fmt: skip
+        plot = DotPlot(
+            "every metric per chunking, axes scaled to the data",
+            tuple(metrics),
+            tuple((p.name, tuple(number(p.metrics.get(m)) for m in metrics)) for p in report.points),
+            None if report.best is None else str(report.best),
+        )
+        blocks: tuple[Block, ...] = (
+            *((plot,) if metrics else ()),
+            Table(columns, tuple(rows), cut=False),
+            Paragraph(
+                f"labels: evidence spans projected onto each chunking; * = {report.primary_metric} "
+                f"significantly below the best point {report.best} (paired randomization test, "
+                "Holm-corrected); split = evidence spans no single chunk contains"
+            ),
+            *(Paragraph(f"skipped {s}") for s in report.skipped),
+        )
+        return Document((Section("chunking", "Chunking", blocks),))
 
 
 KIND = ChunkingSweepKind()

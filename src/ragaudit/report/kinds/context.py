@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ragaudit.artifacts.tables import fmt_number, render_table
+from ragaudit.artifacts.tables import fmt_number
+from ragaudit.report.document import Column, Details, Document, Items, KeyValues, Paragraph, Section, Table
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.fields import Fields
 
@@ -38,21 +39,21 @@ FAILED_ATTRIBUTIONS = ("retrieval_failure", "generation_failure", "faithful_to_b
 """Attribution labels of an answer that went wrong, worst first (``success`` is the good one)."""
 
 READING_GUIDE = (
-    "how to read this:",
-    "  context precision: share of context chunks (tokens) that are relevant; higher is better, low means",
-    "    the generator reads mostly noise (lower k or add a reranker)",
-    "  evidence coverage: share of the needed evidence that made it into the context; aim for ~1.0,",
-    "    below ~0.9 some answers cannot be grounded whatever the generator does",
-    "  redundancy (near-duplicate chunks) and staleness (superseded versions): 0 is best",
-    "  abstention AUROC: how well the top retrieval score separates answerable from unanswerable",
-    "    questions; 0.5 is chance, above ~0.8 a score threshold can decide when to decline",
+    "context precision: share of context chunks (tokens) that are relevant; higher is better, low means "
+    "the generator reads mostly noise (lower k or add a reranker)",
+    "evidence coverage: share of the needed evidence that made it into the context; aim for ~1.0, "
+    "below ~0.9 some answers cannot be grounded whatever the generator does",
+    "redundancy (near-duplicate chunks) and staleness (superseded versions): 0 is best",
+    "abstention AUROC: how well the top retrieval score separates answerable from unanswerable "
+    "questions; 0.5 is chance, above ~0.8 a score threshold can decide when to decline",
 )
+"""What each figure means (the terminal prints it under ``how to read this:``, a page in a collapsed block)."""
 ANSWER_GUIDE = (
-    "  answers: grounded = every claim is supported by the context; correct / incorrect compare with the",
-    "    reference answer (not_verifiable: no reference values to compare); declined answerable should be ~0",
-    "  attribution: retrieval_failure = the evidence never reached the context (fix retrieval);",
-    "    generation_failure = it did, the answer is still wrong (fix the prompt or model);",
-    "    faithful_to_bad_context = the answer follows a wrong or stale chunk (fix the corpus or ranking)",
+    "answers: grounded = every claim is supported by the context; correct / incorrect compare with the "
+    "reference answer (not_verifiable: no reference values to compare); declined answerable should be ~0",
+    "attribution: retrieval_failure = the evidence never reached the context (fix retrieval);",
+    "generation_failure = it did, the answer is still wrong (fix the prompt or model);",
+    "faithful_to_bad_context = the answer follows a wrong or stale chunk (fix the corpus or ranking)",
 )
 
 
@@ -129,7 +130,10 @@ class ContextKind(ReportKind):
         grounded = report.obj("groundedness", required=False)
         worst, failing = _worst(report.each("per_case", required=False))
         return ContextReport(
-            _figures(quality.obj("settings", required=False), ("k", "token_budget", "tokenizer", "chunking")),
+            _figures(
+                quality.obj("settings", required=False),
+                ("k", "token_budget", "tokenizer", "chunking", "scored_chunks"),
+            ),
             _figures(quality.obj("summary", required=False), QUALITY_FIGURES),
             retrieval.opt("auroc"),
             _figures(best, ("threshold", "accuracy", "answerable_coverage")) if best.data else None,
@@ -141,41 +145,54 @@ class ContextKind(ReportKind):
             failing,
         )
 
-    def terminal(self, report: ContextReport, limit: int = 10) -> list[str]:
-        """The figures a terminal user wants first: context quality, abstention, groundedness, attribution."""
-        rows = [[f"context {key}", fmt_number(report.quality[key])] for key in QUALITY_FIGURES]
-        rows.append(["abstention AUROC (top score)", fmt_number(report.auroc)])
+    def document(self, report: ContextReport) -> Document:
+        """The settings, the figures (context quality, abstention, answers, attribution), the worst
+        cases and how to read the figures."""
+        rows: list[tuple[str, Any]] = [(f"context {key}", report.quality[key]) for key in QUALITY_FIGURES]
+        rows.append(("abstention AUROC (top score)", report.auroc))
         best = report.best_threshold
         if best is not None:
-            rows.append(["  best threshold", fmt_number(best["threshold"])])
-            rows.append(["  abstention accuracy", fmt_number(best["accuracy"])])
-            rows.append(["  answerable coverage", fmt_number(best["answerable_coverage"])])
+            rows.append(("  best threshold", best["threshold"]))
+            rows.append(("  abstention accuracy", best["accuracy"]))
+            rows.append(("  answerable coverage", best["answerable_coverage"]))
         if report.answers is not None:
-            rows += [[f"answers {key}", fmt_number(report.answers[key])] for key in ANSWER_FIGURES]
-            rows.append(["  declined unanswerable (rate)", fmt_number(report.abstention_rate)])
-            rows.append(["  declined answerable (rate)", fmt_number(report.false_abstention_rate)])
-            rows += [
-                [f"attribution {label}", fmt_number(count)] for label, count in report.attribution.items()
-            ]
+            rows += [(f"answers {key}", report.answers[key]) for key in ANSWER_FIGURES]
+            rows.append(("  declined unanswerable (rate)", report.abstention_rate))
+            rows.append(("  declined answerable (rate)", report.false_abstention_rate))
+            rows += [(f"attribution {label}", count) for label, count in report.attribution.items()]
         s = report.settings
-        head = f"k={s['k']}, token budget={s['token_budget']}, tokenizer={s['tokenizer']}, chunking={s['chunking']}"
-        return [head, render_table(["figure", "value"], rows), *_worst_lines(report), *_guide(report)]
+        settings = KeyValues(
+            (("k", s["k"]), ("token budget", s["token_budget"]), ("tokenizer", s["tokenizer"]),
+             ("chunking", s["chunking"]))
+        )  # fmt: skip
+        figures = Table((Column("figure"), Column("value", "number")), tuple(rows), cut=False)
+        guide = Details(
+            "how to read this",
+            tuple(
+                Paragraph(p) for p in (*READING_GUIDE, *(ANSWER_GUIDE if report.answers is not None else ()))
+            ),
+        )
+        scored = s.get("scored_chunks")
+        said = (Paragraph(str(scored["text"])),) if isinstance(scored, dict) and scored.get("text") else ()
+        title = "Context and answers" if report.answers is not None else "Context quality"
+        return Document(
+            (
+                Section("context", title, (settings, *said, figures)),
+                Section("worst-cases", "Worst cases", (_worst_items(report), guide)),
+            )
+        )
 
 
-def _worst_lines(report: ContextReport) -> list[str]:
+def _worst_items(report: ContextReport) -> Items:
     if not report.worst:
         what = "answer went wrong" if report.answers is not None else "context misses evidence"
-        return [f"worst cases: none (no {what})"]
+        return Items(f"worst cases: none (no {what})", ())
     what = "answers that went wrong" if report.answers is not None else "answerable cases missing evidence"
-    lines = [f"worst cases ({len(report.worst)} of {report.failing} {what}; every case is in the report):"]
-    for case_id, verdict, why in report.worst:
-        text = f"  {case_id}  {verdict}: {why}"
-        lines.append(text if len(text) <= 150 else text[:147] + "...")
-    return lines
-
-
-def _guide(report: ContextReport) -> list[str]:
-    return [*READING_GUIDE, *(ANSWER_GUIDE if report.answers is not None else ())]
+    return Items(
+        f"worst cases ({len(report.worst)} of {report.failing} {what}; every case is in the report):",
+        tuple((case_id, f"{verdict}: {why}") for case_id, verdict, why in report.worst),
+        separator="  ",
+    )
 
 
 KIND = ContextKind()

@@ -1,12 +1,11 @@
-"""The ``k-sweep`` report kind (ragaudit k-sweep): metric families by cut-off k (drawn by the sweep
-sections every report shares)."""
+"""The ``k-sweep`` report kind (ragaudit k-sweep): metric families by cut-off k."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from ragaudit.artifacts.tables import fmt_number, render_table
+from ragaudit.report.document import Block, Column, Document, Lines, Paragraph, Section, Table
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.fields import Fields
 
@@ -26,6 +25,7 @@ class KSweepReport:
 class KSweepKind(ReportKind):
     name = "k-sweep"
     required = ("families", "rows[].k")
+    shows_notes = True
 
     def typed(self, report: Fields) -> KSweepReport:
         families = report.texts("families")
@@ -42,28 +42,28 @@ class KSweepKind(ReportKind):
             families, rows, cases.opt("answerable"), cases.opt("answered"), report.texts("notes")
         )
 
-    def k_sweep(self, report: KSweepReport) -> dict[str, Any] | None:
-        """One series ``<family>@k`` per family."""
-        if not (report.rows and report.families):
-            return None
-        return {
-            "k": [r["k"] for r in report.rows],
-            "series": [{"name": f"{f}@k", "values": [r[f] for r in report.rows]} for f in report.families],
-        }
-
-    def terminal(self, report: KSweepReport, limit: int = 10) -> list[str]:
-        """Each family's mean at every k and the mean context tokens, then what the means are over."""
-        headers = ["k", *(f"{f}@k" for f in report.families), "tokens"]
-        rows = [
-            [str(r["k"]), *(fmt_number(r[f]) for f in report.families), fmt_number(r["context_tokens"], 1)]
-            for r in report.rows
+    def document(self, report: KSweepReport) -> Document:
+        """Each family's mean at every k (a line per family, and the table), the mean context tokens,
+        what the means are over, and the notes."""
+        families = report.families
+        table = Table(
+            (Column("k"), *(Column(f"{f}@k", "number") for f in families), Column("tokens", "number", 1)),
+            tuple((str(r["k"]), *(r[f] for f in families), r["context_tokens"]) for r in report.rows),
+            cut=False,
+        )
+        blocks: list[Block] = []
+        if report.rows and families:
+            series = tuple((f"{f}@k", tuple(r[f] for r in report.rows)) for f in families)
+            blocks.append(Lines("metrics by k", "k", tuple(str(r["k"]) for r in report.rows), series))
+        blocks += [
+            table,
+            Paragraph(
+                f"means over {report.answerable} answerable cases (missing/errors score 0); tokens: mean over "
+                f"{report.answered} answered cases of the top-k contents"
+            ),
+            *(Paragraph(f"note: {note}") for note in report.notes),
         ]
-        return [
-            render_table(headers, rows),
-            f"means over {report.answerable} answerable cases (missing/errors score 0); tokens: mean over "
-            f"{report.answered} answered cases of the top-k contents",
-            *(f"note: {note}" for note in report.notes),
-        ]
+        return Document((Section("k-sweep", "k-sweep", tuple(blocks)),))
 
 
 KIND = KSweepKind()

@@ -3,11 +3,17 @@
 Built-ins are listed here as ``module:attribute`` targets and loaded by :func:`load_kind`, the same
 function that loads each entry point of the group ``ragaudit.report_kinds``; a package adds a kind
 with ``[project.entry-points."ragaudit.report_kinds"] my-kind = "my_pkg.kinds:KIND"``.
+
+A third-party kind is isolated: an entry point that fails to load is reported once, by name (a
+``RuntimeWarning``, and :func:`broken_kinds` for the error a report of that kind gets), and never keeps
+the built-in kinds from loading; its older ``markdown`` / ``html`` hooks are not trusted
+(:func:`is_builtin`: the pages show their output as text), so it draws through a document.
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 from importlib.metadata import entry_points
 
 from ragaudit.artifacts.envelope import REPORT_KINDS
@@ -18,6 +24,7 @@ BUILTIN_KINDS = tuple(f"ragaudit.report.kinds.{name.replace('-', '_')}:KIND" for
 """Each kind the envelope knows (:data:`ragaudit.artifacts.envelope.REPORT_KINDS`) is the ``KIND`` of the
 module of its name here (``reranker-eval``: ``report/kinds/reranker_eval.py``)."""
 _KINDS: dict[str, ReportKind] = {}
+_BROKEN: dict[str, str] = {}
 _loaded = False
 
 
@@ -46,7 +53,16 @@ def _ensure_loaded() -> None:
     for target in BUILTIN_KINDS:
         load_kind(target)
     for point in entry_points(group=GROUP):
-        load_kind(point.value)
+        try:
+            load_kind(point.value)
+        except Exception as exc:  # a third party's bug must not break the built-in kinds
+            _BROKEN[point.name] = f"{point.value}: {type(exc).__name__}: {exc}"
+            warnings.warn(
+                f"report kind {point.name!r} (entry point {point.value} of {GROUP}) could not be loaded "
+                f"and is skipped: {type(exc).__name__}: {exc}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
 
 def registered_kinds() -> dict[str, ReportKind]:
@@ -59,3 +75,14 @@ def report_kind(name: str) -> ReportKind | None:
     """The kind registered as ``name``, or None."""
     _ensure_loaded()
     return _KINDS.get(name)
+
+
+def broken_kinds() -> dict[str, str]:
+    """``{entry-point name: why it failed to load}`` of the third-party kinds that were skipped."""
+    _ensure_loaded()
+    return dict(_BROKEN)
+
+
+def is_builtin(kind: ReportKind) -> bool:
+    """A kind shipped with ragaudit (its older ``markdown`` / ``html`` hooks are trusted)."""
+    return kind.name in REPORT_KINDS and type(kind).__module__.startswith("ragaudit.report.kinds.")

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ragaudit.artifacts.tables import delta_cells, delta_ci_label, fmt_number, render_table
+from ragaudit.artifacts.tables import fmt_number
+from ragaudit.report.document import Block, Column, Document, DotPlot, Paragraph, Section, Table
 from ragaudit.report.kinds.base import ReportKind
+from ragaudit.report.kinds.comparison import delta_columns, delta_values, forest
 from ragaudit.report.kinds.fields import Fields, Latency, Paired, number, significance_of
 from ragaudit.report.sections import part
-
-if TYPE_CHECKING:
-    from ragaudit.report.html_parts import Section
-    from ragaudit.report.view import ReportView
 
 
 @dataclass(frozen=True)
@@ -78,6 +76,7 @@ def _latency(latency: Fields) -> RerankLatency | None:
 class RerankerEvalKind(ReportKind):
     name = "reranker-eval"
     required = ("reranker", "summary[].metric")
+    shows_notes = True
 
     def typed(self, report: Fields) -> RerankerEvalReport:
         recall = report.obj("first_stage_recall", required=False)
@@ -93,50 +92,59 @@ class RerankerEvalKind(ReportKind):
             report.texts("notes"),
         )
 
-    def terminal(self, report: RerankerEvalReport, limit: int = 10) -> list[str]:
-        """Before / after / oracle per metric, the first stage's recall, the reranker's added latency, notes."""
-        rows = [
-            [
-                r.comparison.metric,
-                fmt_number(r.before),
-                fmt_number(r.after),
-                *delta_cells(r.comparison.data),
-                fmt_number(r.ceiling),
-                "-" if r.captured is None else f"{100 * r.captured:.0f}%",
-            ]
-            for r in report.rows
-        ]
-        ci = delta_ci_label([r.comparison.data for r in report.rows], short=True)
-        headers = ["metric", "before", "after", "delta", ci, "p (Holm)", "W/T/L", "oracle", "captured"]
-        lines = [
-            render_table(headers, rows),
-            f"reranker {report.reranker} over the first stage's top {report.top_n}: first-stage "
-            f"{report.recall_metric} = {fmt_number(report.first_stage_recall)} (the share of relevant items "
-            "it can reorder at all); oracle = the candidates in ideal order by grade; captured = "
-            "(after - before) / (oracle - before)",
-            f"* = significant at alpha {report.alpha} (paired randomization test, Holm-corrected)",
+    def document(self, report: RerankerEvalReport) -> Document:
+        """Before / after / oracle per metric (a dot each on the metric's axis, the table, the gains
+        around zero), the first stage's recall, the reranker's added latency, notes."""
+        rows = [r.comparison for r in report.rows]
+        table = Table(
+            (Column("metric"), Column("before", "number"), Column("after", "number"), *delta_columns(rows),
+             Column("oracle", "number"), Column("captured", "percent")),
+            tuple((r.comparison.metric, r.before, r.after, *delta_values(r.comparison), r.ceiling, r.captured)
+                  for r in report.rows),
+            cut=False,
+        )  # fmt: skip
+        plot = DotPlot(
+            "before, after and oracle per metric, axes scaled to the data",
+            tuple(r.comparison.metric for r in report.rows),
+            (
+                ("before", tuple(r.before for r in report.rows)),
+                ("after", tuple(r.after for r in report.rows)),
+                ("oracle", tuple(r.ceiling for r in report.rows)),
+            ),
+            "after",
+        )
+        blocks: list[Block] = [
+            plot,
+            table,
+            forest("reranker gain per metric", [(c.metric, c) for c in rows]),
+            Paragraph(
+                f"reranker {report.reranker} over the first stage's top {report.top_n}: first-stage "
+                f"{report.recall_metric} = {fmt_number(report.first_stage_recall)} (the share of relevant "
+                "items it can reorder at all); oracle = the candidates in ideal order by grade; captured = "
+                "(after - before) / (oracle - before)"
+            ),
+            Paragraph(f"* = significant at alpha {report.alpha} (paired randomization test, Holm-corrected)"),
         ]
         lat = report.latency
         first, added = (lat.first_stage, lat.rerank_added) if lat is not None else (None, None)
         if lat is not None and first is not None and added is not None:
-            lines.append(
-                f"latency ms: first stage p50 {first.p50 or 0:.1f} p95 {first.p95 or 0:.1f}; the reranker adds "
-                f"p50 {added.p50 or 0:.1f} p95 {added.p95 or 0:.1f} ({lat.cases} cases)"
+            cache = lat.cache
+            hits = (
+                f"; reranker cache {cache.get('hits', 0)} hits, {cache.get('misses', 0)} misses"
+                if cache
+                else ""
             )
-        return lines + [f"note: {note}" for note in report.notes]
+            blocks.append(
+                Paragraph(
+                    f"latency ms: first stage p50 {first.p50 or 0:.1f} p95 {first.p95 or 0:.1f}; the reranker adds "
+                    f"p50 {added.p50 or 0:.1f} p95 {added.p95 or 0:.1f} ({lat.cases} cases){hits}"
+                )
+            )
+        blocks += [Paragraph(f"note: {note}") for note in report.notes]
+        return Document((Section("reranker", "Reranker", tuple(blocks)),))
 
     def title(self, report: Mapping[str, Any]) -> str:
         return f"{report['reranker']} in {part(report, 'pipeline').get('name', 'the pipeline')}"
-
-    def markdown(self, view: ReportView) -> list[str]:
-        from ragaudit.report.markdown import _reranker
-
-        return _reranker(self.read(view))
-
-    def html(self, view: ReportView) -> list[Section]:
-        from ragaudit.report.html_experiments import reranker_section
-
-        return [reranker_section(self.read(view))]
 
 
 KIND = RerankerEvalKind()

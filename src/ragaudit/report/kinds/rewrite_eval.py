@@ -5,16 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ragaudit.artifacts.tables import delta_cells, delta_ci_label, fmt_number, render_table
+from ragaudit.report.document import Block, Column, Document, Items, Paragraph, Section, Table, Verdict
 from ragaudit.report.kinds.base import ReportKind
+from ragaudit.report.kinds.comparison import delta_columns, delta_values, forest
 from ragaudit.report.kinds.fields import Fields, Latency, Paired, number, significance_of
-from ragaudit.report.sections import part
-
-if TYPE_CHECKING:
-    from ragaudit.report.html_parts import Section
-    from ragaudit.report.view import ReportView
+from ragaudit.report.sections import constraint_verdict, part
 
 Constraint = tuple[str, str]
 """``(kind, text)`` of a query constraint (``("entity", "pro")``)."""
@@ -150,6 +147,7 @@ def _latency(latency: Fields) -> RewriteLatency | None:
 class RewriteEvalKind(ReportKind):
     name = "rewrite-eval"
     required = ("rewriter", "metrics", "constraints")
+    shows_notes = True
 
     def typed(self, report: Fields) -> RewriteEvalReport:
         primary = str(report.opt("primary_metric") or "")
@@ -166,48 +164,58 @@ class RewriteEvalKind(ReportKind):
             report.texts("notes"),
         )
 
-    def terminal(self, report: RewriteEvalReport, limit: int = 10) -> list[str]:
-        """Metrics with significance, latency, the constraint summary and the first ``limit`` flagged cases."""
-        rows = [
-            [c.metric, fmt_number(c.baseline_mean), fmt_number(c.system_mean), *delta_cells(c.data)]
-            for c in report.comparisons
-        ]
-        ci = delta_ci_label([c.data for c in report.comparisons])
-        headers = ["metric", "baseline", "rewrite", "delta", ci, "p (Holm)", "W/T/L"]
-        lines = [
-            render_table(headers, rows),
-            f"* = significant at alpha {report.significance[0]} (paired randomization test, "
-            f"Holm-corrected across {len(rows)} metrics); rewriter: {report.rewriter}",
+    def document(self, report: RewriteEvalReport) -> Document:
+        """Constraint preservation (the verdict), metrics with significance, latency, the constraint
+        counts and the flagged cases, then the notes."""
+        primary = report.primary_metric
+        compared = [r.comparison for r in report.metrics]
+        table = Table(
+            (Column("metric"), Column("baseline", "number"), Column("rewrite", "number"),
+             *delta_columns(compared, short=False)),
+            tuple((r.metric, r.baseline, r.rewrite, *(delta_values(r.comparison) if r.comparison else
+                   (r.delta, None, None, None))) for r in report.metrics),
+            cut=False,
+        )  # fmt: skip
+        verdict = constraint_verdict(report.constraints.data)
+        blocks: list[Block] = [
+            Verdict(verdict.check, verdict.state, verdict.reason),
+            forest("rewrite minus baseline per metric", [(c.metric, c) for c in compared if c is not None]),
+            table,
+            Paragraph(
+                f"* = significant at alpha {report.significance[0]} (paired randomization test, "
+                f"Holm-corrected across {len(report.comparisons)} metrics); rewriter: {report.rewriter}"
+            ),
         ]
         lat = report.latency
         if lat is not None and lat.added is not None:
             base, rewrite, added = lat.baseline, lat.rewrite, lat.added
-            lines.append(
-                f"latency ms: baseline p50 {base.p50 if base else math.nan:.2f}, with rewrite p50 "
-                f"{rewrite.p50 if rewrite else math.nan:.2f}; added per query mean {added.mean or 0:+.2f} "
-                f"(p50 {added.p50 or 0:+.2f}, p95 {added.p95 or 0:+.2f})"
-                + (f"; in the rewriter mean {lat.rewriter.mean or 0:.2f}" if lat.rewriter else "")
+            blocks.append(
+                Paragraph(
+                    f"latency ms: baseline p50 {base.p50 if base else math.nan:.2f}, with rewrite p50 "
+                    f"{rewrite.p50 if rewrite else math.nan:.2f}; added per query mean {added.mean or 0:+.2f} "
+                    f"(p50 {added.p50 or 0:+.2f}, p95 {added.p95 or 0:+.2f})"
+                    + (f"; in the rewriter mean {lat.rewriter.mean or 0:.2f}" if lat.rewriter else "")
+                )
             )
         s = report.constraints
         lost = ", ".join(f"{k} {v}" for k, v in s.lost_by_kind.items()) or "none"
-        lines.append(
-            f"constraints: {s.rewritten} of {s.cases} queries changed; {s.flagged} flagged "
-            f"(lost something; {s.flagged_with_gain} of them although {report.primary_metric} improved); "
-            f"lost by kind: {lost}; swaps {s.swapped}"
-        )
-        for case in report.flagged[:limit]:
-            lost_items = ", ".join(f"{kind} {text!r}" for kind, text in case.lost)
-            swaps = "; ".join(f"{a[1]!r} -> {b[1]!r}" for a, b in case.swapped)
-            gain = case.delta
-            shown_gain = gain is not None and not math.isnan(gain)
-            lines.append(
-                f"  FLAG {case.id}: {case.query!r} -> {case.rewritten!r}: lost {lost_items}"
-                + (f"; swapped {swaps}" if swaps else "")
-                + (f" ({report.primary_metric} {gain:+.2f})" if shown_gain else "")
+        blocks.append(
+            Paragraph(
+                f"constraints: {s.rewritten} of {s.cases} queries changed; {s.flagged} flagged "
+                f"(lost something; {s.flagged_with_gain} of them although {primary} improved); "
+                f"lost by kind: {lost}; swaps {s.swapped}"
             )
-        if len(report.flagged) > limit:
-            lines.append(f"  ... and {len(report.flagged) - limit} more flagged cases in the JSON report")
-        return lines + [f"note: {n}" for n in report.notes[:10]]
+        )
+        if report.flagged:
+            blocks.append(
+                Items(
+                    f"flagged rewrites ({len(report.flagged)}): each lost an entity or constraint of its "
+                    "question, whatever its metrics say",
+                    tuple((f"FLAG {case.id}", _flag_text(case, primary)) for case in report.flagged),
+                )
+            )
+        blocks += [Paragraph(f"note: {n}") for n in report.notes]
+        return Document((Section("rewrite", "Rewrite", tuple(blocks)),))
 
     def pipeline(self, report: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The pipeline with the rewrite stage."""
@@ -216,15 +224,17 @@ class RewriteEvalKind(ReportKind):
     def title(self, report: Mapping[str, Any]) -> str:
         return f"{report['rewriter']} in {part(report, 'pipelines', 'baseline').get('name', 'the pipeline')}"
 
-    def markdown(self, view: ReportView) -> list[str]:
-        from ragaudit.report.markdown import _rewrite
 
-        return _rewrite(self.read(view))
-
-    def html(self, view: ReportView) -> list[Section]:
-        from ragaudit.report.html_experiments import rewrite_section
-
-        return [rewrite_section(self.read(view))]
+def _flag_text(case: FlaggedRewrite, primary: str) -> str:
+    """``'query' -> 'rewritten': lost entity 'pro'; swapped 'a' -> 'b' (nDCG@10 -0.12)``."""
+    lost_items = ", ".join(f"{kind} {text!r}" for kind, text in case.lost)
+    swaps = "; ".join(f"{a[1]!r} -> {b[1]!r}" for a, b in case.swapped)
+    gain = case.delta
+    return (
+        f"{case.query!r} -> {case.rewritten!r}: lost {lost_items}"
+        + (f"; swapped {swaps}" if swaps else "")
+        + (f" ({primary} {gain:+.2f})" if gain is not None and not math.isnan(gain) else "")
+    )
 
 
 KIND = RewriteEvalKind()

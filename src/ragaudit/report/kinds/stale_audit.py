@@ -6,9 +6,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ragaudit.artifacts.tables import fmt_number, render_table
+from ragaudit.report.document import Block, Column, Document, Items, Paragraph, Section, Table, Verdict
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.fields import Fields
+
+FIGURES = ("stale_share", "stale_rate", "stale_above_active")
+"""The audit's figures (``<figure>@k``), in this order first; a report may carry others (drawn after)."""
+MEANING = (
+    "stale_share@k: mean share of the top k that are superseded versions; stale_rate@k: share of cases "
+    "with at least one; stale_above_active@k: share of cases where a superseded version ranks above its "
+    "active version (or that version is not in the top k)."
+)
 
 
 @dataclass(frozen=True)
@@ -31,6 +39,12 @@ class StaleAuditReport:
     k: int
     sources: list[StaleSource]
 
+    def figures(self) -> list[str]:
+        """Every figure name the sources carry: the audit's own first, then any other in report order."""
+        names = dict.fromkeys(m for s in self.sources for m in s.metrics)
+        own = [f"{f}@{self.k}" for f in FIGURES]
+        return [m for m in own if m in names] + [m for m in names if m not in own]
+
 
 def _source(s: Fields) -> StaleSource:
     return StaleSource(
@@ -42,6 +56,13 @@ def _source(s: Fields) -> StaleSource:
     )
 
 
+def _stale_text(item: Mapping[str, Any]) -> str:
+    """``#1 acme-v2 (active acme-v3: #2)``: where a superseded version ranked and where its active one did."""
+    active_rank = item.get("active_rank")
+    where = f"#{active_rank}" if active_rank else "not retrieved"
+    return f"#{item.get('rank')} {item.get('doc_id')} (active {item.get('active_doc_id') or '-'}: {where})"
+
+
 class StaleAuditKind(ReportKind):
     name = "stale-audit"
     required = ("k", "sources[].name", "sources[].metrics", "sources[].offending_cases")
@@ -49,39 +70,29 @@ class StaleAuditKind(ReportKind):
     def typed(self, report: Fields) -> StaleAuditReport:
         return StaleAuditReport(int(report.need("k")), [_source(s) for s in report.each("sources")])
 
-    def terminal(self, report: StaleAuditReport, limit: int = 5) -> list[str]:
-        """The figures of every source, then the first ``limit`` offending cases of each."""
-        k = report.k
-        rows = [
-            [s.name, *(fmt_number(v) for v in s.metrics.values()), str(len(s.offending)), str(s.failed)]
-            for s in report.sources
-        ]
-        headers = [
-            "source",
-            f"stale_share@{k}",
-            f"stale_rate@{k}",
-            f"stale_above_active@{k}",
-            "offending",
-            "failed",
-        ]
-        lines = [render_table(headers, rows)]
-        lines += [
-            f"stale versions: NOT VERIFIED - {s.name}: {s.not_verified}"
+    def document(self, report: StaleAuditReport) -> Document:
+        """The figures of every source, why a source's figures check nothing, then its offending cases."""
+        figures = report.figures()
+        table = Table(
+            (Column("source"), *(Column(f, "number") for f in figures), Column("offending", "count"),
+             Column("failed", "count")),
+            tuple((s.name, *(s.metrics.get(f) for f in figures), len(s.offending), s.failed) for s in report.sources),
+        )  # fmt: skip
+        verdicts = tuple(
+            Verdict("stale versions", "not_verified", f"{s.name}: {s.not_verified}")
             for s in report.sources
             if s.not_verified
-        ]
-        for s in report.sources:
-            if not s.offending:
-                continue
-            lines.append(f"{s.name}: {len(s.offending)} offending cases, e.g.")
-            for case_id, stale in s.offending[:limit]:
-                items = ", ".join(
-                    f"#{i['rank']} {i['doc_id']} (active {i['active_doc_id'] or '-'}: "
-                    f"{'#' + str(i['active_rank']) if i['active_rank'] else 'not retrieved'})"
-                    for i in stale
-                )
-                lines.append(f"  {case_id}: {items}")
-        return lines
+        )
+        offending = tuple(
+            Items(
+                f"{s.name}: {len(s.offending)} offending cases",
+                tuple((case_id, ", ".join(_stale_text(i) for i in stale)) for case_id, stale in s.offending),
+            )
+            for s in report.sources
+            if s.offending
+        )
+        blocks: tuple[Block, ...] = (table, *verdicts, *offending, Paragraph(MEANING, hint=True))
+        return Document((Section("stale", f"Stale versions in the top {report.k}", blocks),))
 
 
 KIND = StaleAuditKind()

@@ -110,6 +110,11 @@ class TenantAuditReport:
     isolation: CheckVerdict
     """The tenant-isolation check in three states (only ``pass`` is verified)."""
     unattributed_allowed: bool = False
+    leak_count: int | None = None
+    """Every leak found (the report lists the first ``--max-records``); ``None`` in older reports, which
+    listed them all."""
+    leaks_to_hostile: int | None = None
+    leaks_by_class: dict[str, int] | None = None
     stopped: str | None = None
     """Why the audit stopped before sending every planned request (the service could not be reached)."""
 
@@ -154,6 +159,9 @@ class TenantAuditKind(ReportKind):
             leaks_by_pair=dict(leaks.obj("by_pair").data),
             isolation=audit_isolation(report),
             unattributed_allowed=report.obj("unattributed").opt("allowed") is True,
+            leak_count=_int_or_none(leaks.opt("count")),
+            leaks_to_hostile=_int_or_none(leaks.opt("to_hostile_ids")),
+            leaks_by_class=dict(leaks.obj("by_class").data) if leaks.opt("by_class") is not None else None,
             stopped=_stopped(report.opt("stopped")),
         )
 
@@ -199,7 +207,7 @@ class TenantAuditKind(ReportKind):
                 f"  probe {u['probe_id']} as {u['caller']!r} at top_k {u['top_k']}: {u['reason']}"
                 for u in report.unverified_records[:limit]
             ]
-        if report.leaks:
+        if report.leaks or report.leak_count:
             lines += _leak_lines(report, limit)
         return [
             *lines,
@@ -254,7 +262,8 @@ def _facts(report: TenantAuditReport) -> list[str]:
         f"{report.checked_chunks} returned chunks checked, {report.unattributed} unattributed"
         + (" (allowed)" if report.unattributed and report.unattributed_allowed else ""),
         f"{report.failed} of {report.requests} probe requests failed, {report.unverified} unverified",
-        f"{len(report.leaks)} foreign chunk(s) served",
+        f"{_total(report)} foreign chunk(s) served"
+        + (f" (the first {len(report.leaks)} listed)" if len(report.leaks) < _total(report) else ""),
         *[line.strip() for line in _mutation_lines(asking.mutations)],
         *([f"stopped early: {report.stopped}"] if report.stopped else []),
     ]
@@ -306,13 +315,27 @@ def _stopped(found: Any) -> str | None:
     return stopped_sentence(found.get("not_sent", "?"), found.get("reason", "no reason recorded"))
 
 
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _total(report: TenantAuditReport) -> int:
+    """Every leak found: the stated count, or the records of a report that listed them all."""
+    return report.leak_count if report.leak_count is not None else len(report.leaks)
+
+
 def _leak_lines(report: TenantAuditReport, limit: int) -> list[str]:
-    leaks = report.leaks
+    leaks, total = report.leaks, _total(report)
     hostile = [leak for leak in leaks if leak.hostile]
+    to_hostile = report.leaks_to_hostile if report.leaks_to_hostile is not None else len(hostile)
     lines = [
-        f"LEAKS: {len(leaks)} foreign chunks served "
-        f"({len(leaks) - len(hostile)} to other tenants, {len(hostile)} to hostile tenant ids)"
+        f"LEAKS: {total} foreign chunks served "
+        f"({total - to_hostile} to other tenants, {to_hostile} to hostile tenant ids)"
     ]
+    if report.leaks_by_class:
+        lines.append("  by class: " + ", ".join(f"{k} {n}" for k, n in report.leaks_by_class.items()))
+    if len(leaks) < total:
+        lines.append(f"  the report lists the first {len(leaks)} of {total} leak records (--max-records)")
     lines += [f"  {pair}: {n}" for pair, n in report.leaks_by_pair.items() if "'" not in pair][:20]
     callers = list(dict.fromkeys(repr(leak.caller) for leak in hostile))
     if callers:
@@ -326,11 +349,12 @@ def _leak_lines(report: TenantAuditReport, limit: int) -> list[str]:
             else ""
         )
         lines.append(
-            f"  probe {leak.probe_id} asked as {leak.caller!r}{how}: {leak.chunk_id} at rank {leak.rank} "
+            f"  probe {leak.probe_id} asked as {leak.caller!r}{how}: {leak.chunk_id} "
+            f"{f'at rank {leak.rank}' if leak.rank else '(beside the results)'} "
             f"belongs to {', '.join(leak.owners)} (by {leak.attributed_by}; labelled {leak.claimed_tenant!r})"
         )
     if len(leaks) > limit:
-        lines.append(f"  ... {len(leaks) - limit} more in the report")
+        lines.append(f"  ... {len(leaks) - limit} more listed in the report")
     return lines
 
 

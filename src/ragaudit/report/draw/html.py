@@ -1,0 +1,130 @@
+"""The HTML back-end: a document as the sections of the report page (``(anchor, title, inner HTML)``).
+
+Every text goes through :func:`ragaudit.artifacts.escape.escape_html` here (the SVG charts of
+:mod:`ragaudit.report.svg` escape their labels); a list or table longer than :data:`LIMIT` is cut with
+:func:`cut_note`. The classes used (``hint``, ``kv``, ``num``, ``ids``, ``ok-line``...) are the page's
+(:mod:`ragaudit.report.html_assets`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragaudit.artifacts.escape import escape_html as esc
+from ragaudit.report import svg
+from ragaudit.report.document import (
+    Block,
+    Column,
+    Details,
+    Document,
+    DotPlot,
+    Forest,
+    Heading,
+    Histogram,
+    Items,
+    KeyValues,
+    Lines,
+    Paragraph,
+    Table,
+    Value,
+    Verdict,
+    cut_note,
+    shown_rows,
+)
+from ragaudit.report.draw.cells import cell, strong, text
+from ragaudit.verdict import LABELS, MARKS
+
+LIMIT = 100
+"""Rows of a list or table the page shows (the JSON report holds them all)."""
+TONES = {"pass": "ok-line", "fail": "bad-line", "not_verified": "warn-line"}
+
+PageSection = tuple[str, str, str]
+"""``(anchor id, nav title, inner HTML)``: one section of the page."""
+
+
+def draw_html(document: Document, limit: int = LIMIT) -> list[PageSection]:
+    """The page sections of ``document`` (anchors and titles escaped, inner HTML built here)."""
+    return [(esc(s.anchor), s.title, "".join(_block(b, limit) for b in s.blocks)) for s in document.sections]
+
+
+def _cut(shown: int, total: int) -> str:
+    return f'<p class="hint">{esc(cut_note(shown, total))}</p>' if shown < total else ""
+
+
+def _cell(value: Value, column: Column) -> str:
+    shown = esc(cell(value, column))
+    return f"<b>{shown}</b>" if strong(value) else shown
+
+
+def _table(block: Table, limit: int) -> str:
+    shown, total = shown_rows(block.rows, block.total, limit, block.cut)
+
+    def cls(numeric: bool) -> str:
+        return ' class="num"' if numeric else ""
+
+    head = "".join(f"<th{cls(c.numeric)}>{esc(c.label)}</th>" for c in block.columns)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td{cls(c.numeric)}>{esc(cell(v, c))}</td>" for v, c in zip(row, block.columns, strict=True)
+        )
+        + "</tr>"
+        for row in block.rows[:shown]
+    )
+    return (
+        f'<div class="tablewrap"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+        + _cut(shown, total)
+    )
+
+
+def _items(block: Items, limit: int) -> str:
+    shown, total = shown_rows(block.items, block.total, limit)
+    intro = f"<p>{esc(block.intro)}</p>" if block.intro else ""
+    items = "".join(
+        f"<li><code>{esc(lead)}</code>{esc(block.separator)}{esc(what)}</li>"
+        for lead, what in block.items[:shown]
+    )
+    return f'{intro}<ul class="ids">{items}</ul>{_cut(shown, total)}'
+
+
+def _charts(block: Block) -> str:
+    if isinstance(block, DotPlot):
+        series = [(name, list(values)) for name, values in block.series]
+        return svg.dot_plot(list(block.categories), series, block.title, block.highlight)
+    if isinstance(block, Forest):
+        rows = [svg.Interval(i.label, i.value, i.low, i.high, i.highlight) for i in block.intervals]
+        return svg.forest_plot(rows, block.title)
+    if isinstance(block, Histogram):
+        return svg.histogram(list(block.values), block.title, dict(block.markers), block.unit)
+    assert isinstance(block, Lines), f"no HTML drawing for {type(block).__name__}"
+    return svg.line_chart(list(block.x), [(n, list(v)) for n, v in block.series], block.title, block.x_name)
+
+
+def _block(block: Block, limit: int) -> str:
+    if isinstance(block, Heading):
+        return f"<h3>{esc(block.text)}</h3>"
+    if isinstance(block, Paragraph):
+        return f'<p class="hint">{esc(block.text)}</p>' if block.hint else f"<p>{esc(block.text)}</p>"
+    if isinstance(block, Verdict):
+        return (
+            f'<p class="{TONES[block.state]}">{MARKS[block.state]} {esc(block.check)}: '
+            f"{LABELS[block.state]}: {esc(block.reason)}</p>"
+        )
+    if isinstance(block, KeyValues):
+        rows = "".join(
+            f"<tr><th>{esc(label)}</th><td>{esc(text(value))}</td></tr>" for label, value in block.pairs
+        )
+        return f'<table class="kv">{rows}</table>'
+    if isinstance(block, Table):
+        return _table(block, limit)
+    if isinstance(block, Items):
+        return _items(block, limit)
+    if isinstance(block, Details):
+        inner = "".join(_block(b, limit) for b in block.blocks)
+        return f"<details><summary>{esc(block.summary)}</summary>{inner}</details>"
+    return _charts(block)
+
+
+def draw_blocks(blocks: Sequence[Block], limit: int = LIMIT) -> str:
+    """The inner HTML of some blocks (a page section of its own)."""
+    return "".join(_block(b, limit) for b in blocks)
