@@ -240,7 +240,8 @@ def test_a_significant_regression_and_a_missed_floor_fail_with_their_numbers(
     assert worse < 0.80 <= base
     assert f"nDCG@10 {fmt_score(worse)} < floor 0.80; worst queries: " in text
     assert (
-        f"nDCG@10 {fmt_score(worse)} vs baseline {fmt_score(base)} (delta {worse - base:+.4f}, p = " in text
+        f"nDCG@10 {fmt_score(worse)} vs baseline {fmt_score(base)} (delta {worse - base:+.4f}, p < 0.001 Holm"
+        in text  # one p-value formatter everywhere (artifacts.tables.fmt_p)
     )
     assert "a significant regression beyond the tolerance 0.02 at alpha 0.05" in text
     quality = json.loads(out.read_text())["gates"][1]

@@ -28,6 +28,7 @@ FLOORS: dict[str, int] = {
     "text": 0,
     "artifacts": 0,
     "templates": 0,
+    "counters": 0,
     # 1-2 data, metrics, statistics, corpus
     "data": 1,
     "metrics": 1,
@@ -127,18 +128,16 @@ def test_the_walker_sees_every_kind_of_import(
 
 KNOWN_CYCLES: tuple[frozenset[str], ...] = (
     frozenset({"pipelines.config", "pipelines.stages"}),
-    # three of the four report kinds not yet drawn through a document (report/document.py) and the
-    # per-format section modules they call, which import their typed views back; they go as each migrates
+    # two of the four report kinds not yet drawn through a document (report/document.py: eval and
+    # benchmark) and the per-format section modules they call, which import their typed views back
     frozenset(
         {
-            "report.holes_power",
             "report.html_benchmark",
             "report.markdown",
             "report.kinds.benchmark",
             "report.kinds.eval",
         }
     ),
-    frozenset({"report.html_experiments", "report.kinds.compare"}),
 )
 """The import circles that remain (modules relative to ``ragaudit``). They may only shrink: a new
 circle, or a module joining one of these, fails :func:`test_no_new_import_circles`."""

@@ -203,3 +203,24 @@ def test_a_stale_audit_with_unexpected_metric_names_renders(tmp_path: Path) -> N
     assert "stale_something_new@3" in text and MISSING in text
     markdown = render_markdown(build_view(gold))
     assert "stale\\_something\\_new@3" in markdown
+
+
+def test_the_example_kind_of_docs_reports_md_draws_in_all_three_formats(clean_registry: Path) -> None:
+    """The "Adding a kind" example of docs/reports.md, run as written."""
+    docs = (Path(__file__).parents[1] / "docs" / "reports.md").read_text(encoding="utf-8")
+    code = docs.split("### Adding a kind", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    (clean_registry / "hostile_kind_docs.py").write_text(code, encoding="utf-8")
+    from ragaudit.report.kinds import load_kind
+
+    load_kind("hostile_kind_docs:KIND")
+    report = {
+        **ENVELOPE,
+        "kind": "latency-budget",
+        "budget_ms": 50,
+        "pipelines": [{"name": "a", "p95": 80.0}],
+    }
+    assert render_terminal(report).splitlines()[0] == "latency budget: FAIL - 1 of 1 over 50 ms"
+    assert "**❌ latency budget: FAIL**: 1 of 1 over 50 ms" in render_markdown(build_view(report))
+    assert '<section id="budget"><h2>Latency budget</h2><p class="bad-line">' in render_html(
+        build_view(report)
+    )

@@ -36,7 +36,6 @@ LEGACY = {
     "compare",
     "benchmark",
     "tenant-audit",
-    "gate",
 }
 """Built-in kinds that still draw themselves (their own terminal / markdown / html hooks)."""
 

@@ -218,7 +218,9 @@ def test_k_sweep_chunking_sweep_and_gate_reports_get_their_sections() -> None:
         "passed": False,
         "gates": [{"name": "quality", "passed": False, "messages": ["nDCG@10 0.61 < floor 0.70"]}],
     }
-    assert "gate FAILED</span> quality: nDCG@10 0.61 &lt; floor 0.70" in render_html(build_view(gate))
-    assert "**Gate: ❌ FAILED**" in render_markdown(build_view(gate))
+    page = render_html(build_view(gate))  # a gate report's verdict is its own section, not a header badge
+    assert '<section id="gate"><h2>Gate</h2><p>ragaudit gate: FAIL (1 of 1 gates failed)</p>' in page
+    assert "<code>[FAIL] quality</code>  nDCG@10 0.61 &lt; floor 0.70" in page and 'class="badge' not in page
+    assert "ragaudit gate: FAIL (1 of 1 gates failed)" in render_markdown(build_view(gate))
     for report in (k_sweep, sweep, gate):
         assert schema_errors(report) == []

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.artifacts.envelope import envelope, write_artifact
+from ragaudit.artifacts.in_sample import first_in_sample
 from ragaudit.corpus.chunkers import count_tokens
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import Run
@@ -42,6 +43,7 @@ from ragaudit.pipelines.config import PipelineConfig
 from ragaudit.pipelines.distribute import prepare_distributed
 from ragaudit.pipelines.prepare import PreparedPipeline, prepare_pipeline
 from ragaudit.runner.executor import Executor, LocalExecutor
+from ragaudit.stats.bootstrap import bootstrap_mean_ci
 
 
 def context_tokens(run: Run, k: int) -> float:
@@ -100,6 +102,7 @@ class BenchmarkResult:
                 {
                     "name": o.name,
                     "metrics": o.result.metrics,
+                    "metrics_ci": mean_cis(o.result),
                     "latency_ms": o.result.latency(),
                     **({"latency_basis": o.latency_basis} if o.latency_basis else {}),
                     "index_build_seconds": round(o.build_seconds, 3),
@@ -119,20 +122,24 @@ class BenchmarkResult:
         }
 
     def _in_sample(self) -> dict[str, Any]:
-        """``{"in_sample": section}`` when a pipeline's fitted stage scored cases it was fitted on: the
-        first such pipeline's section, its text naming the pipeline (every view prints it first)."""
-        for o in self.outcomes:
-            section = o.result.context.get("in_sample")
-            if isinstance(section, dict) and section.get("state") == "in_sample":
-                return {
-                    "in_sample": {
-                        **section,
-                        "pipeline": o.name,
-                        "text": f"IN-SAMPLE: pipeline {o.name}: "
-                        + str(section["text"]).removeprefix("IN-SAMPLE: "),
-                    }
-                }
-        return {}
+        """``{"in_sample": section}`` when a pipeline's fitted stage scored cases it was fitted on (the
+        first such pipeline, named; every view prints it first)."""
+        return first_in_sample((f"pipeline {o.name}", o.result.context) for o in self.outcomes)
+
+
+MEAN_CI_LEVEL = 0.95
+MEAN_CI_RESAMPLES = 2_000
+
+
+def mean_cis(result: EvalResult) -> dict[str, list[float] | None]:
+    """Each metric's 95% percentile-bootstrap CI of the mean over the answerable cases (seed 0; None when
+    no case has a finite value): what the comparison chart draws around each pipeline's dot."""
+    out: dict[str, list[float] | None] = {}
+    for metric in result.metrics:
+        values = [v for v in result.per_case_values(metric).values() if math.isfinite(v)]
+        ci = bootstrap_mean_ci(values, MEAN_CI_LEVEL, MEAN_CI_RESAMPLES, seed=0) if values else None
+        out[metric] = [ci[0], ci[1]] if ci is not None else None
+    return out
 
 
 async def evaluate_pipeline(

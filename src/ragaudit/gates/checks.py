@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ragaudit.artifacts.tables import fmt_p
 from ragaudit.data.run import MISSING
 from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport, compare_reports
@@ -204,7 +205,7 @@ def _regressions(
         drop = -c["delta"]
         where = (
             f"{c['metric']} {fmt_score(c['system_mean'])} vs baseline {fmt_score(c['baseline_mean'])} "
-            f"(delta {c['delta']:+.4f}, p = {c['p_value_corrected']:.4g} Holm over {len(rows)} metrics, "
+            f"(delta {c['delta']:+.4f}, {fmt_p(c['p_value_corrected'])} Holm over {len(rows)} metrics, "
             f"{c['n']} paired cases)"
         )
         if drop > tolerance and c["significant"]:

@@ -1,1 +1,3 @@
-"""Rendering results: terminal tables, JSON, Markdown and HTML reports."""
+"""Rendering results: each report kind builds a format-free document (:mod:`.document`), drawn by the
+terminal, Markdown and HTML back-ends (:mod:`.draw`) inside the pages (:mod:`.terminal`,
+:mod:`.markdown`, :mod:`.html`)."""

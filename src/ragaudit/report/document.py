@@ -117,6 +117,9 @@ class Items:
     items: tuple[tuple[str, str], ...]
     separator: str = ": "
     total: int | None = None
+    under: tuple[tuple[str, ...], ...] = ()
+    """Lines under each item (a gate's findings and notes), aligned with ``items`` (missing: none); the
+    terminal prints them as written, Markdown and HTML as a nested list (without a leading ``- ``)."""
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.artifacts.escape import escape_md as md
 from ragaudit.artifacts.tables import fmt_number, render_table
+from ragaudit.report.draw.markdown import table_lines
 from ragaudit.report.kinds.fields import Holes, Paired, Power
 
 if TYPE_CHECKING:
@@ -91,13 +92,12 @@ def holes_markdown(holes: Sequence[Holes]) -> list[str]:
     """The judged-share table in Markdown (the warnings are in the report's notes)."""
     if not holes:
         return []
-    from ragaudit.report.markdown import _table
-
     rows = [[md(cell) for cell in row] for row in _holes_rows(holes)]
+    headers = _holes_headers(holes)
     return [
         "**Judged share of the top k** (holes in the judgments)",
         "",
-        *_table(_holes_headers(holes), rows),
+        *table_lines(headers, rows, [i >= 1 for i in range(len(headers))]),
         "",
     ]
 
@@ -166,13 +166,12 @@ def power_markdown(rows: Sequence[Paired]) -> list[str]:
     powered = _power_rows(rows)
     if not powered:
         return []
-    from ragaudit.report.markdown import _table
-
     cells = [[md(cell) for cell in row] for row in _power_cells(powered)]
+    headers = [md(h) for h in _power_headers(powered)]
     return [
         "**How many cases?**",
         "",
-        *_table([md(h) for h in _power_headers(powered)], cells, 2),
+        *table_lines(headers, cells, [i >= 2 for i in range(len(headers))]),
         "",
         md(power_sentence(powered)),
         "",

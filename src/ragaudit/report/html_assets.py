@@ -57,6 +57,7 @@ td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; }
 .toolbar select { padding:6px 8px; border:1px solid #cbd5e1; border-radius:6px; font:inherit; background:#fff; }
 #shown { color:var(--muted); font-size:12.5px; }
 .tablewrap { max-height:760px; overflow:auto; border:1px solid var(--line); border-radius:8px; }
+.docwrap { overflow-x:auto; }
 #cases thead th { position:sticky; top:0; z-index:2; cursor:pointer; user-select:none; }
 #cases thead th[aria-sort=ascending]::after { content:" ▲"; color:var(--accent); }
 #cases thead th[aria-sort=descending]::after { content:" ▼"; color:var(--accent); }

@@ -1,12 +1,11 @@
-"""The Markdown report: compact enough for a pull-request comment.
+"""The Markdown report page: compact enough for a pull-request comment.
 
-Sections: gate verdict (when the report carries one), the metric table (mean, bootstrap CI, and with
-a baseline the paired delta and Holm-corrected p), significant changes, security (cross-tenant
-leaks), missing cases and errors, notes, and the provenance in a collapsed block. Experiment reports
-get their own tables: compare, benchmark, ablation (variants and the remove-one / add-one gain of each
-toggle), reranker-eval (before / after / oracle per metric, latency) and rewrite-eval (baseline /
-rewrite per metric, constraint preservation, flagged rewrites). Every value taken from user data goes
-through :func:`ragaudit.artifacts.escape.escape_md`.
+The page loop (:func:`render_markdown`): a heading, the gate verdict (when the report carries one),
+the kind's part (its document drawn by :func:`ragaudit.report.draw.markdown.draw_markdown`), a report's
+own ``k_sweep`` / ``chunking`` sections, missing cases, errors and notes, and the provenance in a
+collapsed block. Below it, still here, the sections of the kinds not yet drawn through a document
+(eval: metrics, changes, security; compare and benchmark tables), which escape with
+:func:`ragaudit.artifacts.escape.escape_md` themselves.
 """
 
 from __future__ import annotations
@@ -15,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ragaudit.artifacts.escape import escape_md as md
-from ragaudit.artifacts.tables import delta_ci_label
-from ragaudit.report.draw.markdown import draw_markdown
+from ragaudit.artifacts.tables import delta_ci_label, fmt_p
+from ragaudit.report.draw.markdown import draw_markdown, table_lines
 from ragaudit.report.kinds import is_builtin
 from ragaudit.report.sections import (
     GATE_MARKS,
@@ -44,12 +43,8 @@ LIST_LIMIT = 10
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int = 1) -> list[str]:
-    align = ["---" if i < numeric_from else "---:" for i in range(len(headers))]
-    return [
-        "| " + " | ".join(headers) + " |",
-        "| " + " | ".join(align) + " |",
-        *("| " + " | ".join(row) + " |" for row in rows),
-    ]
+    """A table of escaped cells, columns from ``numeric_from`` on right-aligned (the back-end's table)."""
+    return table_lines(headers, rows, [i >= numeric_from for i in range(len(headers))])
 
 
 def _more(total: int) -> list[str]:
@@ -93,7 +88,7 @@ def _metrics(view: ReportView) -> list[str]:
                 _num(m.value),
                 f"[{_num(m.ci[0], 3)}, {_num(m.ci[1], 3)}]" if m.ci else "–",
                 delta,
-                _num(c.p_value_corrected if c else None, 3),
+                md(fmt_p(c.p_value_corrected if c else None, prefix=False)),
                 wtl_text(c),
             ]
         )
@@ -142,7 +137,7 @@ def _changes(view: ReportView) -> list[str]:
         lo, hi = c.ci if c.ci is not None else (None, None)
         lines.append(
             f"- {md(c.metric)}: {_signed(c.delta)} [{_signed(lo, 3)}, {_signed(hi, 3)}], "
-            f"p = {_num(c.p_value_corrected, 3)}, {c.wins} queries better, {c.losses} worse"
+            f"{fmt_p(c.p_value_corrected)}, {c.wins} queries better, {c.losses} worse"
         )
     primary = next((c for c in significant if c.metric == view.primary_metric), significant[0])
     for moved, word in ((primary.most_regressed, "most regressed"), (primary.most_improved, "most improved")):
@@ -235,7 +230,7 @@ def _comparisons(rows: Sequence[Paired]) -> list[str]:
             _num(c.system_mean),
             _delta(c),
             ci_text(c),
-            _num(c.p_value_corrected, 3),
+            md(fmt_p(c.p_value_corrected, prefix=False)),
             md(wtl_text(c)),
         ]
         for c in rows
@@ -342,11 +337,12 @@ def render_markdown(view: ReportView) -> str:
     """The Markdown report of any report kind: the gate, the kind's part (:func:`_kind_lines`), the
     sweeps, missing cases and errors, provenance."""
     kind = view.report_kind()
-    from ragaudit.artifacts.in_sample import in_sample_line
+    from ragaudit.artifacts.in_sample import in_sample_flag
 
     lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(view)]
-    if (flag := in_sample_line(view.report)) is not None:
-        lines += [f"**⚠️ {md(flag)}**", ""]
+    if (flag := in_sample_flag(view.report)) is not None:
+        state, text = flag
+        lines += [f"_{md(text)}_" if state == "held_out" else f"**⚠️ {md(text)}**", ""]
     lines += _kind_lines(view)
     lines += _sweeps(view)
     if kind is None or not kind.problems_in_body:

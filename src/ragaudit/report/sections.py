@@ -207,7 +207,7 @@ def provenance_rows(
     if isinstance(latency, str):
         rows.append(("latency", latency))
     policy = part(report, "policy")
-    if policy:
+    if policy.get("gain") is not None:  # the metric policy (a gate report's ``policy`` is its gates file)
         rows.append(
             (
                 "policy",

@@ -8,8 +8,6 @@ Every text goes through :func:`ragaudit.artifacts.escape.escape_html` here (the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.report import svg
 from ragaudit.report.document import (
@@ -72,7 +70,7 @@ def _table(block: Table, limit: int) -> str:
         for row in block.rows[:shown]
     )
     return (
-        f'<div class="tablewrap"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+        f'<div class="docwrap"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
         + _cut(shown, total)
     )
 
@@ -123,8 +121,3 @@ def _block(block: Block, limit: int) -> str:
         inner = "".join(_block(b, limit) for b in block.blocks)
         return f"<details><summary>{esc(block.summary)}</summary>{inner}</details>"
     return _charts(block)
-
-
-def draw_blocks(blocks: Sequence[Block], limit: int = LIMIT) -> str:
-    """The inner HTML of some blocks (a page section of its own)."""
-    return "".join(_block(b, limit) for b in blocks)

@@ -84,7 +84,12 @@ def _block(block: Block, limit: int) -> list[str]:
     if isinstance(block, Items):
         shown, total = shown_rows(block.items, block.total, limit)
         lines = [md(block.intro), ""] if block.intro else []
-        lines += [f"- {md(lead + block.separator + what)}" for lead, what in block.items[:shown]]
+        for i, (lead, what) in enumerate(block.items[:shown]):
+            lines.append(f"- {md(lead + block.separator + what)}")
+            lines += [
+                f"  - {md(line.removeprefix('- '))}"
+                for line in (block.under[i] if i < len(block.under) else ())
+            ]
         lines += [f"- _{md(cut_note(shown, total))}_"] if shown < total else []
         return [*lines, ""]
     if isinstance(block, Details):

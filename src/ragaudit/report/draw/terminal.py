@@ -70,8 +70,9 @@ def _block(block: Block, limit: int, indent: str) -> list[str]:
     if isinstance(block, Items):
         shown, total = shown_rows(block.items, block.total, limit)
         lines = [indent + block.intro] if block.intro else []
-        for lead, what in block.items[:shown]:
+        for i, (lead, what) in enumerate(block.items[:shown]):
             lines.append(f"{indent}  {lead}{block.separator}{what}")
+            lines += [f"{indent}         {line}" for line in (block.under[i] if i < len(block.under) else ())]
         return lines + ([f"{indent}  {cut_note(shown, total)}"] if shown < total else [])
     if isinstance(block, Details):
         return [f"{indent}{block.summary}:", *_blocks(block.blocks, limit, indent + "  ")]

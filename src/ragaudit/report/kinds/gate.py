@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ragaudit.report.document import Document, Items, Paragraph, Section
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.fields import Fields
 from ragaudit.report.sections import overall_gate_state
@@ -56,8 +57,8 @@ class GateKind(ReportKind):
     required = ("passed", "gates")
 
     def gate(self, report: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        """A gate report is its own verdict."""
-        return report
+        """A gate report's verdict is its document (the page shows no second one in its header)."""
+        return None
 
     def typed(self, report: Fields) -> GateReport:
         gates = [_gate(g) for g in report.each("gates")]
@@ -66,7 +67,7 @@ class GateKind(ReportKind):
         policy = report.obj("policy", required=False)
         return GateReport(passed, state, report.opt("report"), policy.opt("source"), gates)
 
-    def terminal(self, report: GateReport, limit: int = 10) -> list[str]:
+    def document(self, report: GateReport) -> Document:
         """The verdict (pass / FAIL / NOT VERIFIED and why), then every gate with its findings and notes."""
         gates = report.gates
         failed = [g for g in gates if not g.passed]
@@ -81,13 +82,18 @@ class GateKind(ReportKind):
             head = f"ragaudit gate: NOT VERIFIED ({names}: not verified, {blocked}{extra})"
         else:
             head = f"ragaudit gate: PASS ({len(gates)} gates{extra})"
-        lines = [head, f"report {report.report}, policy {report.policy_source}"]
         width = max((len(g.name) for g in gates), default=0)
-        for g in gates:
-            lines.append(f"  [{MARKS.get(g.status, g.status)}] {g.name.ljust(width)}  {g.summary}")
-            lines += [f"         - {f}" for f in g.findings if f != g.summary]
-            lines += [f"         note: {n}" for n in g.notes]
-        return lines
+        each = Items(
+            "",
+            tuple((f"[{MARKS.get(g.status, g.status)}] {g.name.ljust(width)}", g.summary) for g in gates),
+            "  ",
+            under=tuple(
+                (*(f"- {f}" for f in g.findings if f != g.summary), *(f"note: {n}" for n in g.notes))
+                for g in gates
+            ),
+        )
+        blocks = (Paragraph(head), Paragraph(f"report {report.report}, policy {report.policy_source}"), each)
+        return Document((Section("gate", "Gate", blocks),))
 
 
 KIND = GateKind()

@@ -70,6 +70,10 @@ class StaleAuditKind(ReportKind):
     def typed(self, report: Fields) -> StaleAuditReport:
         return StaleAuditReport(int(report.need("k")), [_source(s) for s in report.each("sources")])
 
+    def title(self, report: Mapping[str, Any]) -> str:
+        names = [str(s.get("name")) for s in report.get("sources", []) if isinstance(s, Mapping)]
+        return f"stale versions served by {', '.join(names) or 'no source'}"
+
     def document(self, report: StaleAuditReport) -> Document:
         """The figures of every source, why a source's figures check nothing, then its offending cases."""
         figures = report.figures()
