@@ -155,6 +155,7 @@ async def evaluate_pipeline(
 ) -> PipelineOutcome:
     """Build one pipeline (sharing ``cache``), warm it up with one query, run every case (as ``options``
     say: :meth:`RunOptions.timed_per_query` for per-query latency) and score it."""
+    from ragaudit.runner.chunk_owners import PipelineChunkOwnership
     from ragaudit.runner.execute import run_cases, warm_up
 
     prepared = prepare_pipeline(
@@ -172,6 +173,8 @@ async def evaluate_pipeline(
         name=config.name,
         progress=options.progress,
         batch_size=options.batch_size,
+        ownership=PipelineChunkOwnership(prepared.pipeline.chunks),  # by id and content, from the corpus
+        shared_tenants=options.shared_tenants,
     )
     return score_pipeline(prepared, run, specs, policy, options, context_k)
 
@@ -185,7 +188,13 @@ def score_pipeline(
     context_k: int,
 ) -> PipelineOutcome:
     """Score a prepared pipeline's run: its eval result, build time, context tokens, latency basis."""
-    retrieval = {"top_k": options.top_k, "concurrency": options.concurrency, "latency": run.latency_basis}
+    retrieval: dict[str, Any] = {
+        "top_k": options.top_k,
+        "concurrency": options.concurrency,
+        "latency": run.latency_basis,
+    }
+    if options.shared_tenants:  # what the tenant check allowed, for the gate to compare with its policy
+        retrieval["shared_tenants"] = sorted(options.shared_tenants)
     result = evaluate(prepared.dataset, run, specs, policy, {"retrieval": retrieval, **prepared.context()})
     built = prepared.pipeline
     tokens = context_tokens(run, context_k)
@@ -242,6 +251,7 @@ async def _taking_turns(
 ) -> list[PipelineOutcome]:
     """Build every pipeline, warm each up, then time them one query at a time taking turns case by case
     (:func:`ragaudit.runner.execute.run_interleaved`), so their latencies meet the same load."""
+    from ragaudit.runner.chunk_owners import PipelineChunkOwnership
     from ragaudit.runner.execute import run_interleaved, warm_up
 
     prepared = [
@@ -261,6 +271,8 @@ async def _taking_turns(
         retry=options.retry,
         progress=options.progress,
         require_tenant_labels=options.require_tenant_labels,
+        ownership={p.pipeline.config.name: PipelineChunkOwnership(p.pipeline.chunks) for p in prepared},
+        shared_tenants=options.shared_tenants,
     )
     return [
         score_pipeline(p, runs[p.pipeline.config.name], specs, policy, options, context_k) for p in prepared

@@ -9,6 +9,8 @@ alpha = 0.05            # significance level of the paired test, after Holm corr
 # regression_metrics = ["nDCG@10", "R@5"]   # default: the floors' metrics, else all shared metrics
 [security]
 max_leaks = 0           # cross-tenant chunks allowed (eval report + --audit reports)
+# shared_tenants = ["public"]   # tenants whose documents every tenant may be served (not leaks)
+# min_attributed = 0.95         # an --audit that allowed unattributed chunks verifies only above this share
 [operations]
 latency_p95_ms = 800    # budget for the 95th-percentile query latency
 max_error_rate = 0.01   # failed cases (errors and missing) / cases; 0 when absent
@@ -36,7 +38,7 @@ from ragaudit.metrics.names import parse_metric
 
 KEYS: dict[str, set[str]] = {
     "quality": {"floors", "max_regression", "alpha", "regression_metrics"},
-    "security": {"max_leaks", "allow_unverified"},
+    "security": {"max_leaks", "allow_unverified", "shared_tenants", "min_attributed"},
     "operations": {"latency_p95_ms", "max_error_rate"},
 }
 
@@ -51,6 +53,11 @@ class GatePolicy:
     regression_metrics: tuple[str, ...] = ()
     max_leaks: int = 0
     allow_unverified: bool = False
+    shared_tenants: tuple[str, ...] = ()
+    """Tenants whose documents may be returned to every tenant: their chunks are not leaks."""
+    min_attributed: float = 0.95
+    """An ``--audit`` report with unattributed chunks verifies isolation only when at least this share of
+    its returned chunks was attributed."""
     latency_p95_ms: float | None = None
     max_error_rate: float | None = None
     source: str = "<defaults>"
@@ -64,7 +71,12 @@ class GatePolicy:
                 "alpha": self.alpha,
                 "regression_metrics": list(self.regression_metrics),
             },
-            "security": {"max_leaks": self.max_leaks, "allow_unverified": self.allow_unverified},
+            "security": {
+                "max_leaks": self.max_leaks,
+                "allow_unverified": self.allow_unverified,
+                "shared_tenants": list(self.shared_tenants),
+                "min_attributed": self.min_attributed,
+            },
             "operations": {"latency_p95_ms": self.latency_p95_ms, "max_error_rate": self.max_error_rate},
         }
 
@@ -195,6 +207,20 @@ class _Parser:
                     f"must be true or false (got {allow!r})",
                     "allow_unverified = false (unverified tenant isolation blocks the release)",
                 )
+        if "shared_tenants" in table:
+            names = table["shared_tenants"]
+            if isinstance(names, list) and all(isinstance(n, str) and n.strip() for n in names):
+                out["shared_tenants"] = tuple(sorted({n.strip() for n in names}))
+            else:
+                self.fail(
+                    "security",
+                    "shared_tenants",
+                    f"must be a list of tenant ids (got {names!r})",
+                    'shared_tenants = ["public"]',
+                )
+        share = self.number("security", table, "min_attributed", low=0.0, high=1.0, example="0.95")
+        if share is not None:
+            out["min_attributed"] = share
         if "max_leaks" not in table:
             return out
         value = table["max_leaks"]
