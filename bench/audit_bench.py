@@ -1,7 +1,7 @@
 """How long the default tenant audit takes, and how much it asks, on the demo knowledge base.
 
-Runs ``ragaudit audit-tenants`` with its defaults (top_k 1, 10 and 50, concurrency 1 and 32, a budget
-of 3,000 requests, hostile ids, every returned field attributed) against the ``bm25`` preset, in
+Runs ``ragaudit audit-tenants`` with its defaults (top_k 1, 10 and 100, concurrency 1 and 32, a budget
+of 3,000 requests, request mutations, hostile ids, every returned field attributed) against the ``bm25`` preset, in
 process, and prints the requests sent, the chunks attributed, the verdict and the wall time (median of
 ``--repeat`` runs). The same audit against two leaky retrievers shows what the attribution costs when
 there is something to find (field leaks) or nothing to attribute (opaque output), and the

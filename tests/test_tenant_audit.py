@@ -420,10 +420,13 @@ def test_failing_requests_make_the_audit_incomplete(ownership: OwnershipIndex, p
             raise ConnectionRefusedError("index offline")
 
     from ragaudit.retry import RetryPolicy
+    from ragaudit.security.request_mutations import MutationOptions
 
+    no_mutations = MutationOptions(per_tenant=0)  # they go first, and the stop would come with them
     result = audit(
-        Broken(), ownership, probes[:3], retry=RetryPolicy(2, 0.001, 0.001), hostile_probes=0, **ONE_PASS
-    )
+        Broken(), ownership, probes[:3], retry=RetryPolicy(2, 0.001, 0.001), hostile_probes=0,
+        mutations=no_mutations, **ONE_PASS,
+    )  # fmt: skip
     # the three planned requests were all sent (the stop came with the last); tolerating every
     # failure still verifies nothing: no chunk was returned, so it is never clean
     assert result.verdict() == "incomplete" and result.verdict(max_error_rate=1.0) == "not-verified"

@@ -179,7 +179,7 @@ def test_the_default_audit_is_clean_on_bm25_and_says_how_hard_it_looked(
     report = result.to_dict()
     asking = report["asking"]
     assert result.verdict() == "clean" and result.errors.failed == 0 and not result.unverified
-    assert asking["top_k_values"] == [1, 10, 50] and asking["concurrency_levels"] == [1, 32]
+    assert asking["top_k_values"] == [1, 10, 100] and asking["concurrency_levels"] == [1, 32]
     assert asking["requests"]["total"] >= 3000 and asking["rounds"] == 3
     assert report["requests"]["total"] == asking["requests"]["total"]
     # 3 rounds x 3 top_k values: 72 tenant probes by their owner, by 2 others; 5 generic by 3 tenants
@@ -187,7 +187,24 @@ def test_the_default_audit_is_clean_on_bm25_and_says_how_hard_it_looked(
     assert report["requests"]["tenant"] == result.errors.total == 9 * (72 + 144 + 15)
     assert asking["detection_power"]["probability"] > 0.95
     assert asking["detection_power"]["one_in_at_power"] >= 1000
-    assert set(asking["requests"]["by_part"]) == {"owner", "cross-tenant", "generic", "hostile", "discovery"}
+    assert set(asking["requests"]["by_part"]) == {
+        "owner", "cross-tenant", "generic", "hostile", "discovery", "mutation"
+    }  # fmt: skip
+    # the request mutations: 12 query shapes on 2 probes of each tenant (empty and * once per tenant);
+    # pagination and tenant channels need HTTP: not applicable to a Python retriever, and said so
+    rows = {r["mutation"]: r for r in asking["mutations"]}
+    assert (
+        report["requests"]["mutation"]
+        == 10 * 6 + 2 * 3
+        == sum(r["requests"] for r in rows.values() if r["axis"] == "query-shape")
+    )
+    assert rows["OR"]["answered"] == 6 and rows["empty query"]["requests"] == 3
+    assert not rows["?offset=10"]["applicable"] and "param channel" in rows["?offset=10"]["reason"]
+    assert (
+        not rows["header X-Tenant: <owner>"]["applicable"]
+        and rows["header X-Tenant: <owner>"]["requests"] == 0
+    )
+    assert rows["top_k=100"]["requests"] == 3 * (72 + 144 + 15) and rows["unicode"]["requests"] > 0
 
 
 # ------------------------------------------------------------------------------------ over real HTTP
@@ -248,11 +265,16 @@ def test_an_honest_http_service_with_limits_stays_clean(
         code, report, _ = _audit_endpoint(server.url, tmp_path / "audit.json", "--budget", "1000")
     printed = capsys.readouterr().out
     assert code == 0 and report["verdict"] == "clean", report["unverified"]
-    assert report["asking"]["max_top_k"] == {"requested": 50, "accepted": 12, "rejected": [50, 25]}
-    assert report["asking"]["top_k_values"] == [1, 10, 12]
+    assert report["asking"]["max_top_k"] == {"requested": 100, "accepted": 20, "rejected": [100, 50, 25, 21]}
+    assert report["asking"]["top_k_values"] == [1, 10, 20]
     assert report["asking"]["plain_retries"]["count"] > 0
     assert report["asking"]["plain_retries"]["recovered"] == report["asking"]["plain_retries"]["count"]
-    assert report["unverified"]["count"] == 0 and "rejected top_k 50, 25" in printed
+    assert report["unverified"]["count"] == 0 and "rejected top_k 100, 50, 25, 21" in printed
+    # mutations with punctuation (quoted, field:value, wildcards) are rejected: recorded, never a failure
+    rows = {r["mutation"]: r for r in report["asking"]["mutations"]}
+    assert rows["quoted phrase"]["rejected"] == rows["quoted phrase"]["requests"] > 0
+    assert rows["?offset=10"]["answered"] == rows["?offset=10"]["requests"] > 0
+    assert report["errors"]["failed"] == 0 and "rejected by the service every time" in printed
 
 
 def test_probes_rejected_even_in_plain_form_are_unverified_not_clean(
@@ -289,9 +311,12 @@ def test_cli_prints_requests_and_detection_power_and_checks_its_options(
     report = json.loads(out.read_text(encoding="utf-8"))
     asking = report["asking"]
     assert code == 0 and asking["top_k_values"] == [2, 5] and asking["concurrency_levels"] == [1, 4, 16]
-    assert asking["rounds"] == 3 and asking["requests"]["total"] == 3 * asking["requests_per_round"]
+    mutated = report["requests"]["mutation"]
+    assert asking["rounds"] == 3 and asking["requests"]["total"] == 3 * asking["requests_per_round"] + mutated
     assert f"{asking['requests']['total']} sent in 3 rounds" in printed
     assert "detection power: a leak on 1 request in 1,000 would be seen with probability" in printed
+    assert "request mutations: 12 of 37 sent" in printed  # headers, parameters, pages: no channel in Python
+    assert "25 not applicable (pagination, tenant-channel: " in printed
     for bad in (
         ["--top-k-values", "1,x"],
         ["--concurrency-levels", "0"],

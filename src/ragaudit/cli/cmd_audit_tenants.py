@@ -81,8 +81,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     looks.add_argument(
         "--max-top-k",
         type=int,
-        default=50,
-        help="the largest top_k asked (default 50; halved while the service rejects it)",
+        default=100,
+        help="the largest top_k asked (default 100; halved, then bisected, while the service rejects it)",
     )
     looks.add_argument(
         "--concurrency-levels",
@@ -98,6 +98,34 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     looks.add_argument(
         "--rounds", type=int, help="exactly this many rounds, whatever the budget (default: from --budget)"
+    )
+    mutations = parser.add_argument_group(
+        "request mutations (docs/security.md, 'Request mutations'; sent once, before the rounds)"
+    )
+    mutations.add_argument(
+        "--mutation-probes",
+        type=int,
+        default=2,
+        help="probes per tenant each request mutation is applied to: query shapes, pagination, the tenant "
+        "in a header or parameter (default 2; 0 sends no mutation)",
+    )
+    mutations.add_argument(
+        "--tenant-headers",
+        metavar="NAME,...",
+        help="headers that name the probe's owner against the body's tenant (--endpoint; default: "
+        "X-Tenant,X-Tenant-Id,X-Org-Id,X-Organization-Id,X-Account-Id,X-Customer-Id; '' for none)",
+    )
+    mutations.add_argument(
+        "--tenant-params",
+        metavar="NAME,...",
+        help="query-string parameters and body fields that name the probe's owner (--endpoint; default: "
+        "tenant,tenant_id,tenantId,org_id,account_id,customer_id; '' for none)",
+    )
+    mutations.add_argument(
+        "--page-params",
+        metavar="NAME,...",
+        help="pagination parameters asked beyond the first page, in the body and the query string "
+        "(--endpoint; default: offset,page,from,cursor; '' for none)",
     )
     parser.add_argument(
         "--allow-unattributed",
@@ -147,6 +175,29 @@ def int_list(option: str, text: str | None) -> tuple[int, ...] | None:
             f"e.g. {option} 1,10,50",
         )
     return values
+
+
+def name_list(text: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
+    """``"a,b"`` as ``("a", "b")``; ``None`` gives ``default``, ``""`` gives none."""
+    if text is None:
+        return default
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def mutation_options(args: argparse.Namespace) -> Any:
+    """The :class:`~ragaudit.security.request_mutations.MutationOptions` of the command line."""
+    from ragaudit.security import request_mutations as rm
+
+    if args.mutation_probes < 0:
+        raise InputError(
+            "--mutation-probes", None, f"must be 0 or more (got {args.mutation_probes})", "e.g. 2"
+        )
+    return rm.MutationOptions(
+        per_tenant=args.mutation_probes,
+        tenant_headers=name_list(args.tenant_headers, rm.DEFAULT_TENANT_HEADERS),
+        tenant_params=name_list(args.tenant_params, rm.DEFAULT_TENANT_PARAMS),
+        page_params=name_list(args.page_params, rm.DEFAULT_PAGE_PARAMS),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -203,6 +254,7 @@ def run(args: argparse.Namespace) -> int:
         budget=args.budget,
         rounds=args.rounds,
         allow_unattributed=args.allow_unattributed,
+        mutations=mutation_options(args),
         max_records=args.max_records,
         min_attributed=args.min_attributed,
         shared_tenants=shared_tenants(args),

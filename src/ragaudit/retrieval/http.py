@@ -2,6 +2,8 @@
 
 Request: ``POST url`` with the JSON body ``{"tenant_id": ..., "query": ..., "top_k": ...}``; the three
 names can be changed with ``request_fields`` (e.g. ``{"query": "q", "top_k": "k"}``).
+``search(..., extras=RequestExtras(...))`` adds headers, query-string parameters and body fields to one
+request (:mod:`ragaudit.retrieval.request_extras`; the tenant audit's request mutations use it).
 
 Response: a JSON list of chunk objects, or an object holding that list under ``results_path`` (a
 dotted path such as ``"data.hits"``; by default the top-level list, or the object's ``results`` key).
@@ -54,6 +56,7 @@ from ragaudit.errors import (
 )
 from ragaudit.redaction import MARKER, redactor
 from ragaudit.retrieval.protocol import RetrievedChunk, RetrievedList
+from ragaudit.retrieval.request_extras import CHANNELS, RequestExtras
 
 if TYPE_CHECKING:
     import httpx
@@ -293,6 +296,7 @@ class _ShardedClients:
         shards = max(1, math.ceil(size / _SHARD_CONNECTIONS))
         per_shard = math.ceil(size / shards)
         self.loop = asyncio.get_running_loop()
+        self.lib = lib
         self.clients: list[httpx.AsyncClient] = [
             lib.AsyncClient(
                 timeout=lib.Timeout(timeout_s),
@@ -309,12 +313,18 @@ class _ShardedClients:
         return self.loop is asyncio.get_running_loop() and not self.loop.is_closed()
 
     async def post(
-        self, url: str, body: Mapping[str, Any], headers: Mapping[str, str] | None
+        self,
+        url: str,
+        body: Mapping[str, Any],
+        headers: Mapping[str, str] | None,
+        params: Mapping[str, str] | None = None,
     ) -> httpx.Response:
         shard = self.busy.index(min(self.busy))
         self.busy[shard] += 1
         try:
-            response: httpx.Response = await self.clients[shard].post(url, json=body, headers=headers)
+            # merged into the URL's own query string (httpx's params= would replace it)
+            target = self.lib.URL(url).copy_merge_params(dict(params)) if params else url
+            response: httpx.Response = await self.clients[shard].post(target, json=body, headers=headers)
             return response
         finally:
             self.busy[shard] -= 1
@@ -326,6 +336,10 @@ class _ShardedClients:
 
 class HttpRetriever:
     """A :class:`~ragaudit.retrieval.protocol.Retriever` backed by an HTTP endpoint (see module docs)."""
+
+    request_channels = frozenset(CHANNELS)
+    """``search(..., extras=RequestExtras(...))`` sends extra headers, query-string parameters and body
+    fields (:mod:`ragaudit.retrieval.request_extras`)."""
 
     def __init__(
         self,
@@ -437,18 +451,29 @@ class HttpRetriever:
         await self.aclose()
 
     # -- the protocol ------------------------------------------------------------------------------
-    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
-        """POST the query; return the service's chunks in its order, or raise a typed retrieval error."""
+    async def search(
+        self, *, tenant_id: str, query: str, top_k: int, extras: RequestExtras | None = None
+    ) -> list[RetrievedChunk]:
+        """POST the query; return the service's chunks in its order, or raise a typed retrieval error.
+        ``extras`` adds headers, query-string parameters and body fields (never the credential's header
+        nor the three request fields, which stay as given)."""
         secret = self._secret()
-        headers = None
-        if secret is not None:
-            headers = {self.auth_header: f"{self.auth_scheme} {secret}" if self.auth_scheme else secret}
         fields = self.request_fields
-        body = {fields["tenant_id"]: tenant_id, fields["query"]: query, fields["top_k"]: top_k}
+        headers: dict[str, str] = {}
+        body: dict[str, Any] = {}
+        if extras is not None:
+            protected = {self.auth_header.lower()} if secret is not None else set()
+            headers = {k: v for k, v in extras.headers.items() if k.lower() not in protected}
+            body = {k: v for k, v in extras.body.items() if k not in fields.values()}
+        if secret is not None:
+            headers[self.auth_header] = f"{self.auth_scheme} {secret}" if self.auth_scheme else secret
+        body.update({fields["tenant_id"]: tenant_id, fields["query"]: query, fields["top_k"]: top_k})
         httpx = _import_httpx()
         scrub = redactor(secret)
         try:
-            response = await self._connection().post(self.url, body, headers)
+            response = await self._connection().post(
+                self.url, body, headers or None, extras.params if extras is not None else None
+            )
         except httpx.TimeoutException as exc:
             raise TransientRetrievalError(
                 f"no response within {self.timeout_s:g}s ({type(exc).__name__})"

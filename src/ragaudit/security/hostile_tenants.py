@@ -16,7 +16,16 @@ in sorted order, wrapping round), the ids are:
   ``t%20`` (URL-encoded space), fullwidth ``ｔ`` (NFKC folds it to ``t``), ``t`` with a zero-width space,
   and a Cyrillic look-alike of ``t`` (``аcme``, when ``t`` holds a letter that has one);
 - **JSON arrays**: ``["t","u"]`` and ``["t"]``;
-- **path segments**: ``t/../u``, ``../u``, ``./t``.
+- **path segments**: ``t/../u``, ``../u``, ``./t``;
+- **Unicode** (:func:`unicode_variants`): ``t`` with an accent on its last vowel, precomposed (``acmé``)
+  and decomposed (``acme`` + U+0301, an NFD form), the NFC / NFD / NFKC / NFKD forms of ``t`` when they
+  differ from it, mathematical bold letters (NFKC folds them), every letter that has one replaced by its
+  Cyrillic look-alike, the first by its Greek look-alike, and case-folding tricks (``ſ`` for ``s``,
+  the Kelvin sign for ``k``, dotless ``ı`` for ``i``, ``ß`` for ``ss``): a filter that folds accents,
+  normalises compatibility forms or maps confusables reads ``t``'s data with them;
+- **patterns that match ``t`` exactly** (:func:`pattern_variants`): ``t`` with a tab, a no-break space,
+  a NUL byte or a line separator appended, ``t`` with its last character as a ``LIKE`` ``_``, a regex
+  ``.`` and a glob ``?``, and ``t``'s first letter followed by ``*`` and ``%``.
 
 Ids equal to a real tenant are skipped. Each id records the tenants it names (``t``, and ``u`` for the
 ids built from both), so the audit asks it those tenants' probes.
@@ -25,6 +34,7 @@ ids built from both), so the audit asks it those tenants' probes.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -41,6 +51,17 @@ FIXED_HOSTILE: tuple[tuple[str | None, str], ...] = (
 )
 LOOKALIKES = {"a": "а", "c": "с", "e": "е", "i": "і", "o": "о", "p": "р", "x": "х", "y": "у"}
 """Latin letters and the Cyrillic letters that look the same."""
+GREEK_LOOKALIKES = {
+    "a": "α", "i": "ι", "k": "κ", "o": "ο", "p": "ρ", "u": "υ", "v": "ν",
+    "A": "Α", "B": "Β", "E": "Ε", "H": "Η", "I": "Ι", "K": "Κ", "M": "Μ", "N": "Ν", "O": "Ο", "P": "Ρ",
+    "T": "Τ", "X": "Χ", "Y": "Υ", "Z": "Ζ",
+}  # fmt: skip
+"""Latin letters and the Greek letters that look the same (UTS #39 confusables)."""
+CASEFOLD_TRICKS = (("ss", "ß"), ("s", "ſ"), ("k", "\u212a"), ("K", "\u212a"), ("i", "ı"))
+"""``(Latin text, a character that case-folds or case-maps to it)``: ``"ſ".casefold() == "s"``, the
+Kelvin sign folds to ``k``, ``"ı".upper() == "I"``, ``"ß".casefold() == "ss"``."""
+_ACUTE = "\u0301"
+_VOWELS = "aeiouyAEIOUY"
 
 
 @dataclass(frozen=True)
@@ -51,6 +72,8 @@ class HostileCaller:
     description: str
     names: tuple[str, ...] = ()
     """The real tenants the id is built from (their probes are asked as it); empty for fixed ids."""
+    family: str = "fixed"
+    """``fixed``, ``near-miss``, ``syntax``, ``unicode`` or ``pattern`` (the report counts outcomes by family)."""
 
 
 def tenant_variants(tenant: str, real: Iterable[str]) -> list[tuple[str, str]]:
@@ -71,10 +94,7 @@ def tenant_variants(tenant: str, real: Iterable[str]) -> list[tuple[str, str]]:
 
 
 def _lookalike(tenant: str) -> str | None:
-    for position, char in enumerate(tenant):
-        if char in LOOKALIKES:
-            return tenant[:position] + LOOKALIKES[char] + tenant[position + 1 :]
-    return None
+    return _first_swap(tenant, LOOKALIKES)
 
 
 def _fullwidth(text: str) -> str:
@@ -114,6 +134,73 @@ def syntax_variants(tenant: str, other: str, real: Iterable[str]) -> list[tuple[
     return _unique(named, tenant, real)
 
 
+def _bold(text: str) -> str:
+    """``text`` in mathematical bold letters and digits (NFKC folds them back)."""
+    out = []
+    for c in text:
+        if "a" <= c <= "z":
+            out.append(chr(0x1D41A + ord(c) - ord("a")))
+        elif "A" <= c <= "Z":
+            out.append(chr(0x1D400 + ord(c) - ord("A")))
+        elif "0" <= c <= "9":
+            out.append(chr(0x1D7CE + ord(c) - ord("0")))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _accented(tenant: str, decomposed: bool) -> str | None:
+    """``tenant`` with an acute accent on its last vowel (``acmé``), precomposed or as a combining mark."""
+    for position in range(len(tenant) - 1, -1, -1):
+        if tenant[position] in _VOWELS:
+            mark = tenant[position] + _ACUTE
+            mark = mark if decomposed else unicodedata.normalize("NFC", mark)
+            return tenant[:position] + mark + tenant[position + 1 :]
+    return None
+
+
+def unicode_variants(tenant: str, real: Iterable[str]) -> list[tuple[str, str]]:
+    """Ids that differ from ``tenant`` by accents, Unicode normalisation, compatibility forms, confusable
+    letters or case-folding tricks: ``(id, description)``, real tenants and repeats left out."""
+    candidates: list[tuple[str | None, str]] = [
+        (_accented(tenant, decomposed=False), "accented (precomposed, NFC)"),
+        (_accented(tenant, decomposed=True), "accented (combining mark, NFD)"),
+        *((unicodedata.normalize(form, tenant), f"{form} form") for form in ("NFC", "NFD", "NFKC", "NFKD")),
+        (_bold(tenant), "mathematical bold (NFKC folds it)"),
+        ("".join(LOOKALIKES.get(c, c) for c in tenant), "Cyrillic look-alikes for every letter"),
+        (_first_swap(tenant, GREEK_LOOKALIKES), "Greek look-alike"),
+        *((_trick(tenant, latin, other), f"{other!r} for {latin!r} (case folding)") for latin, other in CASEFOLD_TRICKS),
+    ]  # fmt: skip
+    return _unique([(v, w) for v, w in candidates if v is not None and v != tenant], tenant, real)
+
+
+def pattern_variants(tenant: str, real: Iterable[str]) -> list[tuple[str, str]]:
+    """Ids a pattern match, a trimming or a C string would read as ``tenant``: ``(id, description)``."""
+    candidates = [
+        (f"{tenant}\t", "trailing tab"),
+        (f"{tenant}\u00a0", "trailing no-break space"),
+        (f"{tenant}\x00", "trailing NUL byte"),
+        (f"{tenant}\u2028", "trailing line separator"),
+        (f"{tenant[:-1]}_", "LIKE pattern (last character as _)"),
+        (f"{tenant[:-1]}.", "regex (last character as .)"),
+        (f"{tenant[:-1]}?", "glob (last character as ?)"),
+        (f"{tenant[:1]}*", "glob first letter *"),
+        (f"{tenant[:1]}%", "LIKE first letter %"),
+    ]
+    return _unique(candidates, tenant, real) if len(tenant) > 1 else []
+
+
+def _first_swap(tenant: str, table: dict[str, str]) -> str | None:
+    for position, char in enumerate(tenant):
+        if char in table:
+            return tenant[:position] + table[char] + tenant[position + 1 :]
+    return None
+
+
+def _trick(tenant: str, latin: str, other: str) -> str | None:
+    return tenant.replace(latin, other, 1) if latin in tenant else None
+
+
 def _unique(candidates: Sequence[tuple[str, str]], tenant: str, real: Iterable[str]) -> list[tuple[str, str]]:
     skip = set(real) | {tenant}
     out: list[tuple[str, str]] = []
@@ -132,14 +219,19 @@ def hostile_callers(tenants: Sequence[str]) -> list[HostileCaller]:
     seen: set[str | None] = {h.caller for h in out}
     for position, tenant in enumerate(ordered):
         other = ordered[(position + 1) % len(ordered)]
-        for caller, what in tenant_variants(tenant, ordered):
-            if caller not in seen:
-                seen.add(caller)
-                out.append(HostileCaller(caller, what, (tenant,)))
+        for family, variants in (
+            ("near-miss", tenant_variants(tenant, ordered)),
+            ("unicode", unicode_variants(tenant, ordered)),
+            ("pattern", pattern_variants(tenant, ordered)),
+        ):
+            for caller, what in variants:
+                if caller not in seen:
+                    seen.add(caller)
+                    out.append(HostileCaller(caller, what, (tenant,), family))
         if other == tenant:
             continue
         for caller, what in syntax_variants(tenant, other, ordered):
             if caller not in seen:
                 seen.add(caller)
-                out.append(HostileCaller(caller, what, (tenant, other)))
+                out.append(HostileCaller(caller, what, (tenant, other), "syntax"))
     return out

@@ -44,6 +44,12 @@ or encoded text in top-level ``debug``, ``suggest``, ``facets``, ``aggregations`
 ``see_also`` id lists, a base64 cursor, a percent-encoded link, HTML character references or a JSON
 string.
 
+Leaks that need an unusual *request* (:mod:`ragaudit.security.leaky_requests`, listed in
+:data:`REQUEST_LEAKS`, each with an honest twin: :func:`request_leak`): an empty or short query, a long,
+quoted, boolean, fielded or wildcard query, ``top_k`` above 64, a later page (``offset``, ``?page=``),
+the tenant given a second time in a header or the query string, tenant ids folded by accents, NFKC or
+confusable letters.
+
 Those whose leak does not depend on the event loop have a synchronous ``answer(tenant_id, query, top_k)``
 too, so a test can serve them over real HTTP.
 
@@ -66,6 +72,8 @@ from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 from ragaudit.retrieval.rewriters import SynonymRewriter
 from ragaudit.security.leaky_base import Partitioned as _Partitioned
 from ragaudit.security.leaky_base import SharedIndex as _SharedIndex
+from ragaudit.security.leaky_requests import STYLES as REQUEST_STYLES
+from ragaudit.security.leaky_requests import make_request_service
 from ragaudit.text.words import normalize_text
 
 DEFAULT_SYNONYMS: Mapping[str, str] = {
@@ -380,6 +388,16 @@ CONDITIONAL = (
     "role-syntax",
 )
 """The kinds whose leak shows only under some ``top_k``, concurrency, call count, order or tenant-id syntax."""
+
+
+REQUEST_LEAKS = REQUEST_STYLES
+"""The request-side leak styles (:mod:`ragaudit.security.leaky_requests`); each has an honest twin."""
+
+
+def request_leak(style: str, chunks: Sequence[Chunk], *, honest: bool = False) -> Any:
+    """The leaky service of a :data:`REQUEST_LEAKS` style (its honest twin with ``honest=True``): a
+    Python retriever, and ``handle(body, headers, params)`` to serve it over HTTP."""
+    return make_request_service(style, chunks, honest=honest)
 
 
 def _rewritten(chunks: Sequence[Chunk], foreign: bool) -> Retriever:

@@ -8,9 +8,14 @@ in a plain form.
   the probe's plain form** (:func:`~ragaudit.security.request_plan.plain_form`) when that differs from
   the text. A request that fails both ways is **unverified**: the audit lists it and counts it against
   the verdict (it is never dropped).
-- A request with a hostile tenant id is asked once: a refusal is the right answer to it.
-- :func:`discover_max_top_k` finds the largest ``top_k`` the service accepts, so an honest service
-  with a lower limit than the audit's ``max_top_k`` is not reported as failing.
+- A request with a hostile tenant id is asked once: a refusal is the right answer to it. A mutated
+  request (:mod:`ragaudit.security.request_mutations`) is retried on transient failures only, never in
+  plain form (a query shape is the point; a mutation that keeps the probe's text, such as a pagination parameter,
+  gets the plain-form retry), and carries its extra headers, parameters and body fields
+  (``search(..., extras=...)``, which only retrievers with ``request_channels`` are sent).
+- :func:`discover_max_top_k` finds the largest ``top_k`` the service accepts (halving, then bisecting
+  between the largest accepted and the smallest rejected value), so an honest service with a lower
+  limit than the audit's ``max_top_k`` is not reported as failing, and is asked up to its limit.
 - **The audit stops when the service cannot be reached** (:class:`Stopper`): when the first
   :data:`UNREACHABLE_AFTER` requests all fail to connect or time out (after their retries), or, once
   the service has answered, :data:`DOWN_AFTER` requests in a row do. The requests not yet sent are not
@@ -107,9 +112,15 @@ class Asker:
     async def _call(
         self, text: str, request: AuditRequest, policy: RetryPolicy
     ) -> Attempted[tuple[list[RankedItem], ResponseEnvelope | None]]:
+        extras = request.mutated.extras if request.mutated is not None else None
+
         async def fetch() -> tuple[list[RankedItem], ResponseEnvelope | None]:
             tenant: Any = request.caller  # a hostile caller may deliberately be no usable tenant
-            returned = await self.retriever.search(tenant_id=tenant, query=text, top_k=request.top_k)
+            if extras is not None:  # only sent to retrievers that declare the channel
+                wide: Any = self.retriever
+                returned = await wide.search(tenant_id=tenant, query=text, top_k=request.top_k, extras=extras)
+            else:
+                returned = await self.retriever.search(tenant_id=tenant, query=text, top_k=request.top_k)
             return to_ranked_items(returned), envelope_of(returned)
 
         return await call_with_retries(fetch, policy, f"{request.key}:{text}", self.timeout_s)
@@ -118,11 +129,12 @@ class Asker:
         self.sent += 1
         sequence = self.sent
         hostile = request.hostile is not None
-        text = request.probe.text
+        text = request.query
         got = await self._call(text, request, NO_RETRY if hostile else self.retry)
         attempts = got.attempts
         retried = False
-        if got.error is not None and not hostile:
+        shaped = request.mutated is not None and request.mutated.mutation.text is not None
+        if got.error is not None and not hostile and not shaped:  # a query shape is never simplified
             plain = plain_form(text)
             if plain and plain != text:
                 self.sent += 1
@@ -164,11 +176,16 @@ class Asker:
         return [a for a in answers if a is not None]
 
 
+BISECT_STEPS = 8
+"""At most this many requests narrow the service's maximum ``top_k`` once a halving was rejected."""
+
+
 async def discover_max_top_k(
     asker: Asker, probe_request: AuditRequest, ladder: Sequence[int]
 ) -> tuple[int | None, list[int], list[Answer]]:
-    """Ask ``probe_request`` (in its plain form) at each ``top_k`` of ``ladder`` until one is answered:
-    ``(the first accepted top_k or None, the rejected ones, every answer)``."""
+    """Ask ``probe_request`` (in its plain form) at each ``top_k`` of ``ladder`` until one is answered,
+    then bisect between it and the smallest rejected value: ``(the largest accepted top_k found or
+    None, the rejected ones, every answer)``."""
     from dataclasses import replace
 
     plain = replace(
@@ -176,12 +193,34 @@ async def discover_max_top_k(
     )
     rejected: list[int] = []
     answers: list[Answer] = []
-    for k in ladder:
+
+    async def accepts(k: int) -> bool | None:
         if asker.stopper.reason is not None:
-            break
+            return None
         answer = await asker.ask(replace(probe_request, probe=plain, top_k=k), 1)
         answers.append(answer)
         if answer.error is None:
-            return k, rejected, answers
+            return True
         rejected.append(k)
-    return None, rejected, answers
+        return False
+
+    accepted: int | None = None
+    for k in ladder:
+        ok = await accepts(k)
+        if ok is None:
+            break
+        if ok:
+            accepted = k
+            break
+    if accepted is None or not rejected:
+        return accepted, rejected, answers
+    low, high = accepted, min(rejected)
+    for _ in range(BISECT_STEPS):
+        if high - low <= 1:
+            break
+        middle = (low + high) // 2
+        ok = await accepts(middle)
+        if ok is None:
+            break
+        low, high = (middle, high) if ok else (low, middle)
+    return low, rejected, answers

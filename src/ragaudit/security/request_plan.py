@@ -41,8 +41,9 @@ from typing import Any, Literal
 
 from ragaudit.security.hostile_tenants import HostileCaller, hostile_callers
 from ragaudit.security.probes import Probe
+from ragaudit.security.request_mutations import MutatedRequest
 
-DEFAULT_MAX_TOP_K = 50
+DEFAULT_MAX_TOP_K = 100
 DEFAULT_CONCURRENCY_LEVELS = (1, 32)
 DEFAULT_BUDGET = 3000
 POWER_ONE_IN = 1000
@@ -51,7 +52,7 @@ POWER_TARGET = 0.95
 PLAIN_WORDS = 16
 _PLAIN_DROP = re.compile(r"[^\w\s]|_", re.UNICODE)
 
-Part = Literal["owner", "cross-tenant", "generic", "hostile", "discovery"]
+Part = Literal["owner", "cross-tenant", "generic", "hostile", "discovery", "mutation"]
 
 
 @dataclass(frozen=True)
@@ -64,11 +65,19 @@ class AuditRequest:
     round: int
     part: Part
     hostile: HostileCaller | None = None
+    mutated: MutatedRequest | None = None
+    """The request mutation it carries (part ``mutation``): its query text and extra fields."""
 
     @property
     def key(self) -> str:
         """A stable id for the request (retry schedules are seeded with it)."""
-        return f"{self.probe.id}@{self.caller!r}@k{self.top_k}@r{self.round}"
+        what = f"@m:{self.mutated.mutation.name}" if self.mutated is not None else ""
+        return f"{self.probe.id}@{self.caller!r}@k{self.top_k}@r{self.round}{what}"
+
+    @property
+    def query(self) -> str:
+        """The query text sent: the mutation's, else the probe's."""
+        return self.mutated.text if self.mutated is not None else self.probe.text
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,6 +86,7 @@ class AuditRequest:
             "top_k": self.top_k,
             "round": self.round,
             "part": self.part,
+            **({"mutation": self.mutated.mutation.name} if self.mutated is not None else {}),
         }
 
 

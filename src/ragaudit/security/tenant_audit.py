@@ -6,8 +6,11 @@ What is sent, in which order, and how hard that looks is :mod:`ragaudit.security
 budget spread over rounds, the detection power); how it is sent is :mod:`ragaudit.security.request_loop`
 (bounded concurrency in plan order, retries of transient failures, a plain-form retry of rejected
 probes); the hostile ids are :mod:`ragaudit.security.hostile_tenants` (lists, roles, wildcards,
-encodings, JSON arrays, path segments, near misses). A hostile id must be refused or answered with
-nothing owned by any tenant; any attributed chunk is a leak.
+encodings, JSON arrays, path segments, near misses, Unicode look-alikes). A hostile id must be refused or
+answered with nothing owned by any tenant; any attributed chunk is a leak. Before the rounds, the request
+mutations of :mod:`ragaudit.security.request_mutations` (query shapes, pagination, the tenant a second
+time in a header or parameter) are applied to a sample of probes; :mod:`ragaudit.security.mutation_tally`
+counts what every mutation sent and found.
 
 Every returned chunk is attributed from the corpus (:mod:`ragaudit.security.ownership`), never from
 the label the retriever attaches. A leak is recorded with its evidence: the probe, the caller, the
@@ -39,6 +42,7 @@ from typing import Any, Literal
 
 from ragaudit.data.run import RankedItem
 from ragaudit.retrieval.protocol import Retriever
+from ragaudit.retrieval.request_extras import channels_of
 from ragaudit.retry import RetryPolicy
 from ragaudit.runner.execute import _call_hook
 from ragaudit.runner.progress import progress_bar
@@ -46,9 +50,11 @@ from ragaudit.security.audit_verdict import DEFAULT_MIN_ATTRIBUTED, Verdict, aud
 from ragaudit.security.error_rate import ErrorRate, check_error_rate, classify_error, error_rate_of
 from ragaudit.security.hostile_tenants import FIXED_HOSTILE as FIXED_HOSTILE
 from ragaudit.security.hostile_tenants import tenant_variants as tenant_variants
+from ragaudit.security.mutation_tally import MutationTally
 from ragaudit.security.ownership import Attribution, FieldEvidence, OwnershipIndex
 from ragaudit.security.probes import Probe
 from ragaudit.security.request_loop import UNREACHABLE_KINDS, Answer, Asker, discover_max_top_k
+from ragaudit.security.request_mutations import MutationOptions, plan_mutations
 from ragaudit.security.request_plan import (
     DEFAULT_BUDGET,
     DEFAULT_CONCURRENCY_LEVELS,
@@ -190,6 +196,8 @@ class AuditOptions:
     min_attributed: float = DEFAULT_MIN_ATTRIBUTED
     shared_tenants: frozenset[str] = frozenset()
     """Tenants whose documents may be served to every tenant (counted as shared, never as leaks)."""
+    mutations: MutationOptions = field(default_factory=MutationOptions)
+    """The request mutations applied to a sample of probes (``per_tenant=0``: none)."""
     max_records: int = DEFAULT_MAX_RECORDS
     """The report lists the first this many leak records (every leak is counted, by class and pair)."""
 
@@ -577,6 +585,9 @@ def _asked(answer: Answer) -> dict[str, Any]:
         "sequence": answer.sequence,
         "part": request.part,
     }
+    if request.mutated is not None:
+        out["mutation"] = request.mutated.mutation.name
+        out["text"] = request.mutated.text
     if answer.plain_retry:
         out["plain_text"] = answer.asked_text
     return out
@@ -597,6 +608,7 @@ class _Collector:
     answered: int = 0
     plain_retries: int = 0
     plain_recovered: int = 0
+    tally: MutationTally = field(default_factory=MutationTally)
 
     def __call__(self, answer: Answer) -> None:
         request = answer.request
@@ -613,9 +625,10 @@ class _Collector:
             leaks = self.checker.leaks
             for i in range(len(leaks) - found, len(leaks)):
                 leaks[i] = replace(leaks[i], asked=_asked(answer))
+        self.tally.add(answer, found)
         if request.part == "hostile":
             self.hostile.append(_hostile_outcome(answer, found))
-        elif request.part != "discovery":
+        elif request.part not in ("discovery", "mutation"):  # a rejected mutation is no failure
             self.tenant_answers.append((request.key, answer.error, answer.attempts))
             if answer.error is not None:
                 self.unverified.append(
@@ -642,6 +655,8 @@ async def audit_tenants(
     try:
         wanted = top_k_values(opts.top_k, opts.max_top_k, opts.top_k_values)
         top_ks, max_k = await _top_ks_the_service_accepts(asker, probes, wanted, opts.top_k)
+        mutated = _mutated_requests(retriever, probes, tenants, opts, collector.tally)
+        await asker.ask_all(mutated, opts.concurrency_levels[0])
         one_round = len(
             plan_round(
                 probes,
@@ -653,7 +668,8 @@ async def audit_tenants(
                 hostile_probes=opts.hostile_probes,
             )
         )
-        rounds = rounds_for(one_round, opts.budget, len(opts.concurrency_levels), opts.rounds)
+        left = max(0, opts.budget - len(mutated))
+        rounds = rounds_for(one_round, left, len(opts.concurrency_levels), opts.rounds)
         bar = progress_bar(one_round * rounds, enabled=opts.progress, desc="tenant-audit")
         for round_no in range(rounds):
             plan = plan_round(
@@ -690,7 +706,9 @@ async def audit_tenants(
             "owner": collector.planned["owner"],
             "cross_tenant": collector.planned["cross-tenant"] + collector.planned["generic"],
             "discovery": collector.planned["discovery"],
+            "mutation": collector.planned["mutation"],
         },
+        "mutations": collector.tally.to_json(),
         "detection_power": power_summary(collector.answered),
     }
     return TenantAudit(
@@ -715,6 +733,24 @@ async def audit_tenants(
         shared_chunks=checker.shared_chunks,
         semantic=checker.semantic_summary(),
     )
+
+
+def _mutated_requests(
+    retriever: Retriever,
+    probes: Sequence[Probe],
+    tenants: Sequence[str],
+    opts: AuditOptions,
+    tally: MutationTally,
+) -> list[AuditRequest]:
+    """The request mutations to send (registered in ``tally``, those without a channel as not applicable)."""
+    fields = getattr(retriever, "request_fields", None)
+    tenant_field = fields.get("tenant_id", "tenant_id") if isinstance(fields, Mapping) else "tenant_id"
+    catalogue = replace(opts.mutations, tenant_field=tenant_field).catalogue(opts.top_k)
+    planned, skipped = plan_mutations(
+        probes, tenants, catalogue, opts.mutations.per_tenant, channels_of(retriever)
+    )
+    tally.planned(catalogue, skipped, f"{type(retriever).__name__} sends only tenant_id, query and top_k")
+    return [AuditRequest(m.probe, m.caller, opts.top_k, 0, "mutation", mutated=m) for m in planned]
 
 
 async def _top_ks_the_service_accepts(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragaudit.report.kinds.base import ReportKind
@@ -81,6 +81,8 @@ class AuditAsking:
     rejected_top_k: list[int]
     concurrency_levels: list[int]
     detection_power: str
+    mutations: list[Mapping[str, Any]] = field(default_factory=list)
+    """The mutation table (``asking.mutations``): one row per mutation of every axis."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,7 @@ class TenantAuditKind(ReportKind):
                 list(asking.obj("max_top_k").need("rejected")),
                 list(asking.need("concurrency_levels")),
                 str(asking.obj("detection_power").need("statement")),
+                [m for m in asking.opt("mutations") or [] if isinstance(m, Mapping)],
             ),
             hostile={
                 **{k: int(hostile.need(k)) for k in ("requests", "refused", "empty", "served")},
@@ -174,6 +177,7 @@ class TenantAuditKind(ReportKind):
             f"({', '.join(f'{n} {part}' for part, n in asking.by_part.items())}); "
             f"top_k {', '.join(map(str, asking.top_k_values))}{capped}; "
             f"concurrency {', '.join(map(str, asking.concurrency_levels))}; owner asks first",
+            *_mutation_lines(asking.mutations),
             f"hostile tenant ids: {hostile['requests']} requests ({hostile['refused']} refused, "
             f"{hostile['empty']} empty, {hostile['served']} served data"
             + (f", {hostile['failed']} not answered: no connection or timeout" if hostile["failed"] else "")
@@ -271,8 +275,46 @@ def _facts(report: TenantAuditReport) -> list[str]:
         f"{report.failed} of {report.requests} probe requests failed, {report.unverified} unverified",
         f"{_total(report)} foreign chunk(s) served"
         + (f" (the first {len(report.leaks)} listed)" if len(report.leaks) < _total(report) else ""),
+        *[line.strip() for line in _mutation_lines(asking.mutations)],
         *([f"stopped early: {report.stopped}"] if report.stopped else []),
     ]
+
+
+def _mutation_lines(rows: list[Mapping[str, Any]]) -> list[str]:
+    """The request mutations in a few lines: what was sent, what was rejected or not applicable, what
+    found leaks (``"offset=10 (body): 412 foreign chunk(s)"``)."""
+    mutated = [r for r in rows if r.get("axis") in ("query-shape", "pagination", "tenant-channel")]
+    if not mutated:
+        return []
+    sent = [r for r in mutated if r.get("applicable")]
+    skipped = [r for r in mutated if not r.get("applicable")]
+    rejected = [r for r in sent if r.get("requests") and r.get("rejected") == r.get("requests")]
+    lines = [
+        f"request mutations: {len(sent)} of {len(mutated)} sent ({sum(int(r.get('requests', 0)) for r in sent)} "
+        f"requests), {len(rejected)} rejected by the service every time, {len(skipped)} not applicable"
+        + (
+            f" ({', '.join(dict.fromkeys(str(r.get('axis')) for r in skipped))}: {_why(skipped[0])})"
+            if skipped
+            else ""
+        )
+    ]
+    unanswered = sum(int(r.get("failed", 0)) for r in sent)
+    if unanswered:
+        lines.append(
+            f"  {unanswered} mutated request(s) got no answer (no connection or a timeout): not checked"
+        )
+    found = [f"{r['mutation']}: {r['leaks']} foreign chunk(s)" for r in rows if r.get("leaks")]
+    if found:
+        lines.append(
+            f"  found by: {'; '.join(found[:12])}" + (f"; {len(found) - 12} more" if len(found) > 12 else "")
+        )
+    return lines
+
+
+def _why(row: Mapping[str, Any]) -> str:
+    """Why a mutation was not applicable, without the channel it needs (``"X sends only ..."``)."""
+    reason = str(row.get("reason") or "no channel for it")
+    return reason.split(": ", 1)[-1]
 
 
 def _stopped(found: Any) -> str | None:

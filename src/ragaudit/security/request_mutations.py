@@ -1,0 +1,252 @@
+"""The tenant audit's request mutations: request shapes the plain probe matrix never sends.
+
+Many isolation bugs sit on a code path only an unusual request takes: a "browse" path for an empty or
+one-letter query, an "advanced search" path for boolean or ``field:value`` syntax, a page-2 path, a
+header that names the tenant a second time. Each :class:`Mutation` is one such request shape, on one
+axis:
+
+- ``query-shape``: the query replaced by an empty one, 1 or 2 characters, a long one (more than 20
+  words), a quoted phrase, `` OR `` / `` AND `` / ``NOT``, ``title:word``, ``tenant_id:<owner>``, a
+  prefix wildcard ``wor*`` and a bare ``*``;
+- ``pagination``: a page beyond the first, as a body field and as a query-string parameter, one per
+  name (``offset``, ``page``, ``from``, ``cursor`` by default; a name holding ``page`` asks page 2,
+  any other asks from the audit's ``top_k``);
+- ``tenant-channel``: the probe's owner named a second time, disagreeing with the body's
+  ``tenant_id`` (the caller), in a header (``X-Tenant``, ``X-Tenant-Id``, ...), a query-string
+  parameter and a body field (``tenant``, ``tenant_id``, ...).
+
+(The other axes, ``top_k`` depth, hostile tenant ids, repetition and concurrency, are the rounds of
+:mod:`ragaudit.security.request_plan`; the report lists them in the same table.)
+
+:func:`plan_mutations` applies every mutation to a sample: the first ``per_tenant`` probes of each
+tenant, each asked by another tenant (rotating), at the audit's ``top_k``; a mutation whose text does
+not depend on the probe (empty, ``*``) is asked once per tenant. A mutation that needs a channel the
+retriever lacks (headers, query string and extra body fields exist only for ``--endpoint``,
+:mod:`ragaudit.retrieval.request_extras`) is not sent and reported as *not applicable*.
+
+A mutated request is asked once (transient failures retried); a query shape is never asked in plain
+form, a mutation that keeps the probe's text is, like the probes of the rounds (a service that refuses
+punctuation still gets its ``offset``). A refusal (HTTP
+4xx, a raised error) is the mutation **rejected**, which is a fine answer and never makes the audit
+incomplete; a foreign chunk in an answer is a leak like any other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import cycle, islice
+from typing import Any, Literal
+
+from ragaudit.retrieval.request_extras import Channel, RequestExtras
+from ragaudit.security.probes import Probe
+
+Axis = Literal["query-shape", "pagination", "tenant-channel"]
+DEFAULT_TENANT_HEADERS = (
+    "X-Tenant",
+    "X-Tenant-Id",
+    "X-Org-Id",
+    "X-Organization-Id",
+    "X-Account-Id",
+    "X-Customer-Id",
+)
+DEFAULT_TENANT_PARAMS = ("tenant", "tenant_id", "tenantId", "org_id", "account_id", "customer_id")
+DEFAULT_PAGE_PARAMS = ("offset", "page", "from", "cursor")
+DEFAULT_MUTATION_PROBES = 2
+LONG_QUERY_WORDS = 24
+OWNER = "<owner>"
+"""In a mutation's extras: replaced by the tenant that owns the probe."""
+_WORD = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One request shape: its axis, its name in the report, the leak it looks for, and how it changes a
+    probe's request (the query text, extra headers / parameters / body fields)."""
+
+    axis: Axis
+    name: str
+    catches: str
+    text: Callable[[Probe], str] | None = None
+    """The query sent instead of the probe's text (``None``: the probe's text)."""
+    extras: RequestExtras | None = None
+    """Headers, parameters and body fields sent too (a value :data:`OWNER` is the probe's tenant)."""
+    per_caller: bool = False
+    """The request does not depend on the probe: asked once per calling tenant."""
+
+    def channels(self) -> frozenset[Channel]:
+        return self.extras.channels() if self.extras is not None else frozenset()
+
+
+def _words(text: str) -> list[str]:
+    """The probe's three longest distinct words (3+ characters when it has any), longest first."""
+    found = list(dict.fromkeys(_WORD.findall(text)))
+    long = [w for w in found if len(w) >= 3] or found or ["x"]
+    return sorted(long, key=len, reverse=True)[:3]
+
+
+def _long(text: str) -> str:
+    words = text.split() or ["x"]
+    return text if len(words) >= LONG_QUERY_WORDS else " ".join(islice(cycle(words), LONG_QUERY_WORDS))
+
+
+def query_mutations() -> list[Mutation]:
+    """The ``query-shape`` axis."""
+
+    def first(p: Probe) -> str:
+        return _words(p.text)[0]
+
+    shape: Axis = "query-shape"
+    return [
+        Mutation(shape, "empty query", "a browse path for empty queries that forgets the tenant", lambda p: "", per_caller=True),
+        Mutation(shape, "1 character", "a short-query (autocomplete) path without the filter", lambda p: first(p)[:1]),
+        Mutation(shape, "2 characters", "a short-query (autocomplete) path without the filter", lambda p: first(p)[:2]),
+        Mutation(shape, f"long query ({LONG_QUERY_WORDS} words)", "a 'more like this' path for long queries", lambda p: _long(p.text)),
+        Mutation(shape, "quoted phrase", "a phrase-query path without the filter", lambda p: '"' + " ".join(p.text.split()[:8]) + '"'),
+        Mutation(shape, "OR", "a boolean (query-string) parser path", lambda p: " OR ".join(_words(p.text))),
+        Mutation(shape, "AND", "a boolean (query-string) parser path", lambda p: " AND ".join(_words(p.text)[:2])),
+        Mutation(shape, "NOT", "a boolean (query-string) parser path", lambda p: f"{first(p)} NOT xyzzy"),
+        Mutation(shape, "field:value", "a fielded (query-string) search path", lambda p: f"title:{first(p)}"),
+        Mutation(shape, "tenant_id:<owner> in the query", "a query-string filter that overrides the tenant", lambda p: f"tenant_id:{p.tenant_id} {first(p)}"),
+        Mutation(shape, "prefix wildcard", "a wildcard-query path without the filter", lambda p: f"{first(p)[:3]}*"),
+        Mutation(shape, "match-all *", "a match-all query that skips the filter", lambda p: "*", per_caller=True),
+    ]  # fmt: skip
+
+
+def page_value(name: str, top_k: int) -> str:
+    """The value a pagination parameter asks the second page with: ``2`` for a name holding ``page``,
+    else the audit's ``top_k`` (an offset)."""
+    return "2" if "page" in name.lower() else str(top_k)
+
+
+def pagination_mutations(names: Sequence[str], top_k: int) -> list[Mutation]:
+    """The ``pagination`` axis: each name as a body field and as a query-string parameter."""
+    out: list[Mutation] = []
+    for name in names:
+        value = page_value(name, top_k)
+        catches = f"a page-{value} path" if "page" in name.lower() else "a later-page path"
+        catches += " that forgets the tenant"
+        body = RequestExtras(body={name: int(value)})
+        out.append(Mutation("pagination", f"{name}={value} (body)", catches, extras=body))
+        out.append(
+            Mutation("pagination", f"?{name}={value}", catches, extras=RequestExtras(params={name: value}))
+        )
+    return out
+
+
+def channel_mutations(headers: Sequence[str], params: Sequence[str], tenant_field: str) -> list[Mutation]:
+    """The ``tenant-channel`` axis: the probe's owner (:data:`OWNER`, replaced when planned) in a header,
+    a query-string parameter and a body field, while the body's tenant field names the caller."""
+    catches = "the tenant read from {} instead of the request body"
+    out = [
+        Mutation(
+            "tenant-channel",
+            f"header {name}: <owner>",
+            catches.format(f"the {name} header"),
+            extras=RequestExtras(headers={name: OWNER}),
+        )
+        for name in headers
+    ]
+    out += [
+        Mutation(
+            "tenant-channel",
+            f"?{name}=<owner>",
+            catches.format(f"?{name}="),
+            extras=RequestExtras(params={name: OWNER}),
+        )
+        for name in params
+    ]
+    out += [
+        Mutation(
+            "tenant-channel",
+            f"body {name}: <owner>",
+            catches.format(f"a second body field {name!r}"),
+            extras=RequestExtras(body={name: OWNER}),
+        )
+        for name in params
+        if name != tenant_field
+    ]
+    return out  # fmt: skip
+
+
+def _for_probe(extras: RequestExtras, probe: Probe) -> RequestExtras:
+    """``extras`` with :data:`OWNER` replaced by the probe's tenant."""
+
+    def fill(values: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: (str(probe.tenant_id) if v == OWNER else v) for k, v in values.items()}
+
+    return RequestExtras(fill(extras.headers), fill(extras.params), fill(extras.body))
+
+
+@dataclass(frozen=True)
+class MutationOptions:
+    """Which mutations the audit sends, and to how many probes."""
+
+    per_tenant: int = DEFAULT_MUTATION_PROBES
+    """Probes per tenant each mutation is applied to (0: no mutations)."""
+    tenant_headers: tuple[str, ...] = DEFAULT_TENANT_HEADERS
+    tenant_params: tuple[str, ...] = DEFAULT_TENANT_PARAMS
+    page_params: tuple[str, ...] = DEFAULT_PAGE_PARAMS
+    tenant_field: str = "tenant_id"
+    """The body field the request already names the tenant in (left out of the body-field channel)."""
+
+    def catalogue(self, top_k: int) -> list[Mutation]:
+        """Every mutation, in the order they are sent."""
+        if self.per_tenant <= 0:
+            return []
+        return [
+            *query_mutations(),
+            *pagination_mutations(self.page_params, top_k),
+            *channel_mutations(self.tenant_headers, self.tenant_params, self.tenant_field),
+        ]
+
+
+@dataclass(frozen=True)
+class MutatedRequest:
+    """One mutated request: who asks which probe, and what is sent."""
+
+    mutation: Mutation
+    probe: Probe
+    caller: str
+    text: str
+    extras: RequestExtras | None
+
+
+def sample(probes: Sequence[Probe], tenants: Sequence[str], per_tenant: int) -> list[tuple[Probe, str]]:
+    """The first ``per_tenant`` probes of each tenant, each with the tenant that asks it: another tenant,
+    rotating (the owner itself when it is the only tenant)."""
+    out: list[tuple[Probe, str]] = []
+    ordered = sorted(tenants)
+    for position, tenant in enumerate(ordered):
+        own = [p for p in probes if p.tenant_id == tenant][:per_tenant]
+        others = ordered[position + 1 :] + ordered[:position] or [tenant]
+        out += [(probe, others[j % len(others)]) for j, probe in enumerate(own)]
+    return out
+
+
+def plan_mutations(
+    probes: Sequence[Probe],
+    tenants: Sequence[str],
+    mutations: Sequence[Mutation],
+    per_tenant: int,
+    channels: frozenset[Channel],
+) -> tuple[list[MutatedRequest], list[Mutation]]:
+    """The mutated requests to send, and the mutations left out because the retriever lacks their channel."""
+    picked = sample(probes, tenants, per_tenant)
+    requests: list[MutatedRequest] = []
+    not_applicable: list[Mutation] = []
+    for mutation in mutations:
+        if not mutation.channels() <= channels:
+            not_applicable.append(mutation)
+            continue
+        asked_by: set[str] = set()
+        for probe, caller in picked:
+            if mutation.per_caller:
+                if caller in asked_by:
+                    continue
+                asked_by.add(caller)
+            text = mutation.text(probe) if mutation.text is not None else probe.text
+            extras = _for_probe(mutation.extras, probe) if mutation.extras is not None else None
+            requests.append(MutatedRequest(mutation, probe, caller, text, extras))
+    return requests, not_applicable
