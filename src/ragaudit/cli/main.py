@@ -89,6 +89,9 @@ def _quiet_offline_environment() -> None:
         ("TOKENIZERS_PARALLELISM", "false"),
         # --executor ray: no usage statistics sent to Ray's servers (set it to 1 to allow them)
         ("RAY_USAGE_STATS_ENABLED", "0"),
+        # --retriever haystack:... and export mlflow: no usage telemetry either (set them to allow it)
+        ("HAYSTACK_TELEMETRY_ENABLED", "False"),
+        ("MLFLOW_DISABLE_TELEMETRY", "true"),
     ):
         os.environ.setdefault(key, value)
 
