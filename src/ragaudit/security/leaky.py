@@ -74,6 +74,7 @@ from ragaudit.security.leaky_base import Partitioned as _Partitioned
 from ragaudit.security.leaky_base import SharedIndex as _SharedIndex
 from ragaudit.security.leaky_requests import STYLES as REQUEST_STYLES
 from ragaudit.security.leaky_requests import make_request_service
+from ragaudit.security.leaky_response import RESPONSE_STYLES
 from ragaudit.text.words import normalize_text
 
 DEFAULT_SYNONYMS: Mapping[str, str] = {
@@ -337,21 +338,7 @@ def _response_leak(style: str) -> Callable[[Sequence[Chunk]], Retriever]:
     return make
 
 
-RESPONSE_LEAKS = tuple(
-    f"response-{style}"
-    for style in (
-        "debug",
-        "suggest",
-        "facets",
-        "aggregations",
-        "related",
-        "see-also",
-        "base64",
-        "url",
-        "html",
-        "json-string",
-    )
-)
+RESPONSE_LEAKS = tuple(f"response-{style}" for style in RESPONSE_STYLES)
 """The kinds whose leak is beside the result list (:mod:`ragaudit.security.leaky_response`, whose
 ``RESPONSE_STYLES`` they are; each has an honest twin there): top-level debug, suggest, facets,
 aggregations and related fields, id lists under keys that do not say "id", and encoded text."""
