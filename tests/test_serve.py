@@ -498,3 +498,61 @@ def test_eval_over_serve_equals_eval_of_the_pipeline_in_process(
     assert len(local_rankings) == 84 and served_rankings == local_rankings
     assert served["metrics"] == local["metrics"]
     assert served["security"]["isolation"]["state"] == local["security"]["isolation"]["state"] == "pass"
+
+
+def test_tenant_audit_is_clean_against_serve_hybrid(
+    keyfiles: tuple[Path, Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """The dense engine in process (through hybrid: bm25 + dense, RRF), a smaller plan than the
+    defaults (the full default audit of dense and hybrid against serve is in docs/benchmarks.md)."""
+    server = ServeProcess("--pipeline", "hybrid", "--corpus", CORPUS, "--keys", str(keyfiles[0]))
+    out = tmp_path / "audit.json"
+    try:
+        code = main(
+            [
+                "audit-tenants", "--corpus", CORPUS, "--canaries", str(KB / "canaries.jsonl"), "--no-progress",
+                "--endpoint", server.url, "--endpoint-keys", str(keyfiles[1]), "--out", str(out),
+                "--probes-per-tenant", "6", "--rounds", "1",
+            ]
+        )  # fmt: skip
+    finally:
+        server.stop()
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert code == 0 and report["verdict"] == "clean" and report["leaks"]["count"] == 0
+    assert report["isolation"]["verified"] > 0 and report["unattributed"]["count"] == 0
+    assert report["hostile_tenants"]["served"] == 0
+
+
+def test_a_qdrant_engine_on_disk_serves_the_same_after_a_restart(
+    keyfiles: tuple[Path, Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """A dense stage on an embedded on-disk Qdrant collection (tenant as an ``is_tenant`` payload
+    index, filtered inside the engine): each tenant gets only its own chunks, and a second start over
+    the same folder reuses the collection and answers identically."""
+    pytest.importorskip("qdrant_client")
+    config = tmp_path / "qdrant.toml"
+    config.write_text(
+        f'name = "dense-qdrant"\n[retriever]\ntype = "dense"\nstore = "qdrant"\nqdrant_path = "{tmp_path / "qdrant"}"\n',
+        encoding="utf-8",
+    )
+    keys = keyfiles[2]
+
+    def answers() -> dict[str, list[str]]:
+        server = ServeProcess("--pipeline", str(config), "--corpus", CORPUS, "--keys", str(keyfiles[0]))
+        try:
+            out = {}
+            for tenant in TENANTS:
+                reply = post(
+                    server.url, keys[tenant], {"query": "refund policy for annual plans", "top_k": 8}
+                )
+                assert reply.status_code == 200
+                results = reply.json()["results"]
+                assert results and all(c["chunk_id"].startswith(tenant + "-") for c in results)
+                out[tenant] = [c["chunk_id"] for c in results]
+            return out
+        finally:
+            server.stop()
+
+    first = answers()
+    assert (tmp_path / "qdrant").is_dir()
+    assert answers() == first
