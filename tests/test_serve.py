@@ -84,13 +84,15 @@ class ServeProcess:
         return self.url.rsplit("/", 1)[0]
 
     def stop(self) -> str:
+        """Stop the server; what it wrote on stderr (stdout is the reader thread's)."""
         self.proc.terminate()
         try:
-            _, err = self.proc.communicate(timeout=20)
+            self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            _, err = self.proc.communicate()
-        return err or ""
+            self.proc.wait()
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read() or ""
 
 
 @pytest.fixture(scope="module")
