@@ -211,9 +211,13 @@ def create_app(engine: ServeEngine, keys: ServerKeys, limits: Limits, metrics: S
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port`` (``port`` 0: a free one)."""
+    """A listening socket on ``host:port`` (``port`` 0: a free one).
+
+    Made with ``IPPROTO_TCP`` named: asyncio sets ``TCP_NODELAY`` only on connections whose socket says
+    so, and without it a response written as headers then body waits for the client's delayed ACK
+    (~40 ms per request on Linux)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(1024)
