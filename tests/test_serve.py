@@ -558,3 +558,17 @@ def test_a_qdrant_engine_on_disk_serves_the_same_after_a_restart(
     first = answers()
     assert (tmp_path / "qdrant").is_dir()
     assert answers() == first
+
+
+def test_the_listening_socket_lets_asyncio_set_tcp_nodelay() -> None:
+    """asyncio sets TCP_NODELAY only on sockets whose protocol is IPPROTO_TCP; without it each response
+    waited ~40 ms for the client's delayed ACK (bm25 at concurrency 1: 19.9 req/s before, 288 after)."""
+    import socket
+
+    from ragaudit.serving.app import bind
+
+    sock = bind("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+    finally:
+        sock.close()
