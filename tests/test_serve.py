@@ -572,3 +572,15 @@ def test_the_listening_socket_lets_asyncio_set_tcp_nodelay() -> None:
         assert sock.proto == socket.IPPROTO_TCP
     finally:
         sock.close()
+
+
+def test_a_key_in_clear_in_the_keys_file_is_bad_input_and_not_echoed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    keys = tmp_path / "keys.toml"
+    keys.write_text('[[key]]\ntenant = "acme"\nsha256 = "rk_pasted-in-clear"\n', encoding="utf-8")
+    assert main(["serve", "--pipeline", "bm25", "--corpus", CORPUS, "--keys", str(keys)]) == 2
+    captured = capsys.readouterr()
+    assert "64 lower-case hex" in captured.err and "rk_pasted-in-clear" not in captured.out + captured.err
+    assert main(["serve", "--pipeline", "bm25", "--corpus", CORPUS]) == 2
+    assert "--keys is required" in capsys.readouterr().err
