@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint typecheck unit test-ray bench clean
+.PHONY: install demo test lint typecheck unit test-ray all-tests bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -18,7 +18,9 @@ $(STAMP): pyproject.toml constraints.txt
 	# all = the runtime extras incl. torch (torch-vs-ONNX agreement tests, CrossEncoder plumbing);
 	# export = onnx for scripts/export_onnx.py and its reproducibility test. The demo needs neither.
 	# ray = the Ray executor (--executor ray) and its tests on a local 2-node cluster (make test-ray)
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[all,export,dev,ray]"
+	# frameworks = the LangChain / LlamaIndex / Haystack adapters, tested with the real libraries;
+	# mlflow = ragaudit export mlflow, tested against a real MLflow SQLite store
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[all,export,dev,ray,frameworks,mlflow]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -30,18 +32,30 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/ruff format --check src tests bench scripts
 
+MYPY := $(BIN)/mypy --strict src/ragaudit
 typecheck: $(STAMP)
-	$(BIN)/mypy --strict src/ragaudit
+	$(MYPY)
 
 unit: $(STAMP)
 	$(BIN)/pytest -q
 
-# the Ray executor's tests: a real head + worker on 127.0.0.1 (about 1.5 minutes on 2 cores), so a
-# plain `pytest` leaves them out (-m 'not ray' in pyproject.toml) and CI runs them here
+# the Ray executor's tests alone: a real head + worker on 127.0.0.1 (about 1.5 minutes on 2 cores), so a
+# plain `pytest` leaves them out (-m 'not ray' in pyproject.toml); `make test` runs them with the rest
 test-ray: $(STAMP)
 	RAY_USAGE_STATS_ENABLED=0 $(BIN)/pytest -q -m ray
 
-test: lint typecheck unit test-ray
+# every test, the Ray ones too, in one pytest run on $(WORKERS) pytest-xdist workers: each test file runs
+# in one worker, and the browser and Ray files are one unit, run one after the other in one worker
+# (tests/conftest.py, SERIAL_FILES); tests retry without backoff waits (conftest, `backoff` marker)
+WORKERS ?= 2
+ALL_TESTS := RAY_USAGE_STATS_ENABLED=0 $(BIN)/pytest -q -n $(WORKERS) --dist loadfile -m 'ray or not ray'
+all-tests: $(STAMP)
+	$(ALL_TESTS)
+
+# what CI runs (.ci/run): lint (seconds), then mypy beside all the tests (mypy's cache, .mypy_cache, is
+# kept between runs); fails when either fails, after both have finished
+test: lint
+	$(MYPY) & mypy=$$!; $(ALL_TESTS); tests=$$?; wait $$mypy && exit $$tests
 
 # every benchmark, each printing its table (figures and commands are kept in docs/benchmarks.md)
 bench: $(STAMP)

@@ -4,7 +4,8 @@ Runs ``ragaudit audit-tenants`` with its defaults (top_k 1, 10 and 50, concurren
 of 3,000 requests, hostile ids, every returned field attributed) against the ``bm25`` preset, in
 process, and prints the requests sent, the chunks attributed, the verdict and the wall time (median of
 ``--repeat`` runs). The same audit against two leaky retrievers shows what the attribution costs when
-there is something to find (field leaks) or nothing to attribute (opaque output).
+there is something to find (field leaks) or nothing to attribute (opaque output), and the
+whole-response walk on a service with a facets block beside its results (leaky, and its honest twin).
 
     PYTHONPATH=src .venv/bin/python bench/audit_bench.py --repeat 3
 """
@@ -28,6 +29,8 @@ SOURCES = {
     "bm25": ["--pipeline", "bm25"],
     "field leak (titles)": ["--retriever", "ragaudit.security.leaky:demo_field_leak"],
     "opaque output": ["--retriever", "ragaudit.security.leaky:demo_opaque_output"],
+    "response leak (facets)": ["--retriever", "ragaudit.security.leaky:demo_response_leak"],
+    "its honest twin": ["--retriever", "ragaudit.security.leaky:demo_response_honest"],
 }
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,3 +50,102 @@ KB = Path(__file__).resolve().parents[1] / "src" / "ragaudit" / "demo_data" / "k
 def write_lines(path: Path, lines: list[str]) -> Path:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+# ---- speed: retries without waits, the demo built once, units of work for pytest-xdist ---------------
+
+
+@pytest.fixture(autouse=True)
+def _retries_without_waits(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries in tests retry at once: every :class:`ragaudit.retry.RetryPolicy` waits 0 s, so a test
+    of a flaky or unreachable service does not sleep through real backoff (the attempts, their count
+    and the errors are unchanged). Tests about the waits themselves are marked ``backoff`` and see the
+    real schedule. This patches the test process only: commands run in a subprocess wait as shipped."""
+    if request.node.get_closest_marker("backoff") is not None:
+        return
+    from ragaudit.retry import RetryPolicy
+
+    def no_wait(
+        self: RetryPolicy, key: str, failed_attempts: int, retry_after_s: float | None = None
+    ) -> float:
+        return 0.0
+
+    monkeypatch.setattr(RetryPolicy, "delay_s", no_wait)
+
+
+@dataclass(frozen=True)
+class DemoBuild:
+    """What ``ragaudit demo --no-progress`` left: its folder and what it printed on stdout."""
+
+    folder: Path
+    out: str
+
+
+@pytest.fixture(scope="session")
+def demo_build(tmp_path_factory: pytest.TempPathFactory) -> DemoBuild:
+    """``ragaudit demo`` run once per test process, for the tests that only read what it wrote or
+    printed (a test that changes the folder builds its own). Its exit code must be 0."""
+    from ragaudit.cli.main import main
+
+    folder = tmp_path_factory.mktemp("demo")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(["demo", "--no-progress", "--out-dir", str(folder)])
+    assert code == 0, printed.getvalue()[-3000:]
+    return DemoBuild(folder, printed.getvalue())
+
+
+SERIAL_FILES = frozenset(
+    {
+        "tests/test_report_chromium.py",
+        "tests/test_label_chromium.py",
+        "tests/test_benchmark_chromium.py",
+        "tests/test_report_gold_chromium.py",
+        "tests/test_scale_ray.py",
+    }
+)
+"""The test files that start a headless Chromium (the ``browser`` fixture) or a local Ray cluster (marked
+``ray``). Under pytest-xdist (``make test``) they are one unit of work: one worker runs them one after
+the other, never beside each other. A new such file must be listed here (checked at collection)."""
+
+SERIAL_UNIT = "browser-and-ray"
+
+LONGEST_FIRST = (SERIAL_UNIT, "tests/test_readme.py", "tests/test_secret_forms_cli.py", "tests/test_init.py")
+"""Units handed to the xdist workers before the rest (the longest in ``pytest --durations``), so the
+workers finish together instead of one starting a minute-long unit at the end. Speed only."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every browser or Ray test lives in a file of :data:`SERIAL_FILES`."""
+    for item in items:
+        heavy = "browser" in getattr(item, "fixturenames", ()) or item.get_closest_marker("ray") is not None
+        path = item.nodeid.split("::", 1)[0]
+        if heavy and path not in SERIAL_FILES:
+            raise pytest.UsageError(
+                f"{path}: {item.name} starts a headless Chromium or a Ray cluster; add {path!r} to "
+                "SERIAL_FILES in tests/conftest.py so pytest-xdist never runs it beside the others"
+            )
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` (each file's tests in one worker, its module fixtures built once) with the
+    files of :data:`SERIAL_FILES` as a single unit, and :data:`LONGEST_FIRST` handed out first.
+    (``--dist loadgroup`` with ``xdist_group`` marks would say the same, but pytest-xdist 3.8 ignores
+    those marks on pytest 9.2: pytest-dev/pytest-xdist#1386.)"""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesWithASerialUnit(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return SERIAL_UNIT if path in SERIAL_FILES else path
+
+        def _assign_work_unit(self, node: Any) -> None:
+            for unit in reversed(LONGEST_FIRST):
+                if unit in self.workqueue:
+                    self.workqueue.move_to_end(unit, last=False)
+            super()._assign_work_unit(node)
+
+    return FilesWithASerialUnit(config, log)

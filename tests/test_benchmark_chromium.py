@@ -19,6 +19,7 @@ import pytest
 
 import ragaudit
 import test_report_chromium
+from conftest import DemoBuild
 from ragaudit.cli.main import main
 
 CHROMIUM = test_report_chromium.CHROMIUM
@@ -31,12 +32,11 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo's folder (every pipeline's report and page, and report.html). Built before the browser:
-    playwright's sync API keeps an event loop running in this thread."""
-    folder = tmp_path_factory.mktemp("demo")
-    assert main(["demo", "--no-progress", "--out-dir", str(folder)]) == 0
-    return folder
+def demo(demo_build: DemoBuild) -> Path:
+    """The demo's folder (every pipeline's report and page, and report.html; conftest's one demo run, exit
+    0 checked there). Built before the browser: playwright's sync API keeps an event loop running in this
+    thread."""
+    return demo_build.folder
 
 
 class Opened:

@@ -246,7 +246,8 @@ def test_eval_warns_about_ids_not_in_the_corpus(
 ) -> None:
     def handler(request: Request) -> Reply:
         tenant = request.json()["tenant_id"]
-        return Reply(body=[chunk("acme-faq-api", tenant), chunk("ghost-1", tenant), chunk("ghost-2", tenant)])
+        own = [chunk("acme-faq-api", tenant)] if tenant == "acme" else []  # another tenant's would be a leak
+        return Reply(body=[*own, chunk("ghost-1", tenant), chunk("ghost-2", tenant)])
 
     with LocalServer(handler) as server:
         code = main(

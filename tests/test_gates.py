@@ -34,6 +34,9 @@ from ragaudit.metrics.names import parse_metric
 from ragaudit.pipelines.build import build_pipeline
 from ragaudit.pipelines.config import preset
 from ragaudit.runner.execute import run_cases
+from ragaudit.security.ownership import OwnershipIndex
+from ragaudit.security.probes import generate_probes
+from ragaudit.security.tenant_audit import AuditOptions, audit_tenants
 
 METRICS = "nDCG@10,R@5,MRR@10"
 ISSUE_POLICY = """[quality]
@@ -62,7 +65,8 @@ def _demote_top(case: CaseRun, to: int = 4) -> CaseRun:
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("gates")
     dataset = load_dataset(KB / "golden.jsonl")
-    built = build_pipeline(preset("bm25"), load_corpus(KB / "corpus.jsonl"))
+    corpus = load_corpus(KB / "corpus.jsonl")
+    built = build_pipeline(preset("bm25"), corpus)
     run = asyncio.run(run_cases(built.retriever, dataset.cases, 10, progress=False, name="bm25"))
     variants: dict[str, Run] = {"base": run}
     variants["regressed"] = Run({cid: _demote_top(c) for cid, c in run.cases.items()}, name="regressed")
@@ -102,7 +106,19 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     evaluate(dataset, {cid: c.ranking for cid, c in run.cases.items()}, METRICS).write_json(paths["run_file"])
     paths["policy"] = out / "gates.toml"
     paths["policy"].write_text(ISSUE_POLICY, encoding="utf-8")
+    paths["audit"] = (
+        out / "audit.json"
+    )  # a real cross-tenant audit of the same pipeline: the only verification
+    probes = generate_probes(corpus.documents, per_tenant=6)
+    ownership = OwnershipIndex.build(corpus.documents, built.chunks)
+    quick = AuditOptions(progress=False, rounds=1, top_k_values=(10,), max_top_k=10, hostile_probes=1)
+    asyncio.run(audit_tenants(built.retriever, ownership, probes, quick)).write_json(paths["audit"])
     return paths
+
+
+def audited(reports: dict[str, Path]) -> list[str]:
+    """``--audit`` with the clean audit of the pipeline the reports evaluated."""
+    return ["--audit", str(reports["audit"])]
 
 
 def _gate(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -200,11 +216,13 @@ def test_a_good_report_passes_all_four_gates_and_writes_the_verdict(
             str(reports["base"]),
             "--out",
             str(out),
+            *audited(reports),
         ],
         capsys,
     )
     assert code == 0, text
     assert text.startswith("ragaudit gate: PASS (4 gates)")
+    assert "[pass] security" in text and f"verified by audit {reports['audit']}" in text
     verdict = json.loads(out.read_text())
     assert verdict["kind"] == "gate" and verdict["passed"] is True and verdict["exit_code"] == 0
     assert [g["gate"] for g in verdict["gates"]] == ["self-test", "quality", "security", "operations"]
@@ -230,6 +248,7 @@ def test_a_significant_regression_and_a_missed_floor_fail_with_their_numbers(
             str(reports["base"]),
             "--out",
             str(out),
+            *audited(reports),
         ],
         capsys,
     )
@@ -240,7 +259,8 @@ def test_a_significant_regression_and_a_missed_floor_fail_with_their_numbers(
     assert worse < 0.80 <= base
     assert f"nDCG@10 {fmt_score(worse)} < floor 0.80; worst queries: " in text
     assert (
-        f"nDCG@10 {fmt_score(worse)} vs baseline {fmt_score(base)} (delta {worse - base:+.4f}, p = " in text
+        f"nDCG@10 {fmt_score(worse)} vs baseline {fmt_score(base)} (delta {worse - base:+.4f}, p < 0.001 Holm"
+        in text  # one p-value formatter everywhere (artifacts.tables.fmt_p)
     )
     assert "a significant regression beyond the tolerance 0.02 at alpha 0.05" in text
     quality = json.loads(out.read_text())["gates"][1]
@@ -251,7 +271,8 @@ def test_a_drop_that_is_not_significant_is_reported_not_counted(
     reports: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     policy = ["--policy", str(reports["policy"])]
-    code, text, _ = _gate([str(reports["noisy"]), *policy, "--baseline", str(reports["base"])], capsys)
+    args = [str(reports["noisy"]), *policy, "--baseline", str(reports["base"]), *audited(reports)]
+    code, text, _ = _gate(args, capsys)
     assert code == 0, text
     assert "dropped beyond the tolerance but not significantly; not counted" in text
 
@@ -364,7 +385,7 @@ def test_failed_and_missing_cases_fail_the_gate_even_without_an_error_budget(
         code, text, _ = _gate([str(reports[name]), "--policy", str(floors_only)], capsys)
         assert code == 1, text
         assert "[FAIL] operations" in text and f"({failed} / {cases} cases) > budget 0" in text
-    code, text, _ = _gate([str(reports["base"]), "--policy", str(floors_only)], capsys)
+    code, text, _ = _gate([str(reports["base"]), "--policy", str(floors_only), *audited(reports)], capsys)
     assert code == 0, text
     assert (
         f"[pass] operations  error rate 0.0000 (0/{cases}) <= 0 (no max_error_rate: none tolerated)" in text
@@ -417,7 +438,7 @@ def test_thresholds_that_can_never_fail_check_nothing(
     assert "nDCG@10 floor 0 cannot fail: it checks nothing" in text
     assert "max_regression 1 cannot fail: no mean in [0, 1] drops by more" in text
     policy.write_text('[quality]\nfloors = { "nDCG@10" = 0.0, "R@5" = 0.5 }\n', encoding="utf-8")
-    code, text, _ = _gate([str(reports["base"]), "--policy", str(policy)], capsys)
+    code, text, _ = _gate([str(reports["base"]), "--policy", str(policy), *audited(reports)], capsys)
     assert code == 0 and "[pass] quality     1 floor(s) met" in text and "nDCG@10 floor 0 cannot fail" in text
 
 

@@ -102,7 +102,10 @@ def test_eval_on_fitted_cases_is_in_sample_everywhere_out_of_history_and_not_a_g
         assert main(["report", str(out), "--format", fmt, "--out", str(page)]) == 0
         assert "IN-SAMPLE" in page.read_text(encoding="utf-8")
     policy = tmp_path / "gates.toml"
-    policy.write_text('[quality]\nfloors = { "nDCG@10" = 0.1 }\n', encoding="utf-8")
+    # isolation is not this test's subject (an eval alone never verifies it: docs/security.md)
+    policy.write_text(
+        '[quality]\nfloors = { "nDCG@10" = 0.1 }\n[security]\nallow_unverified = true\n', encoding="utf-8"
+    )
     capsys.readouterr()
     assert main(["gate", str(out), "--policy", str(policy)]) == 1
     gate_text = capsys.readouterr().out
@@ -114,8 +117,49 @@ def test_eval_on_fitted_cases_is_in_sample_everywhere_out_of_history_and_not_a_g
     assert main(argv) == 0
     assert capsys.readouterr().out.startswith("held out: none of the")
     assert json.loads((tmp_path / "rest.json").read_text())["in_sample"]["state"] == "held_out"
+    assert (
+        main(["report", str(tmp_path / "rest.json"), "--format", "md", "--out", str(tmp_path / "rest.md")])
+        == 0
+    )
+    held_md = (tmp_path / "rest.md").read_text(encoding="utf-8")
+    assert "_held out: none of the" in held_md and "IN-SAMPLE" not in held_md and "⚠️ IN-SAMPLE" not in held_md
     assert len(query_runs(history)) == 1
     assert main(["gate", str(tmp_path / "rest.json"), "--policy", str(policy)]) == 0
+
+
+@pytest.mark.slow
+def test_bench_names_the_in_sample_pipeline_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = GOLDEN.read_text(encoding="utf-8").splitlines()[:8]
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    model = _model(tmp_path / "m.json", {json.loads(line)["id"] for line in lines})
+    code = main(["bench", "--dataset", str(golden), "--corpus", CORPUS, "--pipelines", f"bm25,hybrid-rerank:{model}",
+                 "--metrics", "nDCG@10", "--resamples", "200", "--out-dir", str(tmp_path / "b"), "--no-history"])  # fmt: skip
+    assert code == 0
+    report = json.loads((tmp_path / "b" / "benchmark.json").read_text(encoding="utf-8"))
+    assert report["in_sample"]["state"] == "in_sample"
+    assert report["in_sample"]["text"].startswith("IN-SAMPLE: pipeline hybrid-rerank: all ")
+    assert "IN-SAMPLE: pipeline hybrid-rerank" in capsys.readouterr().out
+    # compare names the in-sample system too
+    out = tmp_path / "compare.json"
+    b = tmp_path / "b"
+    assert (
+        main(
+            [
+                "compare",
+                str(b / "bm25.json"),
+                str(b / "hybrid-rerank.json"),
+                "--out",
+                str(out),
+                "--resamples",
+                "200",
+            ]
+        )
+        == 0
+    )
+    compared = json.loads(out.read_text(encoding="utf-8"))
+    assert compared["in_sample"]["text"].startswith("IN-SAMPLE: hybrid-rerank: all ")
+    assert capsys.readouterr().out.startswith("IN-SAMPLE: hybrid-rerank")
 
 
 @pytest.mark.slow

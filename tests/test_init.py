@@ -90,6 +90,7 @@ def test_the_scaffolded_project_passes_its_tests_and_its_gates(
 ) -> None:
     scaffold(pytester.path)
     report = pytester.path / "reports" / "eval.json"
+    audit = pytester.path / "reports" / "audit.json"
     result = pytester.runpytest(
         *PLUGIN_ARGS,
         "-p",
@@ -100,12 +101,18 @@ def test_the_scaffolded_project_passes_its_tests_and_its_gates(
         "tests/evals",
         "--ragaudit-report",
         str(report),
+        "--ragaudit-audit-report",
+        str(audit),
     )
     result.assert_outcomes(passed=3)
     assert json.loads(report.read_text())["counts"]["cases"] >= 8
     capsys.readouterr()
-    assert main(["gate", str(report), "--policy", str(pytester.path / "gates.toml")]) == 0
-    assert "ragaudit gate: PASS (4 gates)" in capsys.readouterr().out
+    policy = str(pytester.path / "gates.toml")
+    assert main(["gate", str(report), "--policy", policy]) == 1  # own-tenant queries verify no isolation
+    assert "[NOT VERIFIED] security" in capsys.readouterr().out
+    assert main(["gate", str(report), "--policy", policy, "--audit", str(audit)]) == 0
+    text = capsys.readouterr().out
+    assert "ragaudit gate: PASS (4 gates)" in text and f"verified by audit {audit}" in text
 
 
 LEAKY_MODULE = """

@@ -3,8 +3,10 @@
 A service whose responses carry no ``tenant_id`` cannot be shown to isolate tenants: ``eval`` records
 "not verified" with the reason, and the terminal, JSON, Markdown, HTML, history and gate all say so
 (no check mark anywhere). With ``--corpus`` every returned chunk is attributed by id and content: an
-honest service is verified clean, a leaky one fails, one that relabels foreign chunks as the caller's
-fails too, and output the corpus cannot attribute leaves the verdict "not verified" with the counts.
+honest service shows "no leak seen on N own-tenant queries", which is still not an isolation test
+(only a clean cross-tenant audit given to the gate verifies it), a leaky one fails (exit 1), one that
+relabels foreign chunks as the caller's fails too, and output the corpus cannot attribute leaves the
+verdict "not verified" with the counts.
 """
 
 from __future__ import annotations
@@ -103,8 +105,8 @@ def test_no_tenant_id_and_no_corpus_is_not_verified_everywhere(
     isolation = report["security"]["isolation"]
     assert isolation["state"] == "not_verified"
     assert (isolation["verified"], isolation["total"]) == (0, 8)
-    assert "no tenant_id" in isolation["reason"] and "--corpus" in isolation["reason"]
-    assert "tenant isolation: NOT VERIFIED - 8 of 8 not verified: responses carry no tenant_id" in terminal
+    assert "--corpus" in isolation["reason"]
+    assert "tenant isolation: NOT VERIFIED - 8 of 8 not verified: no --corpus was given" in terminal
     markdown = _render(kb, "unlabelled", "md")
     assert "tenant isolation NOT VERIFIED" in markdown and "no --corpus was given" in markdown
     assert "✅" not in markdown and "no cross-tenant leaks" not in markdown.lower()
@@ -117,17 +119,17 @@ def test_no_tenant_id_and_no_corpus_is_not_verified_everywhere(
     assert ">not verified<" in page  # the summary card
 
 
-def test_with_the_corpus_an_honest_service_is_verified_and_a_leaky_one_fails(
+def test_with_the_corpus_an_honest_service_shows_no_leak_and_a_leaky_one_fails(
     kb: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     honest = _eval(kb, "honest", "honest", corpus=True)["security"]
-    assert honest["isolation"]["state"] == "pass" and honest["leaks"] == 0
-    assert honest["isolation"]["methods"] == {"corpus": 8}
-    assert "tenant isolation: pass - no cross-tenant chunk(s); 8 of 8 checked (8 by corpus)" in (
-        capsys.readouterr().out
-    )
-    assert "✅ tenant isolation verified" in _render(kb, "honest", "md")
-    assert "✓ Tenant isolation verified" in _render(kb, "honest", "html")
+    assert honest["isolation"]["state"] == "not_verified" and honest["leaks"] == 0
+    assert honest["isolation"]["methods"] == {"corpus": 8} and honest["isolation"]["verified"] == 8
+    expected = "no leak seen on 4 own-tenant queries (8 of 8 returned chunks checked (8 by corpus))"
+    assert f"tenant isolation: NOT VERIFIED - {expected}" in capsys.readouterr().out
+    markdown = _render(kb, "honest", "md")
+    assert expected in markdown and "✅" not in markdown and "audit-tenants" in markdown
+    assert "✓ Tenant isolation verified" not in _render(kb, "honest", "html")
     for style in ("leaky", "relabel"):  # a foreign chunk relabelled as the caller's is caught too
         leaky = _eval(kb, style, style, corpus=True)["security"]
         assert leaky["isolation"]["state"] == "fail" and leaky["leaks"] == 4, style
@@ -140,7 +142,7 @@ def test_output_the_corpus_cannot_attribute_is_counted_as_not_verified(kb: dict[
     isolation = _eval(kb, "opaque", "opaque", corpus=True)["security"]["isolation"]
     assert isolation["state"] == "not_verified"
     assert (isolation["verified"], isolation["unverified"], isolation["total"]) == (8, 4, 12)
-    assert isolation["reason"].startswith("4 of 12 not verified: neither the corpus")
+    assert isolation["reason"].startswith("4 of 12 not verified: the corpus (by id or content) does not")
     assert "no cross-tenant chunk(s) among the 8 checked" in isolation["reason"]
 
 
@@ -154,7 +156,7 @@ def test_history_keeps_three_states_and_the_gate_reads_them(
     reports = [str(kb["dir"] / f"{n}.json") for n in names]
     assert main(["history", "--history", str(history), "--record", *reports]) == 0
     states = {run.pipeline: run.isolation for run in query_runs(history)}
-    assert states == {"honest": "pass", "leaky": "fail", "unlabelled": "not_verified"}
+    assert states == {"honest": "not_verified", "leaky": "fail", "unlabelled": "not_verified"}
     reasons = {run.pipeline: run.isolation_reason for run in query_runs(history)}
     assert "no --corpus was given" in str(reasons["unlabelled"])
     capsys.readouterr()
@@ -175,8 +177,10 @@ def test_history_keeps_three_states_and_the_gate_reads_them(
     markdown = (tmp_path / "carried.md").read_text()
     assert "**Gate: ⚠️ NOT VERIFIED** (blocks the release)" in markdown and "- ⚠️ security" in markdown
 
-    assert main(["gate", reports[0], "--policy", str(policy)]) == 0
-    assert "[pass] security" in capsys.readouterr().out
+    assert main(["gate", reports[0], "--policy", str(policy)]) == 1  # own-tenant queries: no isolation test
+    text = capsys.readouterr().out
+    assert "[NOT VERIFIED] security" in text and "no leak seen on 4 own-tenant queries" in text
+    assert "only a cross-tenant audit verifies isolation" in text
     assert main(["gate", reports[1], "--policy", str(policy)]) == 1
     policy.write_text("[security]\nmax_leaks = 0\nallow_unverified = true\n", encoding="utf-8")
     assert main(["gate", reports[2], "--policy", str(policy)]) == 0  # waived, but still not called a pass
@@ -255,8 +259,9 @@ def test_a_run_file_is_checked_by_its_labels_or_from_the_corpus(kb: dict[str, Pa
         verdict: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))["security"]["isolation"]
         return verdict
 
-    unlabelled = isolation()  # only the labelled chunk can be checked
-    assert unlabelled["state"] == "not_verified" and (unlabelled["verified"], unlabelled["total"]) == (1, 3)
+    unlabelled = isolation()  # a tenant_id naming the caller is a claim: nothing is checked
+    assert unlabelled["state"] == "not_verified" and (unlabelled["verified"], unlabelled["total"]) == (0, 3)
+    assert "1 carry a tenant_id naming the caller, but a label is the service's claim" in unlabelled["reason"]
     from_corpus = isolation("--corpus", str(kb["corpus"]))
     assert from_corpus["state"] == "fail" and from_corpus["failures"] == 1
     assert from_corpus["methods"] == {"corpus": 3}

@@ -28,6 +28,7 @@ FLOORS: dict[str, int] = {
     "text": 0,
     "artifacts": 0,
     "templates": 0,
+    "counters": 0,
     # 1-2 data, metrics, statistics, corpus
     "data": 1,
     "metrics": 1,
@@ -53,6 +54,7 @@ FLOORS: dict[str, int] = {
     # 10 entry points
     "cli": 10,
     "pytest_plugin": 10,
+    "api": 10,
     "__init__": 10,
     "__main__": 10,
 }

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import io
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from conftest import KB
 from ragaudit.cli import console
 from ragaudit.cli.console import EVERY_S, FIRST_S, Watcher
 from ragaudit.cli.main import main
+from ragaudit.counters import Counter, active_counts
 from ragaudit.runner.progress import progress_bar
 
 
@@ -55,17 +58,20 @@ def test_the_watcher_speaks_within_the_first_limit_then_every_interval() -> None
     ]
 
 
-def test_on_a_terminal_it_is_a_status_line_and_a_drawn_bar_keeps_it_quiet() -> None:
+def test_on_a_terminal_a_step_gets_a_status_line_and_a_drawn_bar_keeps_it_quiet() -> None:
     out, drawing = io.StringIO(), {"bar": True}
     watcher = Watcher(
         "eval", terminal=True, clock=Clock(), stream=lambda: out, bar_active=lambda: drawing["bar"]
     )
+    watcher.enter("eval: building pipeline dense")
     assert watcher.tick(10.0) is None and out.getvalue() == ""  # the bar is speaking
     drawing["bar"] = False
-    assert watcher.tick(10.0) == "eval: working ..."
-    assert out.getvalue() == "\reval: working ...\x1b[K"  # rewritten in place, no new line
-    watcher.spoke()
-    assert out.getvalue().endswith("\r\x1b[K")  # cleared before the next line is printed
+    assert watcher.tick(10.0) == "eval: building pipeline dense: still running, 10 s"
+    assert out.getvalue() == "\reval: building pipeline dense: still running, 10 s\x1b[K"  # in place
+    watcher.leave("eval: building pipeline dense")
+    assert out.getvalue().endswith("\r\x1b[K")  # cleared when the step ends
+    assert watcher.tick(20.0) == "eval: still running, 20 s"  # outside a step: a whole line
+    assert out.getvalue().endswith("\r\x1b[Keval: still running, 20 s\n")
 
 
 class _Heard(io.StringIO):
@@ -112,7 +118,9 @@ def test_a_slow_index_build_speaks_before_it_ends(
     assert code == 0 and spoke_before_the_end == [True]
     lines = err.getvalue().splitlines()
     first = lines.index(f"{building} over {KB / 'corpus.jsonl'} (indexes, embeddings) ...")
-    assert lines[first + 1].startswith(f"{building} over") and ": still running, " in lines[first + 1]
+    after = lines.index("audit-tenants: indexing chunk owners and planning the probes ...")
+    said = [ln for ln in lines[first + 1 : after] if ": still running, " in ln]
+    assert said and said[0].startswith(f"{building} over")  # named, while it ran
 
 
 def test_quiet_commands_and_the_labeling_server_are_not_watched() -> None:
@@ -125,3 +133,36 @@ def test_quiet_commands_and_the_labeling_server_are_not_watched() -> None:
     finally:
         console.set_quiet(False)
     assert cmd_label.WATCHED is False
+
+
+class _Encoder:
+    """A fake text encoder that notes, at each batch, what the open counter says."""
+
+    fingerprint, dim = "fake-encoder", 2
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int, int] | None] = []
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.seen.append(active_counts())
+        return np.ones((len(texts), self.dim), dtype=np.float32)
+
+
+def test_embedding_keeps_a_counter_the_watcher_quotes(tmp_path: Path) -> None:
+    from ragaudit.retrieval.embedding_cache import EmbeddingCache
+
+    encoder = _Encoder()
+    with EmbeddingCache(encoder, tmp_path, batch_size=2, progress=False) as cache:
+        cache.embed([f"text {i}" for i in range(5)])
+    assert encoder.seen == [("embedding", 0, 5), ("embedding", 2, 5), ("embedding", 4, 5)]
+    assert active_counts() is None  # closed when the texts are embedded
+    out = io.StringIO()
+    watcher = Watcher("eval", terminal=False, clock=Clock(), stream=lambda: out)
+    watcher.enter("eval: building pipeline dense over corpus.jsonl")
+    with Counter(5000, "embedding") as counter:
+        counter.update(1200)
+        line = watcher.tick(FIRST_S)
+    assert (
+        line
+        == "eval: building pipeline dense over corpus.jsonl: still running, 2 s; embedding 1,200/5,000 done"
+    )

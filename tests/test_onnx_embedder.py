@@ -71,10 +71,10 @@ def test_int8_agrees_with_the_torch_reference_vectors(int8: Embedder) -> None:
     tiny = [i for i, t in enumerate(TEXTS) if len(t) < 3]  # "" and "ok": almost only special tokens
     real = [i for i in range(len(TEXTS)) if i not in tiny]
     assert len(tiny) == 2
-    # int8 weights and per-batch int8 activations: mean 0.993 measured on BEIR passages and queries
+    # int8 weights (per column), int8 activations (per token row): mean 0.998 on these texts
     assert cos[real].mean() >= 0.99, cos
     assert cos[real].min() >= 0.98, cos
-    assert cos[tiny].min() >= 0.93, cos  # measured 0.94-0.97, depending on the batch
+    assert cos[tiny].min() >= 0.93, cos
     # every text is nearest to its own reference vector
     assert list(np.argmax(vectors @ REFERENCE.T, axis=1)) == list(range(len(TEXTS)))
 
@@ -89,19 +89,18 @@ def test_truncation_is_256_tokens_not_the_tokenizer_files_128(int8: Embedder) ->
     assert len(tokenizer.encode("ok").ids) == 3  # no padding from the file's fixed 128 either
 
 
-def test_batches_by_length_and_restores_the_callers_order(int8: Embedder) -> None:
-    texts = [TEXTS[i] for i in (19, 0, 12, 18, 4, 16, 9)]
+def test_batches_by_exact_length_and_restores_the_callers_order(int8: Embedder) -> None:
+    texts = [TEXTS[i] for i in (19, 0, 12, 18, 4, 16, 9)] + [TEXTS[12]]
     lengths = [len(int8.model.tokenizer.encode(t).ids) for t in texts]  # type: ignore[attr-defined]
     batches = length_batches(lengths, 3)
-    assert [len(b) for b in batches] == [3, 3, 1]
     flat = [i for b in batches for i in b]
     assert sorted(flat) == list(range(len(texts)))
-    assert [lengths[i] for i in flat] == sorted(lengths)  # short texts never share a batch with the longest
+    assert [lengths[i] for i in flat] == sorted(lengths)  # shortest first
+    assert all(len({lengths[i] for i in b}) == 1 for b in batches)  # one length per batch: no padding
+    assert [2, 7] in batches  # the two copies of one text share a batch
     together = Embedder(batch_size=3).encode(texts)
     alone = np.stack([int8.encode([t])[0] for t in texts])
-    # int8 activations are quantised per batch, so batch mates move a vector slightly; order is exact
-    assert cosines(together, alone).min() >= 0.98
-    assert list(np.argmax(together @ alone.T, axis=1)) == list(range(len(texts)))
+    assert together.tobytes() == alone.tobytes()  # per-row int8 activations: batch mates change nothing
 
 
 def test_mean_pooling_uses_the_attention_mask_then_l2() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KB
+from conftest import KB, DemoBuild
 from ragaudit.cli.main import main
 from ragaudit.corpus.loading import load_corpus
 from ragaudit.data.loading import load_dataset
@@ -128,9 +128,8 @@ def test_eval_cli_refuses_a_pipeline_without_corpus(capsys: pytest.CaptureFixtur
     assert "--corpus" in capsys.readouterr().err
 
 
-def test_demo_prints_the_side_by_side_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--no-progress", "--out-dir", str(tmp_path)]) == 0
-    text = capsys.readouterr().out
+def test_demo_prints_the_side_by_side_table(demo_build: DemoBuild) -> None:
+    tmp_path, text = demo_build.folder, demo_build.out  # conftest's one demo run (its exit 0 checked there)
     table = text.split("\n-  ", 1)[1].split("\nevery pipeline:", 1)[0]  # the ranked rows
     ranked = [line.split()[1] for line in table.splitlines()[1:]]
     assert sorted(ranked) == sorted(PRESETS)

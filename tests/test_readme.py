@@ -91,6 +91,13 @@ def _copy_checkout(dest: Path) -> None:
             shutil.copy2(source, target)
 
 
+def _commit_all(clone: Path) -> None:
+    """Make the copy a clone: a git repository with every copied file committed."""
+    git = ["git", "-c", "user.name=readme", "-c", "user.email=readme@example.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "clone"]):
+        subprocess.run([*git, *args], cwd=clone, check=True, capture_output=True)
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -110,7 +117,9 @@ def test_every_readme_command_runs_in_a_fresh_copy(tmp_path: Path) -> None:
         pytest.skip("not a git checkout: the files of a clone cannot be listed")
     clone = tmp_path / "clone"
     _copy_checkout(clone)
+    _commit_all(clone)
     port = _free_port()
+    stand_in = tmp_path / "stand_in_labels.py"  # outside the clone: the clone must stay clean
     lines = ["set -eo pipefail"]
     ran: list[str] = []
     for command in readme_commands(README.read_text(encoding="utf-8")):
@@ -119,15 +128,16 @@ def test_every_readme_command_runs_in_a_fresh_copy(tmp_path: Path) -> None:
         if command.startswith("ragaudit label ") and not command.startswith("ragaudit label merge"):
             pool = shlex.split(command)[2]
             lines.append(f"echo '::: stand-in for: {command}' >&2")
-            lines.append(f"mkdir -p judgments && python stand_in_labels.py {pool} judgments")
+            folder = shlex.split(command)[shlex.split(command).index("--out") + 1].rpartition("/")[0]
+            lines.append(f"mkdir -p {folder} && python {stand_in} {pool} {folder}")
             continue
         command = command.replace("localhost:8000", f"localhost:{port}")
         command = command.replace("search_service.py start", f"search_service.py start --port {port}")
         ran.append(command)
         lines.append(f"echo {shlex.quote('::: ' + command)} >&2")
         lines.append(command)
-    (clone / "stand_in_labels.py").write_text(STAND_IN_LABELS, encoding="utf-8")
-    script = clone / "readme.sh"
+    stand_in.write_text(STAND_IN_LABELS, encoding="utf-8")
+    script = tmp_path / "readme.sh"
     script.write_text("\n".join(lines) + "\n", encoding="utf-8")
     bin_dir = Path(sys.executable).parent
     env = {
@@ -149,9 +159,14 @@ def test_every_readme_command_runs_in_a_fresh_copy(tmp_path: Path) -> None:
     last = steps[-1] if steps else "(none)"
     assert proc.returncode == 0, f"failed at {last}\n--- stderr tail:\n{proc.stderr[-3000:]}"
     assert len([s for s in steps if not s.startswith("::: stand-in")]) == len(ran) >= 30
-    assert (clone / "report.html").is_file() and (clone / "data" / "beir-mini" / "dataset.jsonl").is_file()
-    assert (clone / "my-service" / "tests" / "evals" / "test_retrieval.py").is_file()
-    assert (clone / "golden.jsonl").is_file()  # label merge wrote the judged golden set
+    left = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=clone, capture_output=True, text=True
+    ).stdout
+    assert left == "", f"following the README left files in the clone that git sees:\n{left}"
+    out = clone / "out"  # every README command writes under out/, which .gitignore covers
+    assert (out / "report.html").is_file() and (out / "beir-mini" / "dataset.jsonl").is_file()
+    assert (out / "my-service" / "tests" / "evals" / "test_retrieval.py").is_file()
+    assert (out / "golden.jsonl").is_file()  # label merge wrote the judged golden set
     for block in re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL):
         ran_python = subprocess.run(
             [sys.executable, "-c", block], cwd=clone, env=env, capture_output=True, text=True, check=False

@@ -84,7 +84,7 @@ def test_every_value_at_any_depth_and_decoded_has_a_json_path() -> None:
         "links": {"next": "/s?preview=Northwind%20Logistics%20renewal"},
         "html": "&#78;&#111;&#114;&#116;&#104;&#119;&#105;&#110;&#100; Logistics renewal",
         "object": Inner(text),
-        "facets": {"customer": ["a", "b", text]},
+        "facets": {"customer": ["a", "b", text], "counts": {text: 3}},
     }
     paths = {f.path: f.value for f in value_fields(body, "$", skip=frozenset({"$.results"}))}
     assert paths["$.debug.trace|base64|json.hits[0].text"] == text
@@ -92,6 +92,7 @@ def test_every_value_at_any_depth_and_decoded_has_a_json_path() -> None:
     assert paths["$.links.next|url"] == "/s?preview=" + text
     assert paths["$.html|html"] == text
     assert paths["$.object.note"] == text and paths["$.facets.customer[2]"] == text
+    assert paths[f'$.facets.counts["{text}"](key)'] == text  # a key that is data is a value too
     assert not any(p.startswith("$.results") for p in paths)
 
 
@@ -180,7 +181,7 @@ def test_each_response_leak_is_caught_and_its_honest_twin_stays_clean(
     expected = {
         "debug": "$.debug.candidates[",
         "suggest": "$.suggest[",
-        "facets": "$.facets.customer[",
+        "facets": "$.facets.customer",  # customer[i] and the keys of customer_counts["..."](key)
         "aggregations": "$.aggregations.",
         "related": "$.related[",
         "see-also": "$[",  # a dataclass hit's own attribute: $[2].see_also[0]
@@ -190,6 +191,8 @@ def test_each_response_leak_is_caught_and_its_honest_twin_stays_clean(
         "json-string": "$.explain|json.hits[",
     }[style]
     assert all(p.startswith(expected) for p in paths), sorted(paths)[:5]
+    if style == "facets":  # the names as keys of a counts map are caught too
+        assert any(p.startswith("$.facets.customer_counts[") and p.endswith("(key)") for p in paths)
     honest = audit(ResponseLeakRetriever(chunks, style, honest=True), ownership, few, **ONE_PASS)
     assert honest.verdict() == "clean" and honest.checked_chunks > 0, [x.to_json() for x in honest.leaks[:2]]
 
@@ -297,10 +300,24 @@ def test_the_cli_defaults_catch_the_facet_leak_and_pass_its_twin(
     if expected:
         assert set(report["leaks"]["by_class"]) == {"response:term"}
         assert all(
-            f["path"].startswith("$.facets.customer[")
-            for r in report["leaks"]["records"]
-            for f in r["fields"]
+            f["path"].startswith("$.facets.customer") for r in report["leaks"]["records"] for f in r["fields"]
         )
     else:
         assert report["verdict"] == "clean" and report["checked_chunks"] > 0
     capsys.readouterr()
+
+
+def test_a_callers_own_canary_does_not_hide_a_foreign_term_beside_it() -> None:
+    from ragaudit.security.canaries import Canary
+
+    index = OwnershipIndex.build(
+        [
+            Document("a1", "a", "Alpha signed the Bluefin Harbour deal under rider AX-1001 this year."),
+            Document("b1", "b", "Beta renewed the Copper Ridge Mining contract for three more years."),
+        ],
+        canaries=[Canary("a", "rider AX-1001", "a1")],
+    )
+    found = foreign(index, {"note": "rider AX-1001 and Copper Ridge Mining"}, "a")
+    assert found == {"$.note": {"b"}}
+    assert foreign(index, {"note": "rider AX-1001 and Bluefin Harbour"}, "a") == {}
+    assert foreign(index, {"note": "rider AX-1001"}, "b") == {"$.note": {"a"}}

@@ -151,6 +151,7 @@ def test_arguments_are_checked() -> None:
         asyncio.run(run_cases(Scripted(), make_cases(1), 0))
 
 
+@pytest.mark.backoff
 def test_backoff_is_exponential_jittered_seeded_and_leaves_global_rng_alone() -> None:
     policy = RetryPolicy(base_delay_s=1.0, max_delay_s=5.0, jitter=0.5, seed=3)
     state = random.getstate()

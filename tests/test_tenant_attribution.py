@@ -384,9 +384,23 @@ def test_unattributable_output_is_not_verified_never_clean(
     assert f"{partly.unattributed_count} of {partly.checked_chunks} returned chunks" in reason
     assert "--allow-unattributed" in reason
     assert partly.leaks == []
-    accepted = audit(_PartlyOpaque(chunks), ownership, few, allow_unattributed=True, **ONE_PASS)
+    # --allow-unattributed never passes on the flag alone: the attributed share must reach --min-attributed
+    share = 1 - partly.unattributed_count / partly.checked_chunks
+    attributed = partly.checked_chunks - partly.unattributed_count
+    stated = f"verified {attributed:,} of {partly.checked_chunks:,} returned chunks ({share:.1%})"
+    assert partly.to_dict()["isolation"]["reason"].startswith(f"{stated}: ")  # the share, always
+    below = audit(_PartlyOpaque(chunks), ownership, few, allow_unattributed=True, **ONE_PASS)
+    assert share < 0.95 and below.verdict() == "not-verified"
+    reason = below.to_dict()["isolation"]["reason"]
+    assert reason.startswith(f"{stated}, below --min-attributed 0.95: NOT VERIFIED"), reason
+    accepted = audit(
+        _PartlyOpaque(chunks), ownership, few, allow_unattributed=True, min_attributed=0.5, **ONE_PASS
+    )
     assert accepted.verdict() == "clean" and accepted.to_dict()["unattributed"]["allowed"] is True
-    assert "allowed by --allow-unattributed" in accepted.to_dict()["isolation"]["reason"]
+    reason = accepted.to_dict()["isolation"]["reason"]
+    assert (
+        f"{stated}, at least --min-attributed 0.5" in reason and "accepted by --allow-unattributed" in reason
+    )
 
 
 class _OpaqueWithTitles:
@@ -454,8 +468,9 @@ def test_the_gate_does_not_take_a_not_verified_audit_as_verified(
     eval_verified = LoadedReport(
         "eval", "eval.json", {"kind": "eval", "security": {"leaks": 0, "isolation": verified}}
     )
-    assert security_gate(eval_verified, strict, []).status == "pass"
-    # the eval verified the chunks its cases got; the audit, the stronger check, could not: not a pass
+    # an eval (even an older report that called its own-tenant check a pass) verifies no isolation
+    assert security_gate(eval_verified, strict, []).status == "not_verified"
+    assert security_gate(eval_verified, strict, [("clean.json", clean)]).status == "pass"
     assert security_gate(eval_verified, strict, [("opaque.json", opaque)]).status == "not_verified"
     older = {**opaque, "verdict": "clean", "passed": True}  # written before the audit judged attribution
     older.pop("isolation")
@@ -468,7 +483,9 @@ def test_the_gate_does_not_take_a_not_verified_audit_as_verified(
 def test_every_leak_style_is_caught_by_the_proofs() -> None:
     """The figure docs/security.md states: how many leaky retrievers the proofs catch, by family."""
     assert set(OUTPUT_LEAKS) <= set(LEAKY) and len(OUTPUT_LEAKS) == 8
-    assert len(LEAKY) == 31  # with the 10 response leaks (tests/test_response_attribution.py)
+    assert (
+        len(LEAKY) == 32
+    )  # 21 + the 10 response leaks (tests/test_response_attribution.py) + foreign-summaries (tests/test_verified_earned.py: caught with --attribute semantic)
 
 
 def test_eval_checks_every_field_and_template_variants_too(ownership: OwnershipIndex, templated: Any) -> None:

@@ -21,10 +21,17 @@ evaluate() {  # evaluate NAME PIPELINE: a JSON report in $out/NAME.json
   echo "evaluated $1 -> $out/$1.json"
 }
 
+audit() {  # audit NAME PIPELINE: the cross-tenant audit in $out/audit-NAME.json (only it verifies isolation)
+  local code=0
+  "$ragaudit" audit-tenants --corpus "$kb/corpus.jsonl" --pipeline "$2" --canaries "$kb/canaries.jsonl" \
+    --no-progress --out "$out/audit-$1.json" >/dev/null || code=$?
+  echo "audited $1 -> $out/audit-$1.json (exit $code)"
+}
+
 gate() {  # gate NAME: the verdict of candidate NAME against the baseline; prints it, returns its exit code
   local code=0
   "$ragaudit" gate "$out/$1.json" --policy "$here/gates.toml" --baseline "$out/baseline.json" \
-    --out "$out/verdict-$1.json" || code=$?
+    --audit "$out/audit-$1.json" --out "$out/verdict-$1.json" || code=$?
   return "$code"
 }
 
@@ -32,6 +39,8 @@ echo "== evaluate the released system (baseline) and two candidates on the demo 
 evaluate baseline bm25
 evaluate candidate-a "$here/bm25_binary_tf.toml"
 evaluate candidate-b "$here/chunked_24.toml"
+audit candidate-a "$here/bm25_binary_tf.toml"
+audit candidate-b "$here/chunked_24.toml"
 
 echo
 echo "== gate candidate A (expected: PASS, exit 0)"

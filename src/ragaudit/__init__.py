@@ -15,8 +15,19 @@ from typing import TYPE_CHECKING, Any
 from ragaudit.version import __version__
 
 _EXPORTS = {
-    "evaluate": "ragaudit.evaluation.evaluate",
-    "evaluate_retriever": "ragaudit.evaluation.retriever_eval",
+    "evaluate": "ragaudit.api.calls",
+    "evaluate_retriever": "ragaudit.api.calls",
+    "pipeline": "ragaudit.api.calls",
+    "compare": "ragaudit.api.calls",
+    "bench": "ragaudit.api.calls",
+    "audit_tenants": "ragaudit.api.calls",
+    "gate": "ragaudit.api.calls",
+    "Pipeline": "ragaudit.api.calls",
+    "Evaluation": "ragaudit.api.results",
+    "CompareResult": "ragaudit.api.results",
+    "BenchResult": "ragaudit.api.results",
+    "AuditResult": "ragaudit.api.results",
+    "GateVerdict": "ragaudit.api.results",
     "EvalResult": "ragaudit.evaluation.result",
     "CaseResult": "ragaudit.evaluation.result",
     "Policy": "ragaudit.metrics.policy",
@@ -51,21 +62,27 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "AuditResult",
     "BadAction",
+    "BenchResult",
     "CaseResult",
     "ChatError",
     "ChatRequestError",
     "ChatUnavailableError",
     "ChunkerError",
+    "CompareResult",
     "Dataset",
     "EvalResult",
+    "Evaluation",
     "Evidence",
+    "GateVerdict",
     "GoldenCase",
     "InputError",
     "MetricNameError",
     "MetricSpec",
     "MissingDependencyError",
     "PermanentRetrievalError",
+    "Pipeline",
     "Policy",
     "Problem",
     "RagauditError",
@@ -79,15 +96,31 @@ __all__ = [
     "TransientRetrievalError",
     "ValidationError",
     "__version__",
+    "audit_tenants",
+    "bench",
+    "compare",
     "evaluate",
     "evaluate_retriever",
+    "gate",
     "load_dataset",
     "load_run",
     "parse_metric",
     "parse_metrics",
+    "pipeline",
 ]
 
 if TYPE_CHECKING:
+    from ragaudit.api.calls import (
+        Pipeline,
+        audit_tenants,
+        bench,
+        compare,
+        evaluate,
+        evaluate_retriever,
+        gate,
+        pipeline,
+    )
+    from ragaudit.api.results import AuditResult, BenchResult, CompareResult, Evaluation, GateVerdict
     from ragaudit.data.loading import load_dataset, load_run
     from ragaudit.data.run import Run
     from ragaudit.data.schema import Dataset, Evidence, GoldenCase
@@ -110,9 +143,7 @@ if TYPE_CHECKING:
         TransientRetrievalError,
         ValidationError,
     )
-    from ragaudit.evaluation.evaluate import evaluate
     from ragaudit.evaluation.result import CaseResult, EvalResult
-    from ragaudit.evaluation.retriever_eval import evaluate_retriever
     from ragaudit.metrics.names import MetricSpec, parse_metric, parse_metrics
     from ragaudit.metrics.policy import Policy
     from ragaudit.retrieval.protocol import RetrievedChunk, Retriever

@@ -66,14 +66,16 @@ OPTIONS: dict[str, str] = {
     "tenant": "tenant for golden cases that name none",
     "tenant_aliases": "YOUR_TENANT=INDEX_TENANT pairs (one per line, or comma-separated)",
     "report": "write eval_result's JSON report here (then 'ragaudit gate' can read it)",
+    "audit_report": "write tenant_audit's JSON report here (then 'ragaudit gate --audit' can read it: only "
+    "the cross-tenant audit verifies isolation)",
     "history": "record eval_result in this run-history file ('auto': .ragaudit/history.sqlite at the git top-level)",
 }
-PATH_KEYS = ("dataset", "corpus", "report", "history")
+PATH_KEYS = ("dataset", "corpus", "report", "audit_report", "history")
 MARKERS = (
     "security: a tenant-isolation test (select with -m security)",
     "retrieval_eval: a retrieval-quality test on the golden set (select with -m retrieval_eval)",
     "ragaudit(**options): configure ragaudit's fixtures for this test (dataset, corpus, pipeline, "
-    "retriever, metrics, top_k, tenant, tenant_aliases, report, history)",
+    "retriever, metrics, top_k, tenant, tenant_aliases, report, audit_report, history)",
 )
 DEMO_PREFIX = "demo:"
 
@@ -91,6 +93,7 @@ class Settings:
     tenant: str | None = None
     tenant_aliases: tuple[tuple[str, str], ...] = ()
     report: str | None = None
+    audit_report: str | None = None
     history: str | None = None
 
 
@@ -175,6 +178,36 @@ def resolve_settings(request: pytest.FixtureRequest) -> Settings:
         settings = _apply(settings, marker.kwargs, request.node.path.parent, "@pytest.mark.ragaudit")
     cli = {k: config.getoption(f"ragaudit_{k}") for k in OPTIONS}
     return _apply(settings, cli, config.invocation_params.dir, "the command line")
+
+
+@dataclass(frozen=True)
+class _AliasedOwner:
+    """An attribution whose caller is named by a tenant alias (``tenant_acme`` for the corpus's ``acme``)."""
+
+    found: Any
+    aliases: Mapping[str, str]
+
+    @property
+    def attributed(self) -> bool:
+        return bool(self.found.attributed)
+
+    @property
+    def text_unfound(self) -> bool:
+        return bool(self.found.text_unfound)
+
+    def foreign_owners(self, caller: str) -> frozenset[str]:
+        return frozenset(self.found.foreign_owners(self.aliases.get(caller, caller)))
+
+
+@dataclass(frozen=True)
+class _AliasedOwnership:
+    """The corpus's ownership index, asked on behalf of callers named by ``tenant_aliases``."""
+
+    index: Any
+    aliases: Mapping[str, str]
+
+    def attribute_item(self, item: Any) -> _AliasedOwner:
+        return _AliasedOwner(self.index.attribute_item(item), self.aliases)
 
 
 class TenantAliasRetriever:
@@ -295,9 +328,15 @@ def _retriever(state: _Session, settings: Settings) -> Retriever:
 
 
 def _corpus_labeled(state: _Session, settings: Settings, inner: Retriever) -> Retriever:
+    from ragaudit.security.verified import CorpusLabeledRetriever
+
+    return CorpusLabeledRetriever(inner, _ownership(state, settings))
+
+
+def _ownership(state: _Session, settings: Settings) -> Any:
+    """The ownership index over the configured corpus (and a built-in pipeline's chunks), once per session."""
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.security.ownership import OwnershipIndex
-    from ragaudit.security.verified import CorpusLabeledRetriever
 
     corpus_path = str(settings.corpus)
     if corpus_path not in state.corpora:
@@ -307,7 +346,7 @@ def _corpus_labeled(state: _Session, settings: Settings, inner: Retriever) -> Re
     if key not in state.ownership:
         chunks = _opened(state, settings).chunks if pipeline else ()
         state.ownership[key] = OwnershipIndex.build(state.corpora[corpus_path].documents, chunks)
-    return CorpusLabeledRetriever(inner, state.ownership[key])
+    return state.ownership[key]
 
 
 def _evaluate(state: _Session, settings: Settings) -> EvalResult:
@@ -324,8 +363,13 @@ def _evaluate(state: _Session, settings: Settings) -> EvalResult:
     context, name = source.provenance(), source.label
     specs = parse_metrics(settings.metrics) if settings.metrics else DEFAULT_METRICS
     options = RunOptions(retrieval_depth(specs, settings.top_k), settings.tenant, progress=False)
+    ownership = None
+    if settings.corpus:  # every returned chunk's owner from the corpus (a label is only a claim)
+        ownership = _AliasedOwnership(_ownership(state, settings), dict(settings.tenant_aliases))
     result = state.event_loop().run_until_complete(
-        evaluate_live(dataset, retriever, specs, Policy(), options, name=name, context=context)
+        evaluate_live(
+            dataset, retriever, specs, Policy(), options, name=name, context=context, ownership=ownership
+        )
     )
     if settings.report:
         result.write_json(settings.report)
@@ -359,10 +403,15 @@ def _audit(state: _Session, settings: Settings) -> TenantAudit:
     documents = state.corpora[settings.corpus].documents
     ownership = OwnershipIndex.build(documents, source.chunks)
     probes = generate_probes(documents)
-    context = {"source": {"label": source.label, **source.context}}
+    context = {
+        "source": {"label": source.label, **source.context},
+        "corpus": state.corpora[settings.corpus].info(),
+    }
     audit = state.event_loop().run_until_complete(
         audit_tenants(source.retriever, ownership, probes, AuditOptions(progress=False), context=context)
     )
+    if settings.audit_report:
+        audit.write_json(settings.audit_report)
     state.audits[settings] = audit
     return audit
 
@@ -495,12 +544,16 @@ def assert_floors(
 
 
 def assert_no_leaks(result: EvalResult | Mapping[str, Any], *, allow_unverified: bool = False) -> None:
-    """Fail when any retrieved chunk belonged to another tenant than the one that asked, and when tenant
-    isolation could not be verified (the result's verdict is ``not_verified``: e.g. the responses carry
-    no ``tenant_id`` and no corpus was given) unless ``allow_unverified``: no leak found is not no leak."""
+    """Fail when any retrieved chunk belonged to another tenant than the one that asked, and when some
+    returned chunk's owner could not be established from the corpus (e.g. no corpus was given: a
+    response's ``tenant_id`` is a claim) unless ``allow_unverified``: no leak found is not no leak.
+
+    Passing says "no leak seen on these own-tenant queries", not that tenants are isolated: that takes
+    the cross-tenant audit (the ``tenant_audit`` fixture, :func:`assert_tenant_audit_clean`)."""
     __tracebackhide__ = True
     from ragaudit.evaluation.result import EvalResult
     from ragaudit.gates.checks import WORST, describe_leak
+    from ragaudit.runner.tenancy import every_chunk_checked
     from ragaudit.verdict import isolation_of
 
     leaks = (
@@ -510,7 +563,7 @@ def assert_no_leaks(result: EvalResult | Mapping[str, Any], *, allow_unverified:
         shown = "; ".join(describe_leak(leak) for leak in leaks[:WORST])
         raise AssertionError(f"CRITICAL LEAK: {len(leaks)} cross-tenant chunk(s) returned: {shown}")
     verdict = result.tenant_isolation() if isinstance(result, EvalResult) else isolation_of(result)
-    if not allow_unverified and (verdict is None or verdict.state == "not_verified"):
+    if not allow_unverified and (verdict is None or not every_chunk_checked(verdict)):
         why = verdict.reason if verdict is not None else "the report has no security section"
         raise AssertionError(
             f"tenant isolation NOT VERIFIED: {why} (pass allow_unverified=True to accept that)"

@@ -107,6 +107,18 @@ def _text(section: Mapping[str, Any], row: Mapping[str, Any]) -> str:
     )
 
 
+def first_in_sample(systems: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """``{"in_sample": section}`` for a report over several systems (``(label, its eval report)``:
+    a benchmark, a comparison) when one of them is IN-SAMPLE: the first one's section, its text naming
+    the system; ``{}`` otherwise."""
+    for label, report in systems:
+        section = section_of(report)
+        if section is not None and section.get("state") == "in_sample":
+            text = str(section.get("text", "")).removeprefix("IN-SAMPLE: ")
+            return {"in_sample": {**section, "system": label, "text": f"IN-SAMPLE: {label}: {text}"}}
+    return {}
+
+
 def section_of(report: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """A report's ``in_sample`` section, if it has one."""
     section = report.get("in_sample")
@@ -121,6 +133,12 @@ def is_in_sample(report: Mapping[str, Any]) -> bool:
 
 def in_sample_line(report: Mapping[str, Any]) -> str | None:
     """The line every view prints at its top about a fitted stage (``IN-SAMPLE: ...``), or ``None``."""
+    flag = in_sample_flag(report)
+    return flag[1] if flag is not None else None
+
+
+def in_sample_flag(report: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(state, line)`` of a report's fitted stage (``in_sample``, ``held_out`` or ``unknown``), or ``None``."""
     section = section_of(report)
     text = section.get("text") if section is not None else None
-    return str(text) if text else None
+    return (str(section.get("state")), str(text)) if section is not None and text else None

@@ -8,7 +8,11 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["delta_cells", "delta_ci_label", "fmt_number", "render_table"]
+__all__ = ["delta_cells", "delta_ci_label", "fmt_number", "fmt_p", "render_table"]
+
+P_FLOOR = 0.001
+"""p-values under this are written ``p < 0.001``: a randomization test's p is never exactly 0, and
+more digits than its resamples support would be false precision."""
 
 
 def fmt_number(value: float | int | None, digits: int = 4) -> str:
@@ -17,6 +21,17 @@ def fmt_number(value: float | int | None, digits: int = 4) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return "nan" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def fmt_p(p: float | None, *, prefix: bool = True) -> str:
+    """A p-value, written one way everywhere: ``p < 0.001`` under 0.001, else ``p = 0.012`` (three
+    decimals), ``p –`` when undefined. ``prefix=False`` gives a table cell under a ``p`` header:
+    ``< 0.001``, ``0.012`` or ``–``."""
+    if p is None or isinstance(p, bool) or not math.isfinite(p):
+        return "p –" if prefix else "–"
+    if p < P_FLOOR:
+        return f"p < {P_FLOOR:g}" if prefix else f"< {P_FLOOR:g}"
+    return f"p = {p:.3f}" if prefix else f"{p:.3f}"
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
@@ -57,6 +72,6 @@ def delta_cells(comparison: Mapping[str, Any]) -> list[str]:
     return [
         f"{c['delta']:+.4f}{'*' if c['significant'] else ''}",
         f"[{low:+.4f}, {high:+.4f}]",
-        fmt_number(c["p_value_corrected"]),
+        fmt_p(c["p_value_corrected"], prefix=False),
         f"{c['wins']}/{c['ties']}/{c['losses']}",
     ]

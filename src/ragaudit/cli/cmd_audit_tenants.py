@@ -14,6 +14,12 @@ from typing import Any
 from ragaudit.cli.argtypes import non_negative_int
 from ragaudit.cli.common import add_source_options, check_positive, check_share
 from ragaudit.cli.console import shown, step
+from ragaudit.cli.security_options import (
+    add_attribute_options,
+    add_shared_tenant_option,
+    semantic_attributor,
+    shared_tenants,
+)
 from ragaudit.errors import InputError
 
 HELP = (
@@ -97,8 +103,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--allow-unattributed",
         action="store_true",
         help="accept returned chunks that neither id, text nor any other field attributes to a tenant "
-        "(opaque ids, analysed text); by default they make the audit NOT VERIFIED (exit 1). An audit "
-        "that attributed no chunk at all is never clean",
+        "(opaque ids, analysed text) when at least --min-attributed of the returned chunks were "
+        "attributed; by default they make the audit NOT VERIFIED (exit 1)",
     )
     parser.add_argument(
         "--max-records",
@@ -107,6 +113,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="leak records listed in the report (default 200); every leak is counted, by class and by "
         "owner -> caller pair, so the report stays small however many leaks there are",
     )
+    parser.add_argument(
+        "--min-attributed",
+        type=float,
+        default=0.95,
+        metavar="SHARE",
+        help="with --allow-unattributed: the least share of returned chunks that must be attributed for "
+        "the audit to pass (default 0.95); the verdict states the share",
+    )
+    add_shared_tenant_option(parser)
+    add_attribute_options(parser)
     parser.add_argument(
         "--max-error-rate",
         type=float,
@@ -159,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
     )
     check_positive("--timeout", args.timeout)
     check_share("--max-error-rate", args.max_error_rate)
+    check_share("--min-attributed", args.min_attributed)
     with step(f"audit-tenants: reading the corpus {args.corpus}"):
         corpus = load_corpus(args.corpus)
         canaries = load_canaries(args.canaries, corpus.documents) if args.canaries else ()
@@ -187,12 +204,17 @@ def run(args: argparse.Namespace) -> int:
         rounds=args.rounds,
         allow_unattributed=args.allow_unattributed,
         max_records=args.max_records,
+        min_attributed=args.min_attributed,
+        shared_tenants=shared_tenants(args),
     )
     context = {"source": {"label": source.label, **source.context}, "corpus": corpus.info()}
     if canaries:
         context["canaries"] = {"path": args.canaries, "count": len(canaries)}
+    semantic = semantic_attributor(args, corpus.documents)
     with step(f"audit-tenants: probing {source.label} with {len(probes)} probes"):
-        audit = asyncio.run(audit_tenants(source.retriever, ownership, probes, options, context=context))
+        audit = asyncio.run(
+            audit_tenants(source.retriever, ownership, probes, options, context=context, semantic=semantic)
+        )
     print(render_terminal(audit.to_dict(args.max_error_rate)))
     if args.out:
         audit.write_json(args.out, args.max_error_rate)

@@ -14,6 +14,7 @@ from ragaudit.cli.experiment_common import (
 )
 from ragaudit.cli.judged_options import add_holes_options, add_power_options
 from ragaudit.cli.results import pipelines_exit_code
+from ragaudit.cli.security_options import add_shared_tenant_option, shared_tenants
 
 HELP = "benchmark pipelines side by side (quality, latency, build time, context tokens, significance)"
 
@@ -48,6 +49,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="also write each pipeline's HTML page and report.html comparing them all into --out-dir "
         "(the page ragaudit demo ends with)",
     )
+    add_shared_tenant_option(parser)
     add_policy_options(parser)
     add_holes_options(parser)
     add_power_options(parser)
@@ -61,7 +63,10 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.pipelines.config import resolve_pipeline
 
     check_delta(args.delta)
+    from dataclasses import replace
+
     policy, specs, options = settings_from(args)
+    options = replace(options, shared_tenants=shared_tenants(args))
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     corpus = load_corpus(args.corpus)
     given = [p.strip() for p in args.pipelines.split(",") if p.strip()]

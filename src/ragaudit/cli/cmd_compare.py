@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.cli.judged_options import check_delta, holes_exit
     from ragaudit.cli.outcome import exit_code, report_outcome
     from ragaudit.evaluation.compare import compare_reports, load_report
+    from ragaudit.evaluation.slices import with_tenant_comparisons
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.report.terminal import render_terminal
 
@@ -69,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         power=args.power,
         min_judged=args.min_judged,
     )
+    result = with_tenant_comparisons(result, reports, reports[0])
     print(render_terminal(result))
     if args.out:
         write_artifact(result, args.out)

@@ -43,13 +43,57 @@ def run(args: argparse.Namespace) -> int:
     code = cmd_bench.run(bench_args)
     if code != 0:
         return code
-    return report_and_gate(args.out_dir)
+    audit = audit_winner(args.out_dir, args.pipelines)
+    return report_and_gate(args.out_dir, audit)
 
 
-def report_and_gate(out_dir: str) -> int:
+QUICK_AUDIT = ["--rounds", "1", "--top-k-values", "10", "--max-top-k", "10"]
+"""The demo's tenant audit: every probe asked by its owner, by every other tenant and as hostile ids,
+once, at top_k 10 (about 600 requests, a few seconds); the full audit's defaults send about 3,200."""
+
+
+def audit_winner(out_dir: str, pipelines: str) -> str:
+    """Audit tenant isolation of the benchmark's winner (the pipeline the gate judges) across tenants
+    with :data:`QUICK_AUDIT`; print its verdict and return the audit report's path. Only such a
+    cross-tenant audit verifies isolation: the benchmark asked each golden question as its own tenant."""
+    import contextlib
+    import io
+    import json
+    from importlib.resources import files
+    from pathlib import Path
+
+    from ragaudit.cli import cmd_audit_tenants
+    from ragaudit.pipelines.config import resolve_pipeline
+
+    out = Path(out_dir)
+    benchmark = json.loads((out / "benchmark.json").read_text(encoding="utf-8"))
+    winner = str((benchmark.get("ranking") or {}).get("winner") or benchmark["pipelines"][0]["name"])
+    given = [p.strip() for p in pipelines.split(",") if p.strip()]
+    spec = next((p for p in given if resolve_pipeline(p).name == winner), winner)
+    kb = files("ragaudit") / "demo_data" / "kb"
+    path = out / f"audit-{winner}.json"
+    parser = argparse.ArgumentParser(prog="ragaudit audit-tenants", allow_abbrev=False)
+    cmd_audit_tenants.configure(parser)
+    audit_args = parser.parse_args(
+        ["--corpus", str(kb / "corpus.jsonl"), "--pipeline", spec, "--canaries", str(kb / "canaries.jsonl"),
+         "--out", str(path), "--no-progress", *QUICK_AUDIT]
+    )  # fmt: skip
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        cmd_audit_tenants.run(audit_args)
+    print()
+    print(f"tenant audit of {winner} (one round at top_k 10; the full audit: ragaudit audit-tenants):")
+    for line in printed.getvalue().splitlines():
+        if line.startswith(("requests:", "detection power:", "verdict:")):
+            print(f"  {line}")
+    print(f"  report: {path}")
+    return str(path)
+
+
+def report_and_gate(out_dir: str, audit: str | None = None) -> int:
     """Write one page per pipeline and the page comparing them all (ranked, winner, significance, cost,
     leaks, recommendation); gate the winner against the baseline with the policy ``ragaudit init``
-    writes and show the verdict on the comparison page. The last line printed is that page's path.
+    writes, and with the tenant ``audit`` of the winner (without one, tenant isolation is not verified),
+    and show the verdict on the comparison page. The last line printed is that page's path.
 
     Returns the gate's exit code: 0 only when every gate passed, 1 when one failed or could not verify
     what it guards (unless the policy accepts that); the pages are written either way."""
@@ -74,6 +118,7 @@ def report_and_gate(out_dir: str) -> int:
         out / f"{winner}.json",
         bundled_policy(),
         baseline_path=out / f"{baseline}.json" if winner != baseline else None,
+        audit_paths=[audit] if audit else (),
     )
     verdict.write_json(out / "verdict.json")
     pages, page = write_bench_pages(out, queries, gate=verdict.to_dict())

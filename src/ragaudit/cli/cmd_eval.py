@@ -21,6 +21,12 @@ from ragaudit.cli.common import (
 from ragaudit.cli.console import note, shown, step
 from ragaudit.cli.judged_options import add_holes_options
 from ragaudit.cli.outcome import add_outcome_options
+from ragaudit.cli.security_options import (
+    add_attribute_options,
+    add_shared_tenant_option,
+    semantic_attributor,
+    shared_tenants,
+)
 
 if TYPE_CHECKING:
     from ragaudit.cli.outcome import Via
@@ -89,22 +95,34 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--results", type=output_file, help="append-only JSONL of finished cases (enables --resume)"
     )
     live.add_argument("--resume", action="store_true", help="continue from --results without redoing cases")
+    add_shared_tenant_option(parser)
+    add_attribute_options(parser)
+    parser.add_argument(
+        "--mlflow",
+        action="store_true",
+        help="also log the report to MLflow as one run (MLFLOW_TRACKING_URI, experiment ragaudit; "
+        "the same run as `ragaudit export mlflow`, docs/integrations.md)",
+    )
     add_policy_options(parser)
     add_holes_options(parser)
     add_outcome_options(parser)
 
 
-def _ownership(corpus: Any, chunks: Any = None) -> Any:
-    """The index that decides who owns a returned chunk, over ``corpus``: by id and content for an
-    outside source; by id alone for a built-in pipeline (given its ``chunks``), whose results are the
-    corpus's own chunks under their own ids (indexing every document's text would only cost time)."""
+def _ownership(args: argparse.Namespace) -> Any:
+    """The index that decides who owns a returned chunk of an outside source (an endpoint, a Python
+    retriever, a run file) from ``--corpus``: by id, content and every other field, and with
+    ``--attribute semantic`` rewritten text by its nearest document (reported apart)."""
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.security.ownership import OwnershipIndex
 
-    loaded = load_corpus(corpus) if isinstance(corpus, str) else corpus
-    if chunks is not None:
-        return OwnershipIndex({d.doc_id: d for d in loaded.documents}, {c.chunk_id: c.doc_id for c in chunks})
-    return OwnershipIndex.build(loaded.documents)
+    loaded = load_corpus(args.corpus)
+    index = OwnershipIndex.build(loaded.documents)
+    semantic = semantic_attributor(args, loaded.documents)
+    if semantic is None:
+        return index
+    from ragaudit.security.semantic_attribution import SemanticOwnership
+
+    return SemanticOwnership(index, semantic)
 
 
 def _live_source(
@@ -115,10 +133,13 @@ def _live_source(
     from ragaudit.pipelines.sources import open_source
 
     source = open_source(source_spec_from(args), corpus=args.corpus, dataset=dataset)
-    if source.pipeline is not None:
-        ownership = _ownership(source.corpus, source.chunks)
+    ownership: Any
+    if source.pipeline is not None:  # its own chunks, by id and content (no shingle index needed)
+        from ragaudit.runner.chunk_owners import PipelineChunkOwnership
+
+        ownership = PipelineChunkOwnership(source.chunks)
     else:
-        ownership = _ownership(args.corpus) if args.corpus else None
+        ownership = _ownership(args) if args.corpus else None
     return (
         source.retriever,
         source.scored_on(dataset, threshold),
@@ -139,6 +160,12 @@ def run(args: argparse.Namespace) -> int:
 
         raise InputError(
             "--resume", None, "nothing to resume from", "add --results FILE (the run's results file)"
+        )
+    if args.attribute == "semantic" and not args.corpus:
+        from ragaudit.errors import InputError
+
+        raise InputError(
+            "--attribute", None, "semantic attribution places text in a corpus", "add --corpus CORPUS"
         )
     policy = _with_max_depth(policy_from(args), args.max_depth)
     specs = parse_metrics(args.metrics) if args.metrics else DEFAULT_METRICS
@@ -177,7 +204,8 @@ def run(args: argparse.Namespace) -> int:
         if args.corpus:  # check each listed chunk's owner from the corpus (by id; by content when given)
             from ragaudit.runner.tenancy import assess_run
 
-            assess_run(run_file, {c.id: c.tenant_id for c in dataset.cases}, _ownership(args.corpus))
+            tenants = {c.id: c.tenant_id for c in dataset.cases}
+            assess_run(run_file, tenants, _ownership(args), shared=shared_tenants(args))
         result = evaluate(dataset, run_file, specs, policy)
         return _finish(args, result, run_sample=list(run_file.cases)[:3])
     if args.pipeline or args.config:
@@ -209,6 +237,7 @@ def run(args: argparse.Namespace) -> int:
         args.results,
         args.resume,
         False if args.no_progress else None,
+        shared_tenants=shared_tenants(args),
     )
     with step(f"eval: querying {len(scored_on.cases)} cases, {args.concurrency} at a time"):
         result = asyncio.run(
@@ -345,6 +374,11 @@ def _report_and_exit(
         from ragaudit.artifacts.history import record_run
 
         print(record_run(report, key=history_key, replaces=bool(getattr(args, "resume", False))))
+    if getattr(args, "mlflow", False):
+        from ragaudit.report.mlflow_export import export_to_mlflow, html_page
+
+        run_ids = export_to_mlflow(report, html=html_page(report, args.out or "report"), where="--mlflow")
+        print(f"MLflow run logged: {', '.join(run_ids)} (experiment ragaudit)")
     return max(exit_code([outcome], args.max_error_rate), holes_exit(args, [report["holes"]]))
 
 

@@ -105,7 +105,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ragaudit.artifacts.tables import fmt_number, render_table
+    from ragaudit.artifacts.tables import fmt_number, fmt_p, render_table
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.data.loading import load_dataset
     from ragaudit.experiments.fusion_fit import METHODS, fit_fusion
@@ -158,8 +158,8 @@ def run(args: argparse.Namespace) -> int:
             f"{c['method']} {c['metric']}",
             f"{c['delta']:+.4f}",
             f"{c['wins']}/{c['losses']}",
-            f"{c['p_value']:.4f}",
-            f"{c['p_value_holm']:.4f}",
+            fmt_p(c["p_value"], prefix=False),
+            fmt_p(c["p_value_holm"], prefix=False),
         ]
         for c in result.comparisons
     ]

@@ -67,6 +67,12 @@ def add_dataset_options(parser: argparse.ArgumentParser, corpus: bool | str = Fa
         )
 
 
+RETRIEVER_HELP = (
+    "a Python retriever: module:factory; or a LangChain / LlamaIndex / Haystack one: "
+    "langchain:module:attribute, llamaindex:..., haystack:... (docs/integrations.md)"
+)
+
+
 def add_source_options(
     parser: argparse.ArgumentParser, *, many_pipelines: bool = False, with_run: bool = False
 ) -> None:
@@ -78,7 +84,7 @@ def add_source_options(
     if many_pipelines:
         parser.add_argument("--pipeline", action="append", default=[], help=pipeline_help + " (repeatable)")
         parser.add_argument("--endpoint", help="URL of a retrieval service: POST {tenant_id, query, top_k}")
-        parser.add_argument("--retriever", help="a Python retriever: module:factory")
+        parser.add_argument("--retriever", help=RETRIEVER_HELP)
     else:
         source = parser.add_mutually_exclusive_group(required=True)
         if with_run:
@@ -89,7 +95,7 @@ def add_source_options(
                 "--config", type=input_file, help="a pipeline TOML file (same as --pipeline FILE)"
             )
         source.add_argument("--endpoint", help="URL of a retrieval service: POST {tenant_id, query, top_k}")
-        source.add_argument("--retriever", help="a Python retriever: module:factory")
+        source.add_argument("--retriever", help=RETRIEVER_HELP)
     parser.add_argument("--concurrency", type=positive_int, default=8, help="requests in flight (default 8)")
     parser.add_argument(
         "--timeout", type=positive_float, default=30.0, help="per-request timeout in seconds (default 30)"
@@ -97,6 +103,11 @@ def add_source_options(
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
         "--qdrant-url", help="use this Qdrant server or cluster as the dense store of --pipeline"
+    )
+    parser.add_argument(
+        "--tenant-key",
+        help="with a langchain:/llamaindex:/haystack: --retriever: the metadata key its tenant filter "
+        "names (default tenant_id; docs/integrations.md)",
     )
     http = parser.add_argument_group("HTTP endpoint")
     http.add_argument(
@@ -202,6 +213,7 @@ def source_spec_from(args: argparse.Namespace, **overrides: Any) -> SourceSpec:
         "timeout_s": getattr(args, "timeout", None) or 30.0,
         "concurrency": getattr(args, "concurrency", None) or 8,
         "qdrant_url": getattr(args, "qdrant_url", None),
+        "tenant_key": getattr(args, "tenant_key", None),
     }
     values.update(overrides)
     return SourceSpec(**values)

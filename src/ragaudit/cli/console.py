@@ -1,13 +1,13 @@
 """What a command says while it works: the ``--quiet`` switch, steps announced on stderr, and
 ``--out -`` (the JSON report on standard output, everything else on stderr).
 
-No command is silent for long (docs/cli.md, "What commands say"): :func:`watching` runs a small
-watcher thread for the whole command that speaks on stderr when nothing has been said for
-``FIRST_S`` seconds at the start, then for ``EVERY_S`` seconds: it names the current :func:`step`,
-how long it has run and, when a runner progress counter is active, how far it is
+No command is silent for long (docs/cli.md, "What a command says before and after"): :func:`watching`
+runs a small watcher thread for the whole command that speaks on stderr when nothing has been said
+for ``FIRST_S`` seconds at the start, then for ``EVERY_S`` seconds: it names the current :func:`step`,
+how long it has run and, when a counter is open (:mod:`ragaudit.counters`), how far it is
 (``audit-tenants: building pipeline hybrid over corpus.jsonl: still running, 10 s``). Off a terminal,
-or with ``--no-progress``, that is one line each time; on a terminal it is a status line rewritten in
-place (and nothing while a progress bar is drawing).
+or with ``--no-progress``, that is one line each time; on a terminal, inside a step, it is a status
+line rewritten in place and cleared when the step ends (and nothing while a progress bar is drawing).
 
 Only the command line sets these (``ragaudit.cli.main``); library code never prints through them.
 """
@@ -31,9 +31,10 @@ SLOW_S = 2.0
 
 FIRST_S = 1.5
 """A command that has said nothing this long after it started says what it is doing."""
-EVERY_S = 4.5
-"""After that, the longest silence before the watcher speaks again (the promise is 5 s)."""
-TICK_S = 0.25
+EVERY_S = 4.0
+"""After that, the longest silence before the watcher speaks again (the promise is 5 s; the margin
+absorbs a tick and a busy machine scheduling the thread late)."""
+TICK_S = 0.2
 """How often the watcher looks."""
 
 _state: dict[str, bool] = {"quiet": False}
@@ -61,12 +62,12 @@ def note(message: str) -> None:
 def step(what: str) -> Iterator[None]:
     """Announce ``what`` on stderr before it runs, and its duration after when it took over ~2 s; while
     it runs, the command's watcher names it when it speaks (:func:`watching`)."""
-    note(f"{what} ...")
     watcher = _watch.get("current")
-    start = time.perf_counter()
     if watcher is not None:
-        watcher.enter(what)
+        watcher.enter(what)  # before the line, so the watcher never names the step before this one
+    start = time.perf_counter()
     try:
+        note(f"{what} ...")
         yield
     finally:
         if watcher is not None:
@@ -76,9 +77,9 @@ def step(what: str) -> Iterator[None]:
         note(f"{what}: done in {took:.1f} s")
 
 
-def _runner_counts() -> str:
-    """``; 340/1,200 requests``-style progress of the runner's active counter (empty without one)."""
-    from ragaudit.runner.progress import active_counts
+def _counts_text() -> str:
+    """``; tenant-audit 340/1,200 done``: the most recent open counter (:mod:`ragaudit.counters`), if any."""
+    from ragaudit.counters import active_counts
 
     counts = active_counts()
     if counts is None:
@@ -139,11 +140,11 @@ class Watcher:
             if now - self.last < limit or (self.terminal and self.bar_active()):
                 return None
             what, since = self.steps[-1] if self.steps else (self.command, self.started)
-            line = f"{what}: still running, {now - since:.0f} s{_runner_counts()}"
+            line = f"{what}: still running, {now - since:.0f} s{_counts_text()}"
             if not self.said and not self.steps:
                 line = f"{self.command}: working ..."
             out = self.stream()
-            if self.terminal:
+            if self.terminal and self.steps:  # in place; outside a step the command's own prints follow
                 out.write(f"\r{line}\x1b[K")
                 self.status_shown = True
             else:

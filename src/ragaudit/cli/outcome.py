@@ -13,7 +13,9 @@ retriever, a pipeline, a run file, a chat endpoint answering or judging) has:
   with the default 0, any failed case fails the run;
 - no case that could be scored (``scored`` = answerable cases with a ranking, or answers obtained):
   every case failed, or none is answerable at ``--relevance-threshold``;
-- (run files) no case id in common with the dataset.
+- (run files) no case id in common with the dataset;
+- a cross-tenant chunk among what it returned (printed as ``SECURITY: ...``): whatever
+  ``--max-error-rate`` allows, a leak is a release blocker.
 
 The rule itself (:class:`~ragaudit.evaluation.outcome.SourceOutcome`) lives in
 :mod:`ragaudit.evaluation.outcome`, so ``ragaudit gate`` and the pytest plugin apply the same one; this
@@ -63,9 +65,10 @@ EXIT_CODES = """\
 exit codes (the same for every command that runs retrieval or a judge):
   0  every case was answered and scored (or the failed share is within --max-error-rate)
   1  the run failed: the share of failed cases is above --max-error-rate (default 0: any
-     failed case fails the run), no case could be scored, or a run file shares no case id
-     with the dataset; the report is still written, and stderr names the first failures,
-     their count by kind and the flag that fixes the usual cause
+     failed case fails the run), no case could be scored, a run file shares no case id
+     with the dataset, or a cross-tenant chunk was returned (SECURITY: a release blocker);
+     the report is still written, and stderr names the first failures, their count by
+     kind and the flag that fixes the usual cause
   2  bad usage or input: an option out of range, a missing or malformed file
 see docs/cli.md, "Exit codes\""""
 
@@ -191,6 +194,10 @@ def exit_code(
         for outcome in outcomes:
             print(f"done {outcome.label}: {outcome.summary()}", file=out)
     for outcome in outcomes:
+        security = outcome.security_problem()
+        if security is not None:
+            failed = True
+            print(f"{security} ({outcome.label}; the report lists each one)", file=out)
         problems = outcome.problems(max_error_rate)
         if problems:
             failed = True

@@ -148,6 +148,7 @@ async def from_pipeline(
     from ragaudit.evaluation.live import evaluate_live
     from ragaudit.metrics.names import DEFAULT_METRICS
     from ragaudit.pipelines.sources import SourceSpec, open_source
+    from ragaudit.runner.chunk_owners import PipelineChunkOwnership
 
     source = open_source(
         SourceSpec(pipeline=spec, qdrant_url=qdrant_url),
@@ -168,5 +169,6 @@ async def from_pipeline(
         options,
         name=source.label,
         context=source.provenance(),
+        ownership=PipelineChunkOwnership(source.chunks),  # each chunk's tenant by id and content
     )
     return RetrievalSource(result.to_dict(), scored_on, lookup, corpus, [])

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ragaudit.artifacts.envelope import envelope, read_report
+from ragaudit.artifacts.in_sample import first_in_sample
 from ragaudit.errors import InputError
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED, report_holes
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
@@ -254,4 +255,5 @@ def compare_reports(
         "comparisons": [c.to_json() for c in final],
         "holes": [h.to_json() for h in holes],
         "notes": [f"incomplete judgments: {w}" for h in holes if (w := h.warning())],
+        **first_in_sample((r.label, r.data) for r in everyone),
     }

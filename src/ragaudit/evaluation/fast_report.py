@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragaudit.data.beir import DEFAULT_TENANT
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED
+from ragaudit.evaluation.slices import tenant_slices
 
 if TYPE_CHECKING:
     from ragaudit.evaluation.fast_trec import FastResult
@@ -52,4 +53,5 @@ def fast_report(result: FastResult, min_judged: float = DEFAULT_MIN_JUDGED) -> d
     missing = result.answerable & ~result.in_run
     report["missing"] = [case for case, gone in zip(result.cases, missing.tolist(), strict=True) if gone]
     report["per_case"] = case_records(result)
+    report["tenant_slices"] = tenant_slices(report["per_case"], list(report["metrics"]))
     return report

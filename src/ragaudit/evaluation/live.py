@@ -40,6 +40,8 @@ class RunOptions:
     """Count a returned chunk without a tenant label as a leak (when no ``ownership`` index decides)."""
     batch_size: int = 64
     """Queries per ``search_many`` call for engines that batch (1: every query on its own)."""
+    shared_tenants: frozenset[str] = frozenset()
+    """Tenants whose documents may be returned to every tenant (``--shared-tenant``): not leaks."""
 
     def timed_per_query(self) -> RunOptions:
         """These options with one query at a time, each timed on its own (latency per query, not a
@@ -87,8 +89,9 @@ async def evaluate_live(
     ownership: ChunkOwnership | None = None,
 ) -> EvalResult:
     """Query ``retriever`` for every case and score the run. With ``ownership`` (an index over the
-    corpus) each returned chunk's tenant is checked from the corpus by id and content, else from the
-    response's ``tenant_id``; the verdict is ``EvalResult.isolation`` (:mod:`ragaudit.runner.tenancy`)."""
+    corpus) each returned chunk's tenant is checked from the corpus by id and content; a response's
+    ``tenant_id`` can only reveal a leak. The verdict is ``EvalResult.isolation``
+    (:mod:`ragaudit.runner.tenancy`): golden questions asked by their own tenants never verify isolation."""
     from ragaudit.runner.execute import run_cases
 
     run = await run_cases(
@@ -107,6 +110,7 @@ async def evaluate_live(
         batch_size=options.batch_size,
         ownership=ownership,
         identity=run_identity(dataset.sha256, context, name),
+        shared_tenants=options.shared_tenants,
     )
     full_context = {
         "retrieval": {
@@ -114,6 +118,7 @@ async def evaluate_live(
             "concurrency": options.concurrency,
             "timeout_s": options.timeout_s,
             "latency": run.latency_basis,
+            **({"shared_tenants": sorted(options.shared_tenants)} if options.shared_tenants else {}),
         },
         **dict(context or {}),
     }

@@ -10,7 +10,10 @@ answering or judging) **fails the run** when:
                                         reports) no result for an answerable case of the dataset
 
 - no case could be scored (every case failed, or none is answerable at the relevance threshold);
-- (run files and reports) it shares no case id with the dataset.
+- (run files and reports) it shares no case id with the dataset;
+- it returned **a cross-tenant chunk** (:meth:`SourceOutcome.security_problem`): whatever
+  ``--max-error-rate`` says, a leak is a release blocker. (The release gate counts leaks in its
+  security gate, against ``max_leaks``, not here.)
 
 One rule for every place that says whether a run passed: the command line's exit code
 (:mod:`ragaudit.cli.outcome` prints it), the release gate (``ragaudit gate``) and the pytest plugin's
@@ -48,6 +51,19 @@ class SourceOutcome:
     """Run files: how many of them are cases of the dataset."""
     dataset_sample: tuple[str, ...] = ()
     run_sample: tuple[str, ...] = ()
+    leaks: int = 0
+    """Cross-tenant chunks the source returned (the cases' recorded leaks)."""
+    leak_cases: int = 0
+    """Cases with at least one."""
+
+    def security_problem(self) -> str | None:
+        """``SECURITY: ...`` when the source returned a cross-tenant chunk (``None``: it did not)."""
+        if not self.leaks:
+            return None
+        return (
+            f"SECURITY: {self.leaks} cross-tenant chunk(s) returned in {self.leak_cases} case(s) - a "
+            "release blocker"
+        )
 
     def summary(self) -> str:
         """How the run went, in one line: cases, failed, scored."""
@@ -120,12 +136,16 @@ def eval_outcome(
     ``per_case`` dicts of an eval report). A case fails when it errored (answerable or not) or, being
     answerable, is missing from the run. With ``via`` ``run``/``report`` the shared ids are counted
     (``not_in_dataset``: run ids that are not cases)."""
-    total = scored = answerable = in_run = 0
+    total = scored = answerable = in_run = leaks = leak_cases = 0
     failures: list[tuple[str, str]] = []
     sample: list[str] = []
     for case in per_case:
         cid, status, error = str(_field(case, "id")), _field(case, "status"), _field(case, "error")
         total += 1
+        found = _field(case, "leaks")
+        count = len(found) if isinstance(found, (list, tuple)) else 0
+        leaks += count
+        leak_cases += count > 0
         if len(sample) < 3:
             sample.append(cid)
         answerable += status != "unanswerable"
@@ -150,6 +170,8 @@ def eval_outcome(
         in_run if from_file else None,
         tuple(sample),
         tuple(run_sample),
+        leaks,
+        leak_cases,
     )
 
 

@@ -203,8 +203,11 @@ class EvalResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``eval`` report (NaN where a value is undefined; :meth:`write_json` writes it as ``null``)."""
+        from ragaudit.evaluation.slices import tenant_slices
+
         holes = self.holes()
         warning = holes.warning()
+        per_case = [c.to_json() for c in self.per_case]
         return {
             **envelope(
                 "eval",
@@ -228,9 +231,10 @@ class EvalResult:
                 "isolation": self.tenant_isolation().to_json(),
             },
             "holes": holes.to_json(),
+            "tenant_slices": tenant_slices(per_case, list(self.metrics)),
             **dict(self.context),
             "notes": [*self.notes, *([f"incomplete judgments: {warning}"] if warning else [])],
-            "per_case": [c.to_json() for c in self.per_case],
+            "per_case": per_case,
         }
 
     def write_json(self, path: str | Path) -> None:

@@ -10,9 +10,9 @@ result, every case marked, is its ``result``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragaudit.data.loading import load_dataset
 from ragaudit.data.schema import Dataset
@@ -45,6 +45,7 @@ async def evaluate_retriever(
     ownership: ChunkOwnership | None = None,
     name: str | None = None,
     max_error_rate: float | None = 0.0,
+    context: Mapping[str, Any] | None = None,
 ) -> EvalResult:
     """Run every case through ``retriever`` and score it, exactly as ``ragaudit eval`` does for a live source.
 
@@ -55,7 +56,8 @@ async def evaluate_retriever(
     append-only ``results_path`` to ``resume`` from, a progress bar, counting unlabelled chunks as leaks,
     an ``ownership`` index over the corpus that decides who owns each chunk) are those of
     :func:`ragaudit.runner.execute.run_cases`; the tenant-isolation verdict is ``result.isolation``.
-    The run is named ``name`` (default: the retriever's class name).
+    The run is named ``name`` (default: the retriever's class name); ``context`` is the provenance the
+    report records beside it (a built pipeline's config and corpus, as ``ragaudit eval`` records them).
 
     Like ``ragaudit eval``: a ``retriever`` without ``async def search(*, tenant_id, query, top_k)``
     raises :class:`~ragaudit.errors.InputError` before anything runs; when more cases failed than
@@ -86,6 +88,13 @@ async def evaluate_retriever(
         require_tenant_labels,
     )
     result = await evaluate_live(
-        dataset, retriever, specs, policy, options, name=name or type(retriever).__name__, ownership=ownership
+        dataset,
+        retriever,
+        specs,
+        policy,
+        options,
+        name=name or type(retriever).__name__,
+        context=context,
+        ownership=ownership,
     )
     return result if max_error_rate is None else result.raise_for_errors(max_error_rate)

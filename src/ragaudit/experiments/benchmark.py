@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.artifacts.envelope import envelope, write_artifact
+from ragaudit.artifacts.in_sample import first_in_sample
 from ragaudit.corpus.chunkers import count_tokens
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import Run
@@ -35,6 +36,7 @@ from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED
 from ragaudit.evaluation.live import RunOptions
 from ragaudit.evaluation.result import EvalResult
+from ragaudit.evaluation.slices import tenant_slices, with_tenant_comparisons
 from ragaudit.metrics.names import MetricSpec
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
@@ -42,6 +44,7 @@ from ragaudit.pipelines.config import PipelineConfig
 from ragaudit.pipelines.distribute import prepare_distributed
 from ragaudit.pipelines.prepare import PreparedPipeline, prepare_pipeline
 from ragaudit.runner.executor import Executor, LocalExecutor
+from ragaudit.stats.bootstrap import bootstrap_mean_ci
 
 
 def context_tokens(run: Run, k: int) -> float:
@@ -100,6 +103,7 @@ class BenchmarkResult:
                 {
                     "name": o.name,
                     "metrics": o.result.metrics,
+                    "metrics_ci": mean_cis(o.result),
                     "latency_ms": o.result.latency(),
                     **({"latency_basis": o.latency_basis} if o.latency_basis else {}),
                     "index_build_seconds": round(o.build_seconds, 3),
@@ -109,30 +113,42 @@ class BenchmarkResult:
                     "leaks": len(o.result.leaks()),
                     "isolation": o.result.tenant_isolation().to_json(),
                     "holes": holes[o.name].to_json(),
+                    "tenant_slices": tenant_slices(
+                        [c.to_json() for c in o.result.per_case], list(o.result.metrics)
+                    ),
                 }
                 for o in self.outcomes
             ],
             "comparisons": self.comparison.get("comparisons", []),
+            **(
+                {"tenant_comparisons": self.comparison["tenant_comparisons"]}
+                if "tenant_comparisons" in self.comparison
+                else {}
+            ),
             "notes": [f"incomplete judgments: {w}" for h in holes.values() if (w := h.warning())],
             **({"ranking": self.ranking} if self.ranking is not None else {}),
             **self._in_sample(),
         }
 
     def _in_sample(self) -> dict[str, Any]:
-        """``{"in_sample": section}`` when a pipeline's fitted stage scored cases it was fitted on: the
-        first such pipeline's section, its text naming the pipeline (every view prints it first)."""
-        for o in self.outcomes:
-            section = o.result.context.get("in_sample")
-            if isinstance(section, dict) and section.get("state") == "in_sample":
-                return {
-                    "in_sample": {
-                        **section,
-                        "pipeline": o.name,
-                        "text": f"IN-SAMPLE: pipeline {o.name}: "
-                        + str(section["text"]).removeprefix("IN-SAMPLE: "),
-                    }
-                }
-        return {}
+        """``{"in_sample": section}`` when a pipeline's fitted stage scored cases it was fitted on (the
+        first such pipeline, named; every view prints it first)."""
+        return first_in_sample((f"pipeline {o.name}", o.result.context) for o in self.outcomes)
+
+
+MEAN_CI_LEVEL = 0.95
+MEAN_CI_RESAMPLES = 2_000
+
+
+def mean_cis(result: EvalResult) -> dict[str, list[float] | None]:
+    """Each metric's 95% percentile-bootstrap CI of the mean over the answerable cases (seed 0; None when
+    no case has a finite value): what the comparison chart draws around each pipeline's dot."""
+    out: dict[str, list[float] | None] = {}
+    for metric in result.metrics:
+        values = [v for v in result.per_case_values(metric).values() if math.isfinite(v)]
+        ci = bootstrap_mean_ci(values, MEAN_CI_LEVEL, MEAN_CI_RESAMPLES, seed=0) if values else None
+        out[metric] = [ci[0], ci[1]] if ci is not None else None
+    return out
 
 
 async def evaluate_pipeline(
@@ -148,6 +164,7 @@ async def evaluate_pipeline(
 ) -> PipelineOutcome:
     """Build one pipeline (sharing ``cache``), warm it up with one query, run every case (as ``options``
     say: :meth:`RunOptions.timed_per_query` for per-query latency) and score it."""
+    from ragaudit.runner.chunk_owners import PipelineChunkOwnership
     from ragaudit.runner.execute import run_cases, warm_up
 
     prepared = prepare_pipeline(
@@ -165,6 +182,8 @@ async def evaluate_pipeline(
         name=config.name,
         progress=options.progress,
         batch_size=options.batch_size,
+        ownership=PipelineChunkOwnership(prepared.pipeline.chunks),  # by id and content, from the corpus
+        shared_tenants=options.shared_tenants,
     )
     return score_pipeline(prepared, run, specs, policy, options, context_k)
 
@@ -178,7 +197,13 @@ def score_pipeline(
     context_k: int,
 ) -> PipelineOutcome:
     """Score a prepared pipeline's run: its eval result, build time, context tokens, latency basis."""
-    retrieval = {"top_k": options.top_k, "concurrency": options.concurrency, "latency": run.latency_basis}
+    retrieval: dict[str, Any] = {
+        "top_k": options.top_k,
+        "concurrency": options.concurrency,
+        "latency": run.latency_basis,
+    }
+    if options.shared_tenants:  # what the tenant check allowed, for the gate to compare with its policy
+        retrieval["shared_tenants"] = sorted(options.shared_tenants)
     result = evaluate(prepared.dataset, run, specs, policy, {"retrieval": retrieval, **prepared.context()})
     built = prepared.pipeline
     tokens = context_tokens(run, context_k)
@@ -235,6 +260,7 @@ async def _taking_turns(
 ) -> list[PipelineOutcome]:
     """Build every pipeline, warm each up, then time them one query at a time taking turns case by case
     (:func:`ragaudit.runner.execute.run_interleaved`), so their latencies meet the same load."""
+    from ragaudit.runner.chunk_owners import PipelineChunkOwnership
     from ragaudit.runner.execute import run_interleaved, warm_up
 
     prepared = [
@@ -254,6 +280,8 @@ async def _taking_turns(
         retry=options.retry,
         progress=options.progress,
         require_tenant_labels=options.require_tenant_labels,
+        ownership={p.pipeline.config.name: PipelineChunkOwnership(p.pipeline.chunks) for p in prepared},
+        shared_tenants=options.shared_tenants,
     )
     return [
         score_pipeline(p, runs[p.pipeline.config.name], specs, policy, options, context_k) for p in prepared
@@ -355,13 +383,17 @@ async def run_benchmark(
         raise ValueError(f"baseline {base_name!r} is not one of the pipelines ({', '.join(names)})")
     loaded = loaded_reports(outcomes)
     comparison = (
-        compare_reports(
+        with_tenant_comparisons(
+            compare_reports(
+                [loaded[n] for n in names],
+                loaded[base_name],
+                n_resamples=resamples,
+                delta=delta,
+                power=power,
+                min_judged=min_judged,
+            ),
             [loaded[n] for n in names],
             loaded[base_name],
-            n_resamples=resamples,
-            delta=delta,
-            power=power,
-            min_judged=min_judged,
         )
         if len(names) > 1
         else {}

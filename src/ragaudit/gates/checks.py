@@ -8,13 +8,15 @@ with its numbers.
    A drop beyond the tolerance that is not significant is reported, not counted: on a small golden
    set it is as likely noise as a regression;
 3. **security**: cross-tenant leaks (the eval report's ``security.leaks``, plus every ``--audit``
-   report's leaks) do not exceed ``max_leaks`` (0 unless the policy says otherwise), and tenant
-   isolation was verified: by the eval report's verdict (``security.isolation``, every returned chunk
-   checked) or by a clean ``--audit`` report. Otherwise the gate is **not verified**, with the reason,
-   which blocks the release unless the policy sets ``allow_unverified = true``. An ``--audit`` report
-   that could not verify isolation (``not-verified``, ``incomplete``, or an older report that checked
-   no chunk or left chunks unattributed) keeps the gate not verified even when the eval report verified
-   the chunks its own cases got: the audit is the stronger check;
+   report's leaks; chunks of the policy's ``shared_tenants`` are not leaks) do not exceed
+   ``max_leaks`` (0 unless the policy says otherwise), and tenant isolation was **verified**, which
+   only a clean cross-tenant audit of the same system and corpus does (``--audit``). An eval report
+   asks golden questions as their own tenants: "no leak seen on N own-tenant queries" is no isolation
+   test, so on its own the gate is **not verified**, with the reason, which blocks the release unless
+   the policy sets ``allow_unverified = true``. An ``--audit`` report that could not verify isolation
+   (``not-verified``, ``incomplete``, an older report that checked no chunk, one that attributed less
+   than ``min_attributed`` of its chunks, or one that treated tenants as shared that the policy does
+   not) keeps the gate not verified;
 4. **operations**: latency p95 within its budget, and the share of failed cases (errors and cases the
    run has no result for) within ``max_error_rate``, which is 0 when the policy sets none: a run whose
    cases failed is not a passing run. A report where no case could be scored fails. A budget the
@@ -31,12 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ragaudit.artifacts.tables import fmt_p
 from ragaudit.data.run import MISSING
 from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport, compare_reports
 from ragaudit.evaluation.outcome import report_outcome
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.selftest import run_selftest
+from ragaudit.runner.tenancy import AUDIT_FIX
 from ragaudit.verdict import isolation_of
 
 Status = Literal["pass", "fail", "skip", "not_verified"]
@@ -204,7 +208,7 @@ def _regressions(
         drop = -c["delta"]
         where = (
             f"{c['metric']} {fmt_score(c['system_mean'])} vs baseline {fmt_score(c['baseline_mean'])} "
-            f"(delta {c['delta']:+.4f}, p = {c['p_value_corrected']:.4g} Holm over {len(rows)} metrics, "
+            f"(delta {c['delta']:+.4f}, {fmt_p(c['p_value_corrected'])} Holm over {len(rows)} metrics, "
             f"{c['n']} paired cases)"
         )
         if drop > tolerance and c["significant"]:
@@ -362,27 +366,69 @@ def describe_leak(record: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _audit_unverified(data: Mapping[str, Any]) -> str | None:
+def _audit_unverified(data: Mapping[str, Any], min_attributed: float = 0.95) -> str | None:
     """Why a tenant-audit report does not verify isolation (None: it does).
 
-    It does when it passed with the verdict ``clean`` and its tenant-isolation check is ``pass``. A
-    report without that check (written before it existed) verifies nothing when it attributed none
-    of the chunks it got, or left any unattributed: those were never judged."""
+    It does when it passed with the verdict ``clean``, its tenant-isolation check is ``pass`` and it
+    attributed at least ``min_attributed`` of the chunks it got (an audit run with
+    ``--allow-unattributed`` may have accepted fewer). A report without the check (written before it
+    existed) verifies nothing when it attributed none of the chunks it got, or left any unattributed."""
     isolation = data.get("isolation")
     state = isolation.get("state") if isinstance(isolation, Mapping) else None
     reason = isolation.get("reason") if isinstance(isolation, Mapping) else None
     if data.get("passed") is not True or data.get("verdict", "clean") != "clean":
         return f"its verdict is {data.get('verdict', 'not clean')!r}" + (f": {reason}" if reason else "")
-    if state is not None:
-        return None if state == "pass" else f"its isolation check is {state!r}: {reason}"
     unattributed = data.get("unattributed")
-    count = unattributed.get("count") if isinstance(unattributed, Mapping) else None
-    checked = data.get("checked_chunks")
-    if not isinstance(checked, int) or not checked:
+    raw_count = unattributed.get("count") if isinstance(unattributed, Mapping) else None
+    raw_checked = data.get("checked_chunks")
+    count = raw_count if isinstance(raw_count, int) else 0
+    checked = raw_checked if isinstance(raw_checked, int) else 0
+    if state is not None:
+        if state != "pass":
+            return f"its isolation check is {state!r}: {reason}"
+        share = (checked - count) / checked if count and checked else 1.0
+        if share < min_attributed:
+            return (
+                f"it attributed only {checked - count:,} of {checked:,} returned chunks ({share:.1%}, below "
+                f"min_attributed {min_attributed:g}); the rest were accepted by --allow-unattributed"
+            )
+        return None
+    if not checked:
         return "it checked no returned chunk"
-    if isinstance(count, int) and count:
+    if count:
         return f"{count} of {checked} returned chunks were not attributed to any tenant (an older report)"
     return None
+
+
+def _shared_beyond(data: Mapping[str, Any], allowed: frozenset[str]) -> tuple[str, ...]:
+    """The tenants a report or audit treated as shared (``--shared-tenant``) that the policy does not."""
+    holder = data.get("shared_tenants")  # an audit's; an eval report's is under retrieval
+    if holder is None and isinstance(data.get("retrieval"), Mapping):
+        holder = data["retrieval"].get("shared_tenants")
+    names = holder.get("tenants") if isinstance(holder, Mapping) else holder
+    if not isinstance(names, list):
+        return ()
+    return tuple(sorted(str(n) for n in names if str(n) not in allowed))
+
+
+def _owners(record: Any) -> frozenset[str]:
+    """The owner tenants a leak record names (an audit's ``owner`` list, an eval record's
+    ``claimed_tenant`` string, ``"a, b"`` for several)."""
+    if not isinstance(record, Mapping):
+        return frozenset()
+    owner = _first(record, "owner", "claimed_tenant")
+    if isinstance(owner, list):
+        return frozenset(str(o) for o in owner)
+    return frozenset(o.strip() for o in str(owner).split(",")) if owner is not None else frozenset()
+
+
+def _without_shared(found: tuple[int, list[Any]], shared: frozenset[str]) -> tuple[int, list[Any], int]:
+    """``(count, records, shared)``: the listed leaks whose every owner is a shared tenant taken out."""
+    count, records = found
+    if not shared:
+        return count, records, 0
+    kept = [r for r in records if not (_owners(r) and _owners(r) <= shared)]
+    return count - (len(records) - len(kept)), kept, len(records) - len(kept)
 
 
 def _system_of(data: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -423,21 +469,36 @@ def _audited_elsewhere(report: Mapping[str, Any], audit: Mapping[str, Any]) -> s
 def security_gate(
     report: LoadedReport, policy: GatePolicy, audits: Sequence[tuple[str, Mapping[str, Any]]] = ()
 ) -> GateResult:
+    shared = frozenset(policy.shared_tenants)
     sources: list[tuple[str, int, list[Any]]] = []
     notes: list[str] = []
+    unverifying: list[str] = []
+    """What keeps the gate from passing although no leak was found: an audit that could not verify
+    isolation, a report or audit that treated tenants as shared the policy does not list."""
+
+    def add(label: str, found: tuple[int, list[Any]]) -> None:
+        count, records, allowed = _without_shared(found, shared)
+        sources.append((label, count, records))
+        if allowed:
+            notes.append(
+                f"{label}: {allowed} chunk(s) of shared tenants ({', '.join(sorted(shared))}), allowed"
+            )
+
     found = _leak_records(report.data)
     if found is None:
         notes.append("the eval report has no security section")
     else:
-        sources.append((f"eval report {report.path}", *found))
+        add(f"eval report {report.path}", found)
     isolation = isolation_of(report.data)
+    seen = None  # what the eval report saw, when it found no leak (never a verification)
+    if isolation is not None and isolation.state != "fail":
+        seen = isolation.reason.replace(f"; {AUDIT_FIX}", "")
+        if isolation.state == "pass":  # an older report: own-tenant queries all the same
+            seen += " (golden questions asked by their own tenants: no isolation test)"
+    beyond = _shared_beyond(report.data, shared)
+    if beyond:
+        unverifying.append(f"eval report {report.path} treated {', '.join(beyond)} as shared; {_SHARED_FIX}")
     verified_by: list[str] = []
-    unverified_audits: list[str] = []
-    """An audit given to the gate that could not verify isolation keeps the gate from passing."""
-    if isolation is not None and isolation.state == "pass":
-        verified_by.append(f"eval report {report.path} ({isolation.reason})")
-    elif isolation is not None and isolation.state == "not_verified":
-        notes.append(f"eval report {report.path}: tenant isolation not verified: {isolation.reason}")
     for path, data in audits:
         audit = _leak_records(data)
         if audit is None:
@@ -447,12 +508,20 @@ def security_gate(
                 "no leaks list in this audit report",
                 "pass a report written by 'ragaudit audit-tenants'",
             )
-        sources.append((f"audit {path}", *audit))
-        why = _audit_unverified(data) or _audited_elsewhere(report.data, data)
+        add(f"audit {path}", audit)
+        why = _audit_unverified(data, policy.min_attributed) or _audited_elsewhere(report.data, data)
+        beyond = _shared_beyond(data, shared)
+        if why is None and beyond:
+            why = f"it treated {', '.join(beyond)} as shared; {_SHARED_FIX}"
         if why is None and audit[0] == 0:
-            verified_by.append(f"audit {path}")
+            checked = (
+                data.get("isolation", {}).get("reason")
+                if isinstance(data.get("isolation"), Mapping)
+                else None
+            )
+            verified_by.append(f"audit {path}" + (f" ({checked})" if checked else ""))
         elif audit[0] == 0:
-            unverified_audits.append(f"audit {path} found no leak but does not verify isolation: {why}")
+            unverifying.append(f"audit {path} found no leak but does not verify isolation: {why}")
     total = sum(n for _, n, _ in sources)
     numbers = {
         "leaks": total,
@@ -460,6 +529,7 @@ def security_gate(
         "by_source": {s: n for s, n, _ in sources},
         "isolation": isolation.to_json() if isolation is not None else None,
         "verified_by": verified_by,
+        "shared_tenants": sorted(shared),
     }
     if total > policy.max_leaks:
         findings = [
@@ -472,40 +542,57 @@ def security_gate(
         return GateResult(
             "security", "fail", f"{total} cross-tenant leak(s)", tuple(findings), tuple(notes), numbers
         )
-    notes.extend(unverified_audits)
-    if unverified_audits:
-        waived = " (allowed by the policy: allow_unverified = true)" if policy.allow_unverified else ""
+    notes.extend(unverifying)
+    waived = " (allowed by the policy: allow_unverified = true)" if policy.allow_unverified else ""
+    if unverifying:
         return GateResult(
             "security",
             "not_verified",
-            f"tenant isolation NOT VERIFIED{waived}: {len(unverified_audits)} tenant audit(s) could not verify it",
+            f"tenant isolation NOT VERIFIED{waived}: {unverifying[0]}",
             notes=(*notes, "re-run 'ragaudit audit-tenants' until it is clean (its summary names the fix)"),
             numbers=numbers,
             accepted=policy.allow_unverified,
         )
-    if verified_by or (total and isolation is not None and isolation.state == "fail"):
-        how = "verified by " + "; ".join(verified_by) if verified_by else "leaks within the allowance"
+    if verified_by:
         return GateResult(
             "security",
             "pass",
-            f"{total} cross-tenant leak(s) (allowed {policy.max_leaks}); {how}",
+            f"{total} cross-tenant leak(s) (allowed {policy.max_leaks}); verified by "
+            + "; ".join(verified_by)
+            + (f"; eval report: {seen}" if seen else ""),
             notes=tuple(notes),
             numbers=numbers,
         )
-    reason = isolation.reason if isolation is not None else "the eval report has no security section"
-    waived = " (allowed by the policy: allow_unverified = true)" if policy.allow_unverified else ""
+    if total:  # the policy tolerates some leaks and got no more than that (as before)
+        return GateResult(
+            "security",
+            "pass",
+            f"{total} cross-tenant leak(s) (allowed {policy.max_leaks}); leaks within the allowance",
+            notes=tuple(notes),
+            numbers=numbers,
+        )
+    if isolation is not None:
+        reason = f"eval report {report.path}: {seen or isolation.reason}"
+    else:
+        reason = "the eval report has no security section"
     return GateResult(
         "security",
         "not_verified",
         f"tenant isolation NOT VERIFIED{waived}: {reason}",
         notes=(
             *notes,
-            "verify it: 'ragaudit eval --corpus CORPUS' checks every returned chunk's owner, or pass "
-            "--audit with a clean 'ragaudit audit-tenants' report",
+            "only a cross-tenant audit verifies isolation: pass --audit with a clean 'ragaudit audit-tenants' "
+            "report of the same system and corpus",
         ),
         numbers=numbers,
         accepted=policy.allow_unverified,
     )
+
+
+_SHARED_FIX = (
+    "list them in [security] shared_tenants if every tenant may be served their documents, else run "
+    "it without --shared-tenant"
+)
 
 
 def operations_gate(report: LoadedReport, policy: GatePolicy) -> GateResult:

@@ -7,8 +7,13 @@ floors = { "nDCG@10" = 0.70, "R@5" = 0.85 }   # each metric's mean must reach it
 max_regression = 0.02   # against --baseline, counted only when significant at alpha
 alpha = 0.05            # significance level of the paired test, after Holm correction
 # regression_metrics = ["nDCG@10", "R@5"]   # default: the floors' metrics, else all shared metrics
+per_tenant_floors = { "acme" = { "nDCG@10" = 0.70 }, "*" = { "R@5" = 0.80 } }   # "*": every tenant
+max_tenant_regression = 0.05   # no tenant's mean drops more against --baseline (when significant)
+min_tenant_cases = 5    # a tenant with fewer answerable cases is "too few cases to judge"
 [security]
 max_leaks = 0           # cross-tenant chunks allowed (eval report + --audit reports)
+# shared_tenants = ["public"]   # tenants whose documents every tenant may be served (not leaks)
+# min_attributed = 0.95         # an --audit that allowed unattributed chunks verifies only above this share
 [operations]
 latency_p95_ms = 800    # budget for the 95th-percentile query latency
 max_error_rate = 0.01   # failed cases (errors and missing) / cases; 0 when absent
@@ -35,8 +40,16 @@ from ragaudit.errors import InputError, MetricNameError, Problem, ValidationErro
 from ragaudit.metrics.names import parse_metric
 
 KEYS: dict[str, set[str]] = {
-    "quality": {"floors", "max_regression", "alpha", "regression_metrics"},
-    "security": {"max_leaks", "allow_unverified"},
+    "quality": {
+        "floors",
+        "max_regression",
+        "alpha",
+        "regression_metrics",
+        "per_tenant_floors",
+        "max_tenant_regression",
+        "min_tenant_cases",
+    },
+    "security": {"max_leaks", "allow_unverified", "shared_tenants", "min_attributed"},
     "operations": {"latency_p95_ms", "max_error_rate"},
 }
 
@@ -51,9 +64,23 @@ class GatePolicy:
     regression_metrics: tuple[str, ...] = ()
     max_leaks: int = 0
     allow_unverified: bool = False
+    shared_tenants: tuple[str, ...] = ()
+    """Tenants whose documents may be returned to every tenant: their chunks are not leaks."""
+    min_attributed: float = 0.95
+    """An ``--audit`` report with unattributed chunks verifies isolation only when at least this share of
+    its returned chunks was attributed."""
     latency_p95_ms: float | None = None
     max_error_rate: float | None = None
+    per_tenant_floors: dict[str, dict[str, float]] = field(default_factory=dict)
+    """``{tenant: {metric: floor}}``; the tenant ``"*"`` is every tenant of the report."""
+    max_tenant_regression: float | None = None
+    min_tenant_cases: int = 5
     source: str = "<defaults>"
+
+    @property
+    def by_tenant(self) -> bool:
+        """Whether the policy sets a per-tenant check (the tenants gate runs only then)."""
+        return bool(self.per_tenant_floors) or self.max_tenant_regression is not None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -63,8 +90,16 @@ class GatePolicy:
                 "max_regression": self.max_regression,
                 "alpha": self.alpha,
                 "regression_metrics": list(self.regression_metrics),
+                "per_tenant_floors": self.per_tenant_floors,
+                "max_tenant_regression": self.max_tenant_regression,
+                "min_tenant_cases": self.min_tenant_cases,
             },
-            "security": {"max_leaks": self.max_leaks, "allow_unverified": self.allow_unverified},
+            "security": {
+                "max_leaks": self.max_leaks,
+                "allow_unverified": self.allow_unverified,
+                "shared_tenants": list(self.shared_tenants),
+                "min_attributed": self.min_attributed,
+            },
             "operations": {"latency_p95_ms": self.latency_p95_ms, "max_error_rate": self.max_error_rate},
         }
 
@@ -180,6 +215,50 @@ class _Parser:
             else:
                 parsed = [self.metric("quality", "regression_metrics", n) for n in names]
                 out["regression_metrics"] = tuple(n for n in parsed if n is not None)
+        out["per_tenant_floors"] = self.tenant_floors(table.get("per_tenant_floors", {}))
+        out["max_tenant_regression"] = self.number(
+            "quality", table, "max_tenant_regression", low=0.0, high=1.0, example="0.05"
+        )
+        if "min_tenant_cases" in table:
+            value = table["min_tenant_cases"]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                self.fail(
+                    "quality",
+                    "min_tenant_cases",
+                    f"must be a whole number >= 1 (got {value!r})",
+                    "min_tenant_cases = 5",
+                )
+            else:
+                out["min_tenant_cases"] = value
+        return out
+
+    def tenant_floors(self, raw: object) -> dict[str, dict[str, float]]:
+        """``{tenant: {metric: floor}}`` from ``per_tenant_floors``; every bad entry is a problem."""
+        fix = 'per_tenant_floors = { "acme" = { "nDCG@10" = 0.70 } }'
+        if not isinstance(raw, Mapping):
+            self.fail("quality", "per_tenant_floors", "must be a table of tenant = { metric = floor }", fix)
+            return {}
+        out: dict[str, dict[str, float]] = {}
+        for tenant, floors in raw.items():
+            if not isinstance(floors, Mapping) or not floors:
+                self.fail(
+                    "quality",
+                    "per_tenant_floors",
+                    f"tenant {tenant!r} must map to a non-empty table of metric = floor (got {floors!r})",
+                    fix,
+                )
+                continue
+            for name, value in floors.items():
+                metric = self.metric("quality", "per_tenant_floors", name)
+                if not _is_number(value) or not 0 <= value <= 1:
+                    self.fail(
+                        "quality",
+                        "per_tenant_floors",
+                        f"the floor of {name!r} for tenant {tenant!r} must be a number between 0 and 1 (got {value!r})",
+                        fix,
+                    )
+                elif metric is not None:
+                    out.setdefault(str(tenant), {})[metric] = float(value)
         return out
 
     def security(self, table: Mapping[str, Any]) -> dict[str, Any]:
@@ -195,6 +274,20 @@ class _Parser:
                     f"must be true or false (got {allow!r})",
                     "allow_unverified = false (unverified tenant isolation blocks the release)",
                 )
+        if "shared_tenants" in table:
+            names = table["shared_tenants"]
+            if isinstance(names, list) and all(isinstance(n, str) and n.strip() for n in names):
+                out["shared_tenants"] = tuple(sorted({n.strip() for n in names}))
+            else:
+                self.fail(
+                    "security",
+                    "shared_tenants",
+                    f"must be a list of tenant ids (got {names!r})",
+                    'shared_tenants = ["public"]',
+                )
+        share = self.number("security", table, "min_attributed", low=0.0, high=1.0, example="0.95")
+        if share is not None:
+            out["min_attributed"] = share
         if "max_leaks" not in table:
             return out
         value = table["max_leaks"]

@@ -7,13 +7,13 @@ failed, but a gate could not verify what it guards)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragaudit.artifacts.envelope import envelope, write_artifact
-from ragaudit.evaluation.compare import load_report
+from ragaudit.evaluation.compare import LoadedReport, load_report
 from ragaudit.gates.checks import (
     GateResult,
     load_json,
@@ -23,6 +23,7 @@ from ragaudit.gates.checks import (
     selftest_gate,
 )
 from ragaudit.gates.policy import GatePolicy
+from ragaudit.gates.tenants import tenants_gate
 
 PASS, FAIL = 0, 1
 
@@ -72,29 +73,42 @@ class Verdict:
 
 
 def run_gates(
-    report_path: str | Path,
+    report_path: str | Path | LoadedReport,
     policy: GatePolicy,
     *,
-    baseline_path: str | Path | None = None,
-    audit_paths: Sequence[str | Path] = (),
+    baseline_path: str | Path | LoadedReport | None = None,
+    audit_paths: Sequence[str | Path | tuple[str, Mapping[str, Any]]] = (),
     resamples: int = 10_000,
     seed: int = 0,
 ) -> Verdict:
-    """Load the reports and run the self-test, quality, security and operations gates, in that order."""
-    report = load_report(report_path)
-    baseline = load_report(baseline_path) if baseline_path is not None else None
-    audits = [(str(p), load_json(p, "tenant-audit report")) for p in audit_paths]
+    """Load the reports (paths, or reports already loaded; an audit as ``(name, report dict)``) and run the
+    self-test, quality, security and operations gates, in that order (and the tenants gate after
+    quality when the policy sets a per-tenant floor or ``max_tenant_regression``)."""
+    report = report_path if isinstance(report_path, LoadedReport) else load_report(report_path)
+    baseline = (
+        baseline_path
+        if isinstance(baseline_path, LoadedReport) or baseline_path is None
+        else load_report(baseline_path)
+    )
+    audits = [
+        p if isinstance(p, tuple) else (str(p), load_json(p, "tenant-audit report")) for p in audit_paths
+    ]
     gates = (
         selftest_gate(),
         quality_gate(report, policy, baseline, resamples=resamples, seed=seed),
+        *(
+            [tenants_gate(report, policy, baseline, resamples=resamples, seed=seed)]
+            if policy.by_tenant
+            else []
+        ),
         security_gate(report, policy, audits),
         operations_gate(report, policy),
     )
     return Verdict(
         gates,
-        str(report_path),
+        report.path,
         policy,
-        str(baseline_path) if baseline_path else None,
-        tuple(str(p) for p in audit_paths),
+        baseline.path if baseline is not None else None,
+        tuple(name for name, _ in audits),
         report.dataset_sha or None,
     )

@@ -27,7 +27,8 @@ from ragaudit.retrieval.protocol import Retriever
 @dataclass(frozen=True)
 class SourceSpec:
     """Where the retrieved lists come from: exactly one of ``pipeline`` (a preset name or TOML file),
-    ``endpoint`` (an HTTP service), ``retriever`` (``module:factory``) or ``run`` (a run file), plus the
+    ``endpoint`` (an HTTP service), ``retriever`` (``module:factory``, or ``langchain:``/``llamaindex:``/``haystack:`` before it for a
+    framework's retriever) or ``run`` (a run file), plus the
     settings the HTTP client and the vector store need."""
 
     pipeline: str | None = None
@@ -44,6 +45,8 @@ class SourceSpec:
     timeout_s: float = 30.0
     concurrency: int = 8
     qdrant_url: str | None = None
+    tenant_key: str | None = None
+    """The metadata key a framework adapter's tenant filter names (``None``: ``tenant_id``)."""
 
 
 @dataclass
@@ -111,9 +114,22 @@ def open_source(
         name = endpoint_name(spec.endpoint)
         return OpenedSource(retriever, [], name, {"endpoint": display_url(spec.endpoint)})
     if spec.retriever:
+        from ragaudit.retrieval.adapters import DEFAULT_TENANT_KEY, adapter_name, load_adapter
         from ragaudit.retrieval.plugin import load_plugin
 
-        return OpenedSource(load_plugin(spec.retriever), [], spec.retriever, {"retriever": spec.retriever})
+        if adapter_name(spec.retriever):
+            loaded = load_adapter(spec.retriever, tenant_key=spec.tenant_key or DEFAULT_TENANT_KEY)
+        elif spec.tenant_key:
+            raise InputError(
+                "--tenant-key",
+                None,
+                f"--tenant-key is for a framework's retriever; {spec.retriever!r} is a plain plugin",
+                "drop --tenant-key (your search() filters by tenant itself), or name the framework: "
+                f"langchain:{spec.retriever}, llamaindex:..., haystack:...",
+            )
+        else:
+            loaded = load_plugin(spec.retriever)
+        return OpenedSource(loaded, [], spec.retriever, {"retriever": spec.retriever})
     if spec.run:
         from ragaudit.data.loading import load_run
         from ragaudit.retrieval.replay import RunReplayRetriever

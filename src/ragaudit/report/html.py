@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.artifacts.escape import script_json
-from ragaudit.artifacts.tables import delta_ci_label
+from ragaudit.artifacts.tables import delta_ci_label, fmt_p
 from ragaudit.report.draw.html import draw_html
 from ragaudit.report.html_assets import CSS, JS
 from ragaudit.report.html_parts import Section, card, comparison_table, forest, html_table
@@ -76,7 +76,7 @@ def _metrics(view: ReportView) -> Section | None:
         up = c.delta is not None and c.delta > 0
         tone = ("up" if up else "down") if c.significant else ""
         mark = (" ▲" if up else " ▼") if c.significant else ""
-        note = f"Δ {_signed(c.delta, 3)}  (p {_num(c.p_value_corrected, 3)}){mark}"
+        note = f"Δ {_signed(c.delta, 3)}  ({fmt_p(c.p_value_corrected)}){mark}"
         bars.append(Bar(m.name, m.value, m.ci, c.baseline_mean, note, tone))
     pct = f"{view.confidence:.0%}"
     legend = (
@@ -287,6 +287,21 @@ SECTIONS: tuple[Callable[[ReportView], Section | None], ...] = (
 )
 
 
+def _in_sample_badge(report: Mapping[str, Any]) -> str:
+    """The header line of a report with a fitted stage: IN-SAMPLE (warn), held out, or unknown."""
+    from ragaudit.artifacts.in_sample import in_sample_flag
+
+    flag = in_sample_flag(report)
+    if flag is None:
+        return ""
+    state, text = flag
+    tone, mark = {"in_sample": ("warn", "IN-SAMPLE"), "held_out": ("pass", "held out")}.get(
+        state, ("warn", "fitted stage")
+    )
+    text = text.removeprefix("IN-SAMPLE: ").removeprefix("held out: ")
+    return f'<p class="in-sample"><span class="badge {tone}">{esc(mark)}</span> {esc(text)}</p>'
+
+
 def _header(view: ReportView, nav: str) -> str:
     report = view.report
     git = part(report, "provenance", "git")
@@ -311,14 +326,7 @@ def _header(view: ReportView, nav: str) -> str:
             state, ("warn", "gate NOT VERIFIED")
         )
         gate = f'<p><span class="badge {badge[0]}">{badge[1]}</span> {esc(detail)}</p>'
-    from ragaudit.artifacts.in_sample import in_sample_line
-
-    flag = in_sample_line(report)
-    if flag is not None:
-        mark = "IN-SAMPLE" if flag.startswith("IN-SAMPLE") else "fitted stage"
-        text = flag.removeprefix("IN-SAMPLE: ")
-        gate += f'<p class="in-sample"><span class="badge warn">{mark}</span> {esc(text)}</p>'
-
+    gate += _in_sample_badge(report)
     return (
         f'<header><div class="brand">ragaudit report</div><h1>{esc(view.title)}</h1>'
         f'<div class="sub">{" · ".join(bits)}</div>{gate}<nav>{nav}</nav></header>'

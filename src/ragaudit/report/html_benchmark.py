@@ -5,9 +5,11 @@ against the baseline and against the winner."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ragaudit.artifacts.escape import escape_html as esc
+from ragaudit.artifacts.tables import fmt_p
 from ragaudit.report.html_parts import Section, comparison_table, forest
 from ragaudit.report.sections import ms_value
 from ragaudit.report.sections import num as _num
@@ -51,15 +53,24 @@ def _metric_cell(report: BenchmarkReport, p: BenchPipeline, metric: str, best: f
 
 
 def _p_text(p: float | None) -> str:
-    """``0.493``, ``<0.001`` (a randomization p is never exactly 0), or ``–``."""
-    return "<0.001" if p is not None and p < 0.001 else _num(p, 3)
+    """``p = 0.493``, ``p < 0.001`` (a randomization p is never exactly 0), or ``p –`` (:func:`fmt_p`)."""
+    return fmt_p(p)
+
+
+def mean_ci(pipeline: Mapping[str, Any], metric: str) -> tuple[float, float] | None:
+    """A pipeline's 95% CI of ``metric``'s mean as the benchmark report records it (``metrics_ci``)."""
+    cis = pipeline.get("metrics_ci")
+    pair = cis.get(metric) if isinstance(cis, Mapping) else None
+    if isinstance(pair, (list, tuple)) and len(pair) == 2 and all(isinstance(v, (int, float)) for v in pair):
+        return (float(pair[0]), float(pair[1]))
+    return None
 
 
 def _paired_cell(c: Paired | None, what: str) -> str:
     """``+0.074 ▲ p 0.001`` (bold and coloured when significant) or ``–``."""
     if c is None:
         return "–"
-    p = f'<span class="hint nowrap">p {esc(_p_text(c.p_value_corrected))}</span>'
+    p = f'<span class="hint nowrap">{esc(_p_text(c.p_value_corrected))}</span>'
     if not c.significant:
         return f'{_signed(c.delta, 3)} <span class="ns" title="not significantly different from {esc(what)}">n.s.</span> {p}'
     tone = "up" if (c.delta or 0) > 0 else "down"
@@ -189,10 +200,19 @@ def ranking_section(report: BenchmarkReport) -> Section:
     ranked = report.ranked()
     series = [(p.name, [p.metrics.get(m) for m in metrics]) for p in ranked]
     winner = report.ranking.winner if report.ranking is not None else None
-    chart = dot_plot(metrics, series, "every metric per pipeline, axis scaled to the data", winner)
+    intervals = {p.name: [mean_ci(p.data, m) for m in metrics] for p in ranked}
+    chart = dot_plot(
+        metrics,
+        series,
+        "every metric per pipeline with its 95% CI, axis scaled to the data",
+        winner,
+        intervals,
+    )
     hint = (
-        '<p class="hint">Each metric on its own axis, scaled to its values (a break mark at the left: '
-        "the axis does not start at 0); ringed: the winner.</p>"
+        '<p class="hint">Each metric on its own axis, scaled to its values and their intervals (a break '
+        "mark at the left: the axis does not start at 0); each dot carries its 95% bootstrap CI of the mean "
+        "over the cases (whiskers), so a gap inside overlapping whiskers is not read as a wide one (the "
+        "Significance section tests each paired difference); ringed: the winner.</p>"
     )
     body = _legend(report) + ranking_table(report) + hint + chart
     return "benchmark", "Pipelines ranked", body

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ragaudit.artifacts.escape import escape_html as esc
-from ragaudit.artifacts.tables import delta_ci_label
+from ragaudit.artifacts.tables import delta_ci_label, fmt_p
 from ragaudit.report.sections import ci_text, wtl_text
 from ragaudit.report.sections import num as _num
 from ragaudit.report.sections import signed as _signed
@@ -62,7 +62,7 @@ def comparison_table(rows: Sequence[Paired], with_system: bool) -> str:
             _num(c.system_mean),
             delta_html(c),
             ci_text(c),
-            _num(c.p_value_corrected, 3),
+            esc(fmt_p(c.p_value_corrected, prefix=False)),
             "yes" if c.significant else "no",
             esc(wtl_text(c)),
         ]

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ragaudit.artifacts.escape import escape_md as md
-from ragaudit.artifacts.tables import delta_ci_label
+from ragaudit.artifacts.tables import delta_ci_label, fmt_p
 from ragaudit.report.draw.markdown import draw_markdown, table_lines
 from ragaudit.report.kinds import is_builtin
 from ragaudit.report.sections import (
@@ -88,7 +88,7 @@ def _metrics(view: ReportView) -> list[str]:
                 _num(m.value),
                 f"[{_num(m.ci[0], 3)}, {_num(m.ci[1], 3)}]" if m.ci else "–",
                 delta,
-                _num(c.p_value_corrected if c else None, 3),
+                md(fmt_p(c.p_value_corrected if c else None, prefix=False)),
                 wtl_text(c),
             ]
         )
@@ -137,7 +137,7 @@ def _changes(view: ReportView) -> list[str]:
         lo, hi = c.ci if c.ci is not None else (None, None)
         lines.append(
             f"- {md(c.metric)}: {_signed(c.delta)} [{_signed(lo, 3)}, {_signed(hi, 3)}], "
-            f"p = {_num(c.p_value_corrected, 3)}, {c.wins} queries better, {c.losses} worse"
+            f"{fmt_p(c.p_value_corrected)}, {c.wins} queries better, {c.losses} worse"
         )
     primary = next((c for c in significant if c.metric == view.primary_metric), significant[0])
     for moved, word in ((primary.most_regressed, "most regressed"), (primary.most_improved, "most improved")):
@@ -230,7 +230,7 @@ def _comparisons(rows: Sequence[Paired]) -> list[str]:
             _num(c.system_mean),
             _delta(c),
             ci_text(c),
-            _num(c.p_value_corrected, 3),
+            md(fmt_p(c.p_value_corrected, prefix=False)),
             md(wtl_text(c)),
         ]
         for c in rows
@@ -337,11 +337,12 @@ def render_markdown(view: ReportView) -> str:
     """The Markdown report of any report kind: the gate, the kind's part (:func:`_kind_lines`), the
     sweeps, missing cases and errors, provenance."""
     kind = view.report_kind()
-    from ragaudit.artifacts.in_sample import in_sample_line
+    from ragaudit.artifacts.in_sample import in_sample_flag
 
     lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(view)]
-    if (flag := in_sample_line(view.report)) is not None:
-        lines += [f"**⚠️ {md(flag)}**", ""]
+    if (flag := in_sample_flag(view.report)) is not None:
+        state, text = flag
+        lines += [f"_{md(text)}_" if state == "held_out" else f"**⚠️ {md(text)}**", ""]
     lines += _kind_lines(view)
     lines += _sweeps(view)
     if kind is None or not kind.problems_in_body:

@@ -393,11 +393,16 @@ def dot_plot(
     series: Sequence[tuple[str, Sequence[float | None]]],
     title: str,
     highlight: str | None = None,
+    intervals: Mapping[str, Sequence[tuple[float, float] | None]] | None = None,
 ) -> str:
     """One row per category (a metric), one dot per series (a pipeline). Each row has its own axis
     scaled to its values (:func:`data_axis`), with its ticks under it and a note when it does not start
     at 0, so 0.81 against 0.88 shows as the gap it is even beside a metric near 0.25. The
-    ``highlight`` series (the winner) gets a ring; each row names its best value."""
+    ``highlight`` series (the winner) gets a ring; each row names its best value.
+
+    ``intervals`` (``{series: [(lo, hi) or None per category]}``, e.g. each mean's 95% CI) draws a
+    whisker through each dot, and the row's axis includes the whiskers: a zoomed axis must not make a
+    difference inside overlapping intervals look like a wide one."""
     label_w, note_w, row_h, pad = 96, 220, 52, 34
     width = WIDTH
     plot_w = width - label_w - note_w
@@ -405,7 +410,9 @@ def dot_plot(
     body = []
     for c, category in enumerate(categories):
         row = [(name, values[c]) for name, values in series if c < len(values)]
+        whiskers = {name: _interval(intervals, name, c) for name, _ in row}
         finite = [v for _, v in row if v is not None and math.isfinite(v)]
+        finite += [end for w in whiskers.values() if w is not None for end in w]
         ticks = data_axis(finite, cap_one=bool(finite) and all(0.0 <= v <= 1.0 for v in finite))
         lo, hi = ticks[0], ticks[-1]
 
@@ -439,11 +446,25 @@ def dot_plot(
                 best = (v, name)
             same = sum(abs(x(v) - px) < 6 for px in placed)  # equal values: stagger, never hide a dot
             placed.append(x(v))
-            cy = mid + (0 if same == 0 else (-7 if same % 2 else 7) * ((same + 1) // 2))
+            if intervals:  # one lane per series, so whiskers never lie on top of each other
+                cy = mid + (s_i - (len(row) - 1) / 2) * min(6.0, 24.0 / max(len(row), 1))
+            else:
+                cy = mid + (0 if same == 0 else (-7 if same % 2 else 7) * ((same + 1) // 2))
             ring = f'<circle class="ring" cx="{_f(x(v))}" cy="{_f(cy)}" r="9"/>' if name == highlight else ""
+            whisker, ci_words = "", ""
+            if (w := whiskers.get(name)) is not None:
+                lo_x, hi_x = x(w[0]), x(w[1])
+                ci_words = f", 95% CI [{w[0]:.4f}, {w[1]:.4f}]"
+                whisker = (  # the series' colour (its class sets stroke), drawn under the dot
+                    f'<g class="whisker s{s_i % SERIES}" stroke-width="1.6">'
+                    f'<line x1="{_f(lo_x)}" x2="{_f(hi_x)}" y1="{_f(cy)}" y2="{_f(cy)}"/>'
+                    f'<line x1="{_f(lo_x)}" x2="{_f(lo_x)}" y1="{_f(cy - 4)}" y2="{_f(cy + 4)}"/>'
+                    f'<line x1="{_f(hi_x)}" x2="{_f(hi_x)}" y1="{_f(cy - 4)}" y2="{_f(cy + 4)}"/>'
+                    f"<title>{esc(category)} · {esc(name)}{ci_words}</title></g>"
+                )
             body.append(
-                f'{ring}<circle class="s{s_i % SERIES}" cx="{_f(x(v))}" cy="{_f(cy)}" r="5.5">'
-                f"<title>{esc(category)} · {esc(name)}: {v:.4f}</title></circle>"
+                f'{whisker}{ring}<circle class="s{s_i % SERIES}" cx="{_f(x(v))}" cy="{_f(cy)}" r="5.5">'
+                f"<title>{esc(category)} · {esc(name)}: {v:.4f}{ci_words}</title></circle>"
             )
         if best is not None:
             tied = sum(1 for _, v in row if v is not None and math.isfinite(v) and abs(v - best[0]) < 1e-12)
@@ -454,3 +475,15 @@ def dot_plot(
             )
     body += _legend([name for name, _ in series], label_w, 16)
     return _svg(width, height, title, body)
+
+
+def _interval(
+    intervals: Mapping[str, Sequence[tuple[float, float] | None]] | None, name: str, index: int
+) -> tuple[float, float] | None:
+    """The finite ``(lo, hi)`` of series ``name`` at category ``index``, or None."""
+    values = intervals.get(name) if intervals is not None else None
+    pair = values[index] if values is not None and index < len(values) else None
+    if pair is None:
+        return None
+    lo, hi = pair
+    return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) and lo <= hi else None

@@ -194,7 +194,8 @@ class Embedder:
 
     ``model`` is ``None`` (the packaged all-MiniLM-L6-v2), its name, or a local model folder;
     ``backend`` is ``"onnx-int8"`` (default for the packaged model), ``"onnx"`` or ``"torch"``.
-    ``batch_size`` defaults to 32 on ONNX Runtime (texts batched by token length) and 64 on torch.
+    ``batch_size`` defaults to 32 on ONNX Runtime (unpadded batches of one token length each; with the
+    packaged model a vector never depends on its batch) and 64 on torch.
     ``device`` applies to torch only (ONNX Runtime runs on the CPU); ``threads`` to ONNX Runtime only
     (intra-op threads; default: the cores this process may use; it changes speed, not vectors). The
     model loads on first use, once per process.

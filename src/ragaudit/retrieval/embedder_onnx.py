@@ -8,16 +8,25 @@ Optional: ``sentence_bert_config.json`` (``max_seq_length``) and ``config.json``
 Encoding, for texts ``t_1..t_n``:
 
 1. tokenise (truncating at ``max_seq_length`` tokens, special tokens included);
-2. order the texts by token count and cut that order into batches of ``batch_size``, each padded only
-   to its own longest text (so a long outlier never pads short texts);
+2. group the texts by their exact token count and cut each group into batches of at most
+   ``batch_size`` texts and :data:`TOKENS_PER_BATCH` tokens: a batch is never padded, so no text is
+   ever computed at another length than its own (:func:`length_batches`);
 3. run the graph on ``intra_op_num_threads`` = the cores this process may use;
 4. mean-pool: ``e = Σ_j m_j h_j / max(Σ_j m_j, 1e-9)`` over the token embeddings ``h_j`` with the
    attention mask ``m_j``; then L2-normalise, ``e / max(‖e‖, 1e-12)`` (as sentence-transformers'
    Pooling and Normalize modules do);
 5. put the rows back in the callers' order.
 
+**Batch invariance.** A text's vector is a function of the text and the model alone: bit-identical
+whether it is embedded alone, in any batch, in any order, on any thread count, locally or on a Ray
+actor. Three things make it so: no padding (step 2); the packaged int8 graph quantises each token
+row's activations with that row's own scale and accumulates in int32, which is exact, so GEMM
+blocking cannot change a result (``scripts/rowwise_int8.py``); every other operator (attention,
+softmax, GELU, layer norm, pooling) works within one sequence or one row. ``tests/test_batch_invariance.py``
+compares the bytes.
+
 The packaged model is ``models/minilm-l6-v2-int8`` inside ragaudit (made by ``scripts/export_onnx.py``:
-int8 dynamic quantisation with per-channel weights); its ``model.onnx`` must hash to
+int8 weights per output column, int8 activations per token row); its ``model.onnx`` must hash to
 :data:`PACKAGED_INT8_SHA256`, checked when it loads. The fp32 export is not shipped (about 90 MB): the
 script writes it to :func:`user_models_dir`.
 """
@@ -43,7 +52,8 @@ from ragaudit.retrieval.embedding_types import (
 
 INT8_FOLDER = "minilm-l6-v2-int8"
 FP32_FOLDER = "minilm-l6-v2-fp32"
-PACKAGED_INT8_SHA256 = "3650eb665b0eb8d720afbd3aa60210cfcdb99afe3970cff3558c05252e23578f"
+PACKAGED_INT8_SHA256 = "fd29220ea02c0211d7d44ba30eb7e700b5f71656331f75b031df903cf5a451ff"
+TOKENS_PER_BATCH = 1024  # per ONNX Runtime call: long texts run one or a few at a time, queries ~100
 MODELS_ENV = "RAGAUDIT_MODELS_DIR"
 DEFAULT_MAX_SEQ_LENGTH = 512
 _TOKEN_OUTPUTS = ("last_hidden_state", "token_embeddings")
@@ -143,10 +153,21 @@ def normalise_rows(matrix: np.ndarray) -> FloatMatrix:
     return np.ascontiguousarray(matrix / norms, dtype=np.float32)
 
 
-def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-    """Indices ordered by length (stable), cut into consecutive batches of at most ``batch_size``."""
-    order = sorted(range(len(lengths)), key=lengths.__getitem__)
-    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+def length_batches(
+    lengths: Sequence[int], batch_size: int, tokens_per_batch: int = TOKENS_PER_BATCH
+) -> list[list[int]]:
+    """Indices grouped by exact length (shortest first, callers' order within a length), each group
+    cut into batches of at most ``batch_size`` texts and ``tokens_per_batch`` tokens (at least one
+    text): every batch holds texts of one length only, so it needs no padding."""
+    groups: dict[int, list[int]] = {}
+    for index, length in enumerate(lengths):
+        groups.setdefault(length, []).append(index)
+    batches: list[list[int]] = []
+    for length in sorted(groups):
+        size = max(1, min(batch_size, tokens_per_batch // max(length, 1)))
+        members = groups[length]
+        batches += [members[start : start + size] for start in range(0, len(members), size)]
+    return batches
 
 
 class OnnxModel:
@@ -204,21 +225,15 @@ class OnnxModel:
         return normalise_rows(out) if self.pooled else mean_pool_normalise(out, mask)
 
     def encode(self, texts: Sequence[str], batch_size: int) -> FloatMatrix:
-        """Unit-length embeddings of ``texts`` (row i for text i), batched by token length."""
+        """Unit-length embeddings of ``texts`` (row i for text i), in unpadded batches of one token
+        length each (:func:`length_batches`)."""
         encodings = self.tokenizer.encode_batch(list(texts))
         lengths = [len(e.ids) for e in encodings]
         result: FloatMatrix | None = None
         for batch in length_batches(lengths, batch_size):
-            width = max(lengths[i] for i in batch)
-            ids = np.zeros((len(batch), width), dtype=np.int64)
-            mask = np.zeros((len(batch), width), dtype=np.int64)
-            types = np.zeros((len(batch), width), dtype=np.int64)
-            for row, i in enumerate(batch):
-                enc = encodings[i]
-                n = lengths[i]
-                ids[row, :n] = enc.ids
-                mask[row, :n] = enc.attention_mask
-                types[row, :n] = enc.type_ids
+            ids = np.array([encodings[i].ids for i in batch], dtype=np.int64)
+            mask = np.array([encodings[i].attention_mask for i in batch], dtype=np.int64)
+            types = np.array([encodings[i].type_ids for i in batch], dtype=np.int64)
             vectors = self._run(ids, mask, types)
             if result is None:
                 result = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)

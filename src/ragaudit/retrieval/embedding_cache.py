@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ragaudit.cache import CACHE_ENV, default_cache_dir
+from ragaudit.counters import Counter
 from ragaudit.errors import InputError
 from ragaudit.retrieval.embedder import FloatMatrix, TextEncoder
 from ragaudit.sqlite_files import connect_shared
@@ -216,10 +217,12 @@ class EmbeddingCache:
     def _embed_missing(self, missing: dict[bytes, str], out: dict[bytes, np.ndarray]) -> None:
         bar = self._progress_bar(len(missing))
         try:
-            for batch in self.groups(missing):
-                out.update(self._store(batch, self.encoder.encode([text for _, text in batch])))
-                if bar is not None:
-                    bar.update(len(batch))
+            with Counter(len(missing), "embedding") as counter:  # quoted by the command line's watcher
+                for batch in self.groups(missing):
+                    out.update(self._store(batch, self.encoder.encode([text for _, text in batch])))
+                    counter.update(len(batch))
+                    if bar is not None:
+                        bar.update(len(batch))
         finally:
             if bar is not None:
                 bar.close()

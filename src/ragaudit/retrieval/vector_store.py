@@ -4,9 +4,12 @@ A store holds chunks with their embeddings, **partitioned by tenant**: a search 
 only ever reads that tenant's vectors (it never ranks across tenants and filters afterwards). An
 unknown tenant has no partition and gets empty results.
 
-:class:`ExactVectorStore` keeps one float32 matrix per tenant and scores a batch of queries with one
-matrix product (inner product; the embedder's vectors are unit length, so this is cosine similarity),
-then selects the top k with ``argpartition``. Equal scores are ordered by chunk id descending
+:class:`ExactVectorStore` keeps one float32 matrix per tenant and scores each query with its own
+matrix-vector product (inner product; the embedder's vectors are unit length, so this is cosine
+similarity), then selects the top k with ``argpartition``. One product per query, not one matrix
+product per batch: a matrix product's blocking depends on how many queries it holds, which moved
+scores by about 1e-7 between a query searched alone and in a batch; per query, a query's scores are
+the same bytes whichever batch it comes in (issue 23.2). Equal scores are ordered by chunk id descending
 (trec_eval's order, as in the ``bm25`` retriever and fusion), so equal inputs always give the same
 ranking and a ranking written to a run file reads back in the same order.
 """
@@ -23,7 +26,7 @@ import numpy.typing as npt
 from ragaudit.corpus.model import Chunk
 
 QUERY_BLOCK = 256
-"""Queries scored per matrix product (bounds memory at ``QUERY_BLOCK x tenant size`` floats)."""
+"""Queries scored per block (bounds memory at ``QUERY_BLOCK x tenant size`` floats)."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,10 @@ class ExactVectorStore:
             raise ValueError(f"query vectors have {queries.shape[1]} dimensions, the store holds {self.dim}")
         results: list[list[Hit]] = []
         for start in range(0, queries.shape[0], QUERY_BLOCK):
-            scores = queries[start : start + QUERY_BLOCK] @ part.matrix.T
+            block = queries[start : start + QUERY_BLOCK]
+            scores = np.empty((block.shape[0], part.matrix.shape[0]), dtype=np.float32)
+            for row, query in enumerate(block):
+                np.matmul(part.matrix, query, out=scores[row])  # the same call alone or in a batch
             for i, columns in enumerate(top_k_rows(scores, top_k)):
                 results.append([Hit(part.chunks[c], float(scores[i, c])) for c in columns])
         return results

@@ -85,6 +85,8 @@ class _Job:
     retry: RetryPolicy
     require_tenant_labels: bool
     ownership: ChunkOwnership | None = None
+    shared: frozenset[str] = frozenset()
+    """Shared tenants: their chunks may be returned to every tenant (:mod:`ragaudit.runner.tenancy`)."""
 
     def outcome(self, tenant: str, got: Attempted[list[RankedItem]]) -> CaseRun:
         if got.error is not None or got.value is None:
@@ -92,7 +94,7 @@ class _Job:
                 [], got.error or "no result", got.latency_ms, attempts=got.attempts, tenant_id=tenant
             )
         items = got.value  # a repeated id keeps its slot (and gains nothing): the metrics policy
-        leaks = find_leaks(items, tenant, self.require_tenant_labels, self.ownership)
+        leaks = find_leaks(items, tenant, self.require_tenant_labels, self.ownership, self.shared)
         return CaseRun(items, None, got.latency_ms, count_duplicates(items), got.attempts, leaks, tenant)
 
     async def one(self, case: GoldenCase) -> CaseRun:
@@ -215,6 +217,7 @@ async def run_cases(
     batch_size: int = 64,
     ownership: ChunkOwnership | None = None,
     identity: Mapping[str, str] | None = None,
+    shared_tenants: frozenset[str] = frozenset(),
 ) -> Run:
     """Query ``retriever`` for each case (the case's tenant, else ``default_tenant``), at most
     ``concurrency`` at a time; return a :class:`Run` holding every case, in the order given.
@@ -230,6 +233,7 @@ async def run_cases(
     label; the run's tenant-isolation verdict is in ``Run.isolation`` (:mod:`ragaudit.runner.tenancy`).
     ``identity`` (what runs: hashes of the dataset, config and corpus, the endpoint) is stored beside
     the results file, and resuming a file another system wrote is refused.
+    ``shared_tenants``' chunks may be returned to every tenant (counted, not leaks).
     """
     if top_k <= 0:
         raise ValueError(f"top_k must be a positive integer (got {top_k})")
@@ -248,7 +252,14 @@ async def run_cases(
     results = {case_id: case for case_id, case in finished.items() if case_id in wanted}
     todo = [case for case in unique if case.id not in results]
     job = _Job(
-        retriever, top_k, default_tenant, timeout_s, retry or DEFAULT_RETRY, require_tenant_labels, ownership
+        retriever,
+        top_k,
+        default_tenant,
+        timeout_s,
+        retry or DEFAULT_RETRY,
+        require_tenant_labels,
+        ownership,
+        shared_tenants,
     )
     bar = progress_bar(len(unique), initial=len(unique) - len(todo), enabled=progress, desc=name)
 
@@ -281,9 +292,8 @@ async def run_cases(
     source = str(results_path) if results_path is not None else None
     run = Run({case.id: results[case.id] for case in unique}, name=name, source=source)
     run.latency_basis = latency_basis(batched, min(concurrency, max(len(todo), 1)), batch_size)
-    assess_run(
-        run, {case.id: case.tenant_id or default_tenant for case in unique}, ownership, require_tenant_labels
-    )
+    tenants = {case.id: case.tenant_id or default_tenant for case in unique}
+    assess_run(run, tenants, ownership, require_tenant_labels, shared_tenants)
     return run
 
 
@@ -297,20 +307,33 @@ async def run_interleaved(
     retry: RetryPolicy | None = None,
     progress: bool | None = None,
     require_tenant_labels: bool = False,
+    ownership: Mapping[str, ChunkOwnership] | None = None,
+    shared_tenants: frozenset[str] = frozenset(),
 ) -> dict[str, Run]:
     """Every case through every retriever, one query at a time, the retrievers taking turns case by case
     (case i starts with retriever i mod n): ``{name: Run}``, each as :func:`run_cases` would return it.
 
     Timed one after another, a benchmark's pipelines would each meet whatever load the machine had
     during their own stretch; taking turns, they meet the same load, so their per-query latencies can
-    be compared. Latency basis: :data:`PER_QUERY`.
+    be compared. Latency basis: :data:`PER_QUERY`. ``ownership[name]`` checks retriever ``name``'s
+    chunks from the corpus (:func:`run_cases`).
     """
     if top_k <= 0:
         raise ValueError(f"top_k must be a positive integer (got {top_k})")
     names = list(retrievers)
     unique = _unique(cases)
+    owners = ownership or {}
     jobs = {
-        n: _Job(r, top_k, default_tenant, timeout_s, retry or DEFAULT_RETRY, require_tenant_labels)
+        n: _Job(
+            r,
+            top_k,
+            default_tenant,
+            timeout_s,
+            retry or DEFAULT_RETRY,
+            require_tenant_labels,
+            owners.get(n),
+            shared_tenants,
+        )
         for n, r in retrievers.items()
     }
     results: dict[str, dict[str, CaseRun]] = {n: {} for n in names}
@@ -334,7 +357,7 @@ async def run_interleaved(
     for name in names:
         run = Run({case.id: results[name][case.id] for case in unique}, name=name)
         run.latency_basis = PER_QUERY
-        assess_run(run, tenants, None, require_tenant_labels)
+        assess_run(run, tenants, owners.get(name), require_tenant_labels, shared_tenants)
         runs[name] = run
     return runs
 

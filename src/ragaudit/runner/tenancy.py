@@ -1,21 +1,26 @@
 """Tenant-isolation check on every ranking the runner receives, and its verdict over a whole run.
 
-Each returned chunk's owner is established, in this order:
+Each returned chunk's owner is established **from the corpus** (when an ownership index is given:
+``ragaudit eval --corpus``, and always for a built-in pipeline): by id, by content and by every other
+field the chunk carries, exactly as the tenant audit does (:mod:`ragaudit.security.ownership`; a
+built-in pipeline's chunks by id and content, :mod:`ragaudit.runner.chunk_owners`). A chunk is a leak
+when the corpus ties it to another tenant.
 
-1. **from the corpus** (when an ownership index is given, e.g. ``ragaudit eval --corpus``): by id, by
-   content and by every other field the chunk carries (title, snippet, highlight, metadata values,
-   source ids), exactly as the tenant audit does (:mod:`ragaudit.security.ownership`); the label the
-   service attaches is then not trusted. A chunk is a leak when the corpus ties it to another tenant;
-2. else **from the response's** ``tenant_id`` (a claim by the service): a leak when it differs from
-   the caller's tenant. Not for a chunk whose text the corpus finds in no document (analysed or
-   rewritten text): with a corpus given, that chunk is not verified, whatever its label says;
-3. else the chunk is **not verified** (and, when the run requires tenant labels, counted as a leak:
-   an unlabelled chunk cannot be shown to be the caller's).
+The ``tenant_id`` a response attaches is a **claim**: it can reveal a leak (a chunk labelled with
+another tenant is one) but never verifies anything, so a chunk only the label speaks for is *not
+verified*. Without a corpus, a service that stamps the caller's tenant on every foreign chunk would
+otherwise pass. With ``require_labels``, an unlabelled chunk the corpus does not decide counts as a leak.
+
+**Shared tenants** (``shared``, e.g. a public help centre labelled ``public``): their documents may be
+returned to every tenant; such a chunk is counted as shared, never as a leak. Any other tenant's
+chunk still is one.
 
 Leaked chunks stay in the ranking (it is what the system returned); the leaks are listed beside it.
-The run's verdict (:class:`ragaudit.verdict.CheckVerdict`) is **pass** only when every returned
-chunk was checked and none leaked, **fail** on any leak, and **not verified** (with the reason and
-the counts, e.g. 10 of 50 chunks) otherwise.
+The run's verdict (:class:`ragaudit.verdict.CheckVerdict`): **fail** on any leak; otherwise **not
+verified**, always, with the reason and the counts. Golden questions are asked by their own tenants,
+so even when every returned chunk was checked the run only shows "no leak seen on N own-tenant
+queries": that tests no isolation (nobody asked for another tenant's data). Only a cross-tenant audit
+(``ragaudit audit-tenants``) verifies isolation, and the release gate takes it from there.
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ class ChunkOwner(Protocol):
 
     def foreign_owners(self, caller: str) -> frozenset[str]: ...
 
+    # An owner may also say how it was established (``via``: ``"semantic"``, for
+    # :mod:`ragaudit.security.semantic_attribution`); without it, ``corpus``.
+
 
 class ChunkOwnership(Protocol):
     """Decides who owns a returned chunk from the corpus, by id and content (the tenant audit's
@@ -56,8 +64,15 @@ class ChunkOwnership(Protocol):
 CHECK = "tenant isolation"
 BY_CORPUS = "corpus"
 BY_LABEL = "response tenant_id"
+"""A foreign label: the service itself says the chunk is another tenant's (a leak it reveals)."""
 BY_MISSING_LABEL = "missing tenant_id (labels required)"
 LEAKS = "cross-tenant chunk(s)"
+OWN_TENANT = "own-tenant queries"
+"""What a run of golden questions tests (each asked by its own tenant): not isolation."""
+AUDIT_FIX = (
+    "golden questions asked by their own tenants do not test isolation; verify it with 'ragaudit "
+    "audit-tenants' and give its report to 'ragaudit gate --audit'"
+)
 
 
 @dataclass
@@ -68,6 +83,10 @@ class CaseIsolation:
     methods: Counter[str] = field(default_factory=Counter)
     unverified: set[tuple[str, int]] = field(default_factory=set)
     """``(chunk_id, rank)`` of every chunk whose owner could not be established."""
+    claimed: int = 0
+    """Chunks only the response's own ``tenant_id`` speaks for (a claim: not verified)."""
+    shared: int = 0
+    """Chunks of a shared tenant (returned to another tenant, allowed)."""
 
 
 def check_chunks(
@@ -75,6 +94,7 @@ def check_chunks(
     caller_tenant: str | None,
     ownership: ChunkOwnership | None = None,
     require_labels: bool = False,
+    shared: frozenset[str] = frozenset(),
 ) -> CaseIsolation:
     """Check every item of one ranking returned to ``caller_tenant`` (see the module docstring)."""
     out = CaseIsolation()
@@ -84,23 +104,27 @@ def check_chunks(
             continue
         if ownership is not None:
             who = ownership.attribute_item(item)
-            foreign = sorted(who.foreign_owners(caller_tenant))
-            if who.attributed or foreign:  # a foreign field is a leak even beside unattributable text
-                out.methods[BY_CORPUS] += 1
+            owners = who.foreign_owners(caller_tenant)
+            foreign = sorted(owners - shared)
+            if who.attributed or owners:  # a foreign field is a leak even beside unattributable text
+                out.methods[getattr(who, "via", BY_CORPUS)] += 1  # "semantic" when the owner says so
                 if foreign:
                     out.leaks.append(LeakRecord(item.chunk_id, rank, ", ".join(foreign), caller_tenant))
+                elif owners:
+                    out.shared += 1
                 continue
             if who.text_unfound:  # text nobody can check: the service's label does not vouch for it
                 out.unverified.add((item.chunk_id, rank))
                 continue
-        if item.tenant_id is not None:
-            out.methods[BY_LABEL] += 1
-            if item.tenant_id != caller_tenant:
-                out.leaks.append(LeakRecord(item.chunk_id, rank, item.tenant_id, caller_tenant))
-        elif require_labels:
+        label = item.tenant_id
+        if label is not None and label != caller_tenant and label not in shared:
+            out.methods[BY_LABEL] += 1  # the service says it is another tenant's: a leak it reveals
+            out.leaks.append(LeakRecord(item.chunk_id, rank, label, caller_tenant))
+        elif label is None and require_labels:
             out.methods[BY_MISSING_LABEL] += 1
             out.leaks.append(LeakRecord(item.chunk_id, rank, None, caller_tenant))
-        else:
+        else:  # no label, or a label that claims the caller (or a shared tenant): a claim verifies nothing
+            out.claimed += label is not None
             out.unverified.add((item.chunk_id, rank))
     return out
 
@@ -110,17 +134,22 @@ def find_leaks(
     caller_tenant: str,
     require_labels: bool = False,
     ownership: ChunkOwnership | None = None,
+    shared: frozenset[str] = frozenset(),
 ) -> list[LeakRecord]:
     """Every item of ``items`` the caller's tenant must not see, with its 1-based rank."""
-    return check_chunks(items, caller_tenant, ownership, require_labels).leaks
+    return check_chunks(items, caller_tenant, ownership, require_labels, shared).leaks
 
 
-def _why_unverified(ownership: ChunkOwnership | None, no_caller: bool) -> str:
+def _why_unverified(ownership: ChunkOwnership | None, no_caller: bool, claimed: int) -> str:
     parts = []
     if ownership is None:
-        parts.append("responses carry no tenant_id for them and no --corpus was given to attribute them")
+        parts.append("no --corpus was given to read their owners from")
     else:
-        parts.append("neither the corpus (by id or content) nor a tenant_id in the response attributes them")
+        parts.append("the corpus (by id or content) does not attribute them")
+    if claimed:
+        parts.append(
+            f"{claimed} carry a tenant_id naming the caller, but a label is the service's claim, not evidence"
+        )
     if no_caller:
         parts.append("some cases name no tenant to check against")
     return "; ".join(parts)
@@ -131,6 +160,7 @@ def assess_run(
     case_tenants: Mapping[str, str | None],
     ownership: ChunkOwnership | None = None,
     require_labels: bool = False,
+    shared: frozenset[str] = frozenset(),
 ) -> CheckVerdict:
     """Check every returned chunk of the cases ``case_tenants`` names; merge the leaks found into each
     case's ``leaks`` (those recorded before are kept); set and return ``run.isolation``.
@@ -138,7 +168,7 @@ def assess_run(
     A case's caller is the tenant it was asked as (``CaseRun.tenant_id``), else ``case_tenants[id]``.
     """
     methods: Counter[str] = Counter()
-    total = verified = failures = 0
+    total = verified = failures = claimed = shared_chunks = queries = 0
     no_caller = False
     for case_id, tenant in case_tenants.items():
         case = run.cases.get(case_id)
@@ -146,7 +176,7 @@ def assess_run(
             continue
         caller = case.tenant_id or tenant
         no_caller = no_caller or (caller is None and bool(case.items))
-        found = check_chunks(case.items, caller, ownership, require_labels)
+        found = check_chunks(case.items, caller, ownership, require_labels, shared)
         recorded = _keys(case.leaks)  # leaks recorded before (e.g. read from a results file) count too
         case.leaks = [
             *case.leaks,
@@ -157,18 +187,46 @@ def assess_run(
         total += len(case.items)
         verified += len(case.items) - unverified
         failures += len(case.leaks)
-    run.isolation = decide(
+        claimed += found.claimed
+        shared_chunks += found.shared
+        queries += caller is not None
+    verdict = decide(
         CHECK,
         total=total,
         verified=verified,
         failures=failures,
         methods=methods,
         found=LEAKS,
-        unverified_because=_why_unverified(ownership, no_caller)
+        unverified_because=_why_unverified(ownership, no_caller, claimed)
         if total
         else "no chunk was returned (every case failed, or the results list no chunks)",
     )
+    if verdict.state == "pass":  # every chunk checked, none foreign: still no isolation test
+        verdict = own_tenant_verdict(verdict, queries, shared_chunks)
+    run.isolation = verdict
     return run.isolation
+
+
+def own_tenant_verdict(checked: CheckVerdict, queries: int, shared_chunks: int = 0) -> CheckVerdict:
+    """``checked`` (every returned chunk's owner established, none foreign) as what it is: no leak seen
+    on ``queries`` own-tenant queries, which verifies no isolation (state ``not_verified``)."""
+    how = ", ".join(f"{n} by {m}" for m, n in checked.methods.items())
+    also = f"; {shared_chunks} of a shared tenant, allowed" if shared_chunks else ""
+    return CheckVerdict(
+        CHECK,
+        "not_verified",
+        f"no leak seen on {queries} {OWN_TENANT} ({checked.verified} of {checked.total} returned chunks "
+        f"checked{f' ({how})' if how else ''}{also}); {AUDIT_FIX}",
+        checked.verified,
+        checked.total,
+        0,
+        checked.methods,
+    )
+
+
+def every_chunk_checked(verdict: CheckVerdict) -> bool:
+    """No leak, and every returned chunk's owner established (the own-tenant check held in full)."""
+    return verdict.state != "fail" and verdict.total > 0 and verdict.verified == verdict.total
 
 
 def _keys(leaks: Sequence[LeakRecord]) -> set[tuple[str, int]]:

@@ -11,9 +11,14 @@
   from the retriever's label; :mod:`~ragaudit.security.verified` wraps a retriever so label-trusting
   tests (the lesson's) become sound; :mod:`~ragaudit.security.audit_verdict` turns the audit's
   counts into clean / leak / incomplete / not-verified;
+- :mod:`~ragaudit.security.response_fields`: every value of the whole response beside the chunk list
+  (``debug``, ``facets``, ``suggest``, ...), with JSON paths; values decoded by
+  :mod:`~ragaudit.security.decoding` (base64, percent-encoding, HTML entities, JSON in strings);
+  names and codes one tenant alone uses, :mod:`~ragaudit.security.exclusive_terms`;
 - :mod:`~ragaudit.security.probes` and :mod:`~ragaudit.security.canaries`: what the audit asks;
-- :mod:`~ragaudit.security.leaky` and :mod:`~ragaudit.security.leaky_output`: deliberately leaky
-  retrievers that prove the audit catches leaks;
+- :mod:`~ragaudit.security.leaky`, :mod:`~ragaudit.security.leaky_output` and
+  :mod:`~ragaudit.security.leaky_response`: deliberately leaky retrievers that prove the audit catches
+  leaks (the response ones with honest twins that must stay clean);
 - :mod:`~ragaudit.security.stale_audit`: superseded versions in the top k (``ragaudit audit-stale``);
 - :mod:`~ragaudit.security.error_rate`: failed cases by kind, and a gate on their share.
 

@@ -6,9 +6,10 @@
   ``max_error_rate``;
 - ``not-verified`` (not verified): returned chunks that nothing attributes (opaque ids, analysed or
   rewritten text: :mod:`ragaudit.security.ownership`) cannot be shown to be the caller's, so the
-  audit cannot say isolation holds. Allowed with ``--allow-unattributed`` (the count stays in the
-  report) unless *no* returned chunk was attributed: an audit that attributed nothing verified
-  nothing, whatever is allowed;
+  audit cannot say isolation holds. ``--allow-unattributed`` accepts them only when at least
+  ``--min-attributed`` (default 0.95) of the returned chunks were attributed; the verdict always
+  states the attributed share ("verified 1 of 12,528 returned chunks (0.0%) ...: NOT VERIFIED"), so
+  the flag alone never turns an audit that looked at almost nothing into a pass;
 - ``clean`` (pass): none of these.
 
 Only ``clean`` exits 0 and passes the gate; the reason says how many chunks were checked.
@@ -27,6 +28,8 @@ UNATTRIBUTED_BECAUSE = (
     "or rewritten text)"
 )
 ALLOW_FLAG = "--allow-unattributed"
+MIN_FLAG = "--min-attributed"
+DEFAULT_MIN_ATTRIBUTED = 0.95
 FIX = (
     "fix: return each chunk's text as content, or ids the corpus knows (map them with --field "
     "chunk_id=THEIRS), and check --corpus is the data the service serves"
@@ -48,10 +51,13 @@ def audit_verdict(
     errors_within_limit: bool,
     allow_unattributed: bool,
     stopped: str | None = None,
+    min_attributed: float = DEFAULT_MIN_ATTRIBUTED,
+    also: str = "",
 ) -> tuple[Verdict, CheckVerdict]:
-    """The verdict and its :class:`~ragaudit.verdict.CheckVerdict` (see the module docstring)."""
+    """The verdict and its :class:`~ragaudit.verdict.CheckVerdict` (see the module docstring). ``also``
+    is added to the counts (shared and semantically attributed chunks, in words)."""
     attributed = checked - unattributed
-    counted = f"{checked} returned chunk(s) checked, {attributed} attributed by the corpus"
+    counted = f"{checked} returned chunk(s) checked, {attributed} attributed by the corpus{also}"
     if leaks:
         return "leak", CheckVerdict(
             TENANT_ISOLATION,
@@ -85,16 +91,35 @@ def audit_verdict(
             else "the service returned no chunk to any probe, not even to its owner, so nothing was checked"
         )
         return "not-verified", CheckVerdict(TENANT_ISOLATION, "not_verified", why, 0, checked)
+    share = attributed / checked
+    verified = f"verified {attributed:,} of {checked:,} returned chunks ({share:.1%})"
     if unattributed and not allow_unattributed:
         return "not-verified", CheckVerdict(
             TENANT_ISOLATION,
             "not_verified",
-            f"{unattributed} of {checked} returned chunks could not be attributed: {UNATTRIBUTED_BECAUSE}; "
-            f"no foreign chunk among the {attributed} attributed ({FIX}, or {ALLOW_FLAG} to accept them)",
+            f"{verified}: {unattributed} of {checked} returned chunks could not be attributed: "
+            f"{UNATTRIBUTED_BECAUSE}; "
+            f"no foreign chunk among the {attributed} attributed{also} ({FIX}, or {ALLOW_FLAG} to accept "
+            f"them when at least {MIN_FLAG} {min_attributed:g} of the chunks are attributed)",
             attributed,
             checked,
         )
-    allowed = f"; {unattributed} unattributed chunk(s) allowed by {ALLOW_FLAG}" if unattributed else ""
+    if unattributed and share < min_attributed:
+        return "not-verified", CheckVerdict(
+            TENANT_ISOLATION,
+            "not_verified",
+            f"{verified}, below {MIN_FLAG} {min_attributed:g}: NOT VERIFIED; {unattributed:,} unattributed "
+            f"chunk(s) ({UNATTRIBUTED_BECAUSE}) are more than {ALLOW_FLAG} may accept; no foreign chunk "
+            f"among the {attributed} attributed{also}; {FIX}",
+            attributed,
+            checked,
+        )
+    allowed = (
+        f"; {verified}, at least {MIN_FLAG} {min_attributed:g}: {unattributed:,} unattributed chunk(s) "
+        f"accepted by {ALLOW_FLAG}"
+        if unattributed
+        else ""
+    )
     return "clean", CheckVerdict(
         TENANT_ISOLATION, "pass", f"no foreign chunk served; {counted}{allowed}", attributed, checked
     )

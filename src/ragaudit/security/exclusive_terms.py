@@ -134,3 +134,7 @@ class ExclusiveTerms:
                     continue
                 out[tenant] = term
         return out
+
+
+NO_TERMS = ExclusiveTerms({}, {}, 0)
+"""No terms (an index without the documents' text)."""

@@ -364,8 +364,12 @@ LEAKY: Mapping[str, Callable[[Sequence[Chunk]], Retriever]] = {
     "role-syntax": lambda chunks: TenantSyntaxRetriever(chunks, "role"),
     **{kind: _output_leak(kind) for kind in OUTPUT_LEAKS},
     **{kind: _response_leak(kind.removeprefix("response-")) for kind in RESPONSE_LEAKS},
+    "foreign-summaries": lambda chunks: _rewritten(chunks, foreign=True),
 }
 """Every leaky retriever by name, each built from a chunk list."""
+REWRITTEN_LEAKS = ("foreign-summaries",)
+"""The kinds whose returned text is rewritten (:mod:`ragaudit.security.leaky_rewritten`): *not verified*
+by exact attribution alone, a leak with ``--attribute semantic``."""
 CONDITIONAL = (
     "top-k-path",
     "concurrency-overflow",
@@ -376,6 +380,12 @@ CONDITIONAL = (
     "role-syntax",
 )
 """The kinds whose leak shows only under some ``top_k``, concurrency, call count, order or tenant-id syntax."""
+
+
+def _rewritten(chunks: Sequence[Chunk], foreign: bool) -> Retriever:
+    from ragaudit.security.leaky_rewritten import SummarisingRetriever
+
+    return SummarisingRetriever(chunks, foreign=foreign)
 
 
 def make_leaky(kind: str, chunks: Sequence[Chunk]) -> Retriever:
@@ -425,6 +435,17 @@ def demo_response_honest() -> Any:
     from ragaudit.security.leaky_response import ResponseLeakRetriever
 
     return ResponseLeakRetriever(_demo_chunks(), "facets", honest=True)
+
+
+def demo_foreign_summaries() -> Any:
+    """:class:`~ragaudit.security.leaky_rewritten.SummarisingRetriever` (foreign summaries) over the demo
+    knowledge base."""
+    return make_leaky("foreign-summaries", _demo_chunks())
+
+
+def demo_own_summaries() -> Any:
+    """The honest twin: summaries of the caller's own documents, over the demo knowledge base."""
+    return _rewritten(_demo_chunks(), foreign=False)
 
 
 def demo_field_leak() -> Any:

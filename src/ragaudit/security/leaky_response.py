@@ -12,7 +12,8 @@ Styles (:data:`RESPONSE_STYLES`):
 
 - ``debug``: ``$.debug.candidates[i].snippet``: the first words of each candidate (and the query echoed);
 - ``suggest``: ``$.suggest[i]``: document titles;
-- ``facets``: ``$.facets.customer[i]``: names (capitalised word runs) aggregated over the hits;
+- ``facets``: ``$.facets.customer[i]``: names (capitalised word runs) aggregated over the hits, and
+  the same names as the keys of ``$.facets.customer_counts``;
 - ``aggregations``: ``$.aggregations.title.buckets[i].key`` and ``$.aggregations.source.buckets[i].key``:
   titles and source ids with counts;
 - ``related``: ``$.related[i]``: document ids under a key that does not say "id";
@@ -113,7 +114,9 @@ def _top_level(style: str, hits: Sequence[RetrievedChunk], query: str) -> dict[s
     if style == "suggest":
         return {"suggest": list(dict.fromkeys(t for t in map(_title, hits) if t)), "did_you_mean": query}
     if style == "facets":
-        return {"facets": {"customer": _names(hits), "language": ["en"]}}
+        names = _names(hits)
+        counts = {name: sum(name in h.get("content", "") for h in hits) for name in names}
+        return {"facets": {"customer": names, "customer_counts": counts, "language": ["en"]}}
     if style == "aggregations":
         sources = [h.get("source_id", "") for h in hits]
         return {

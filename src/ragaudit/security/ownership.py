@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from ragaudit.corpus.model import Chunk, Document
 from ragaudit.data.run import RankedItem
 from ragaudit.security.canaries import Canary
-from ragaudit.security.exclusive_terms import ExclusiveTerms
+from ragaudit.security.exclusive_terms import NO_TERMS, ExclusiveTerms
 from ragaudit.security.item_fields import ItemField, item_fields, strip_markup
 from ragaudit.text.words import normalize_text, shingles
 
@@ -285,8 +285,17 @@ class OwnershipIndex:
         index._by_word = dict(by_word)
         index._by_source = {k: frozenset(v) for k, v in by_source.items()}
         index._by_title = {k: frozenset(v) for k, v in by_title.items()}
-        index._terms = ExclusiveTerms.build(docs.values(), index._texts)
         return index
+
+    @property
+    def terms(self) -> ExclusiveTerms:
+        """The tenant-exclusive terms of the indexed documents (built on first use: about 0.2 ms of CPU
+        per document; none for an index of ids alone)."""
+        if self._terms is None:
+            self._terms = (
+                ExclusiveTerms.build(self.documents.values(), self._texts) if self._texts else NO_TERMS
+            )
+        return self._terms
 
     @property
     def tenants(self) -> tuple[str, ...]:
@@ -449,10 +458,8 @@ class OwnershipIndex:
             by_id = self._id_evidence(item.path, item.value)
             return (by_id,) if by_id is not None else ()
         main = self._field(item)
-        if main is not None and main.method == "canary":
-            return (main,)
         words = normalize_text(item.value).split()
-        terms = self._terms.find(words, query) if self._terms is not None else {}
+        terms = self.terms.find(words, query)
         extra = {t: term for t, term in terms.items() if main is None or t not in main.owners}
         if not extra:
             return (main,) if main is not None else ()
@@ -460,7 +467,7 @@ class OwnershipIndex:
             item.path,
             "term",
             frozenset(extra),
-            self._terms.docs.get(next(iter(extra.values()))) if self._terms is not None else None,
+            self.terms.docs.get(next(iter(extra.values()))),
             item.value,
         )
         return (main, by_term) if main is not None else (by_term,)

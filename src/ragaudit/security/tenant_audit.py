@@ -17,8 +17,14 @@ was asked (``top_k``, round, concurrency, the request's position among all reque
 Verdict (:mod:`ragaudit.security.audit_verdict`): ``leak`` when any leak was found; else
 ``incomplete`` when the share of failed tenant requests (owner, cross-tenant, generic; each failed one
 is listed as *unverified*) is above ``max_error_rate`` (an audit whose requests failed proves nothing);
-else ``not-verified`` when returned chunks could not be attributed (unless ``allow_unattributed``, and
-always when none could); else ``clean``.
+else ``not-verified`` when returned chunks could not be attributed (unless ``allow_unattributed`` and
+at least ``min_attributed`` of them were; always when none could); else ``clean``.
+
+**Shared tenants** (``AuditOptions.shared_tenants``): their documents may be served to every tenant;
+such chunks are counted as shared, not as leaks, and their own probes are not asked as other tenants'
+(they would only find what everyone may see). **Semantic attribution** (``semantic``,
+:mod:`ragaudit.security.semantic_attribution`) places rewritten text that exact attribution left
+unattributed; it is counted apart (``semantic`` in the report).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retry import RetryPolicy
 from ragaudit.runner.execute import _call_hook
 from ragaudit.runner.progress import progress_bar
-from ragaudit.security.audit_verdict import Verdict, audit_verdict, stopped_sentence
+from ragaudit.security.audit_verdict import DEFAULT_MIN_ATTRIBUTED, Verdict, audit_verdict, stopped_sentence
 from ragaudit.security.error_rate import ErrorRate, check_error_rate, classify_error, error_rate_of
 from ragaudit.security.hostile_tenants import FIXED_HOSTILE as FIXED_HOSTILE
 from ragaudit.security.hostile_tenants import tenant_variants as tenant_variants
@@ -56,6 +62,7 @@ from ragaudit.security.request_plan import (
 )
 from ragaudit.security.request_plan import plan_matrix as plan_matrix
 from ragaudit.security.response_fields import ResponseEnvelope, response_evidence
+from ragaudit.security.semantic_attribution import SemanticAttributor, SemanticMatch
 from ragaudit.verdict import CheckVerdict
 from ragaudit.version import __version__
 
@@ -178,8 +185,11 @@ class AuditOptions:
     rounds: int | None = None
     """Exactly this many rounds (``None``: ``max(len(concurrency_levels), ceil(budget / round size))``)."""
     allow_unattributed: bool = False
-    """Accept returned chunks nothing attributes (else the audit is *not verified*); never when no
-    returned chunk at all was attributed."""
+    """Accept returned chunks nothing attributes (else the audit is *not verified*), only when at least
+    ``min_attributed`` of the returned chunks were attributed."""
+    min_attributed: float = DEFAULT_MIN_ATTRIBUTED
+    shared_tenants: frozenset[str] = frozenset()
+    """Tenants whose documents may be served to every tenant (counted as shared, never as leaks)."""
     max_records: int = DEFAULT_MAX_RECORDS
     """The report lists the first this many leak records (every leak is counted, by class and pair)."""
 
@@ -193,6 +203,8 @@ class AuditOptions:
             raise ValueError(f"max_records must be 0 or more (got {self.max_records})")
         if self.budget < 0 or (self.rounds is not None and self.rounds < 1):
             raise ValueError("budget must be >= 0 and rounds >= 1")
+        if not 0.0 <= self.min_attributed <= 1.0:
+            raise ValueError(f"min_attributed must be between 0 and 1 (got {self.min_attributed})")
 
 
 @dataclass
@@ -218,6 +230,22 @@ class TenantAudit:
     """Tenant requests that failed even in plain form (each also counts in ``errors``)."""
     stopped: dict[str, Any] | None = None
     """Why the audit stopped early (``reason``, ``not_sent``), when the service could not be reached."""
+    shared_chunks: int = 0
+    """Returned chunks of a shared tenant served to another caller (allowed, not leaks)."""
+    semantic: dict[str, Any] | None = None
+    """Semantic attribution's settings and counts (``None``: not asked for)."""
+
+    def _also(self) -> str:
+        """Shared and semantically attributed chunks, in words, for the verdict's counts."""
+        parts = []
+        if self.semantic is not None:
+            parts.append(
+                f"semantic: {self.semantic['chunks']} chunks, margin >= {self.semantic['settings']['margin']:g}"
+            )
+        if self.shared_chunks:
+            tenants = ", ".join(sorted(self.options.shared_tenants))
+            parts.append(f"{self.shared_chunks} chunk(s) of shared tenants ({tenants}), allowed")
+        return f" ({'; '.join(parts)})" if parts else ""
 
     def stopped_text(self) -> str | None:
         """The early stop in words, for the verdict (``None``: the audit sent every planned request)."""
@@ -236,6 +264,8 @@ class TenantAudit:
             errors_within_limit=check_error_rate(self.errors, max_error_rate).passed,
             allow_unattributed=self.options.allow_unattributed,
             stopped=self.stopped_text(),
+            min_attributed=self.options.min_attributed,
+            also=self._also(),
         )
 
     def verdict(self, max_error_rate: float = 0.0) -> Verdict:
@@ -309,8 +339,11 @@ class TenantAudit:
                 if self.checked_chunks
                 else None,
                 "allowed": self.options.allow_unattributed,
+                "min_attributed": self.options.min_attributed,
                 "records": self.unattributed[:MAX_LISTED],
             },
+            "shared_tenants": {"tenants": sorted(self.options.shared_tenants), "chunks": self.shared_chunks},
+            "semantic": self.semantic,
             "probe_list": [p.to_json() for p in self.probes],
         }
 
@@ -324,14 +357,24 @@ class TenantAudit:
 class _Checker:
     """Attributes returned chunks and collects leaks, unattributed chunks and label mismatches."""
 
-    def __init__(self, ownership: OwnershipIndex) -> None:
+    def __init__(
+        self,
+        ownership: OwnershipIndex,
+        shared: frozenset[str] = frozenset(),
+        semantic: SemanticAttributor | None = None,
+    ) -> None:
         self.ownership = ownership
         self.real = set(ownership.tenants)
+        self.shared = shared
+        self.semantic = semantic
         self.leaks: list[LeakFinding] = []
         self.unattributed: list[dict[str, Any]] = []
         self.unattributed_count = 0
         self.mismatches = 0
         self.checked = 0
+        self.shared_chunks = 0
+        self.semantic_chunks = 0
+        self.semantic_leaks = 0
 
     def check(
         self,
@@ -351,8 +394,18 @@ class _Checker:
             who = self.ownership.attribute_item(item, query)
             if item.tenant_id is not None and who.attributed and item.tenant_id not in who.owners:
                 self.mismatches += 1
-            foreign = who.owners if hostile else who.foreign_owners(caller)
-            if not who.attributed and not foreign:
+            owners = who.owners if hostile else who.foreign_owners(caller)
+            foreign = owners - self.shared
+            self.shared_chunks += bool(owners) and not foreign
+            if not who.attributed and not owners:
+                placed = self._semantic(item)
+                if placed is not None:
+                    self.semantic_chunks += 1
+                    if hostile or (placed.tenant_id != caller and placed.tenant_id not in self.shared):
+                        found += 1
+                        self.semantic_leaks += 1
+                        self.leaks.append(_semantic_finding(probe, caller, rank, item, placed, hostile))
+                    continue
                 self.unattributed_count += 1
                 if len(self.unattributed) < MAX_LISTED:
                     self.unattributed.append(
@@ -379,10 +432,10 @@ class _Checker:
     ) -> int:
         """The values beside the chunk list: one leak record per response, listing every foreign value."""
         evidence = response_evidence(self.ownership, response, query)
-        foreign = [e for e in evidence if (e.owners if hostile else e.foreign(caller))]
+        foreign = [e for e in evidence if self._response_owners(e, caller, hostile)]
         if not foreign:
             return 0
-        owners = frozenset(o for e in foreign for o in (e.owners if hostile else e.foreign(caller)))
+        owners = frozenset(o for e in foreign for o in self._response_owners(e, caller, hostile))
         self.leaks.append(
             LeakFinding(
                 probe,
@@ -402,6 +455,25 @@ class _Checker:
             )
         )
         return 1
+
+    def _response_owners(self, evidence: FieldEvidence, caller: str | None, hostile: bool) -> frozenset[str]:
+        """The tenants a value beside the results belongs to that the caller may not see (shared
+        tenants' values may be served to everyone)."""
+        return frozenset(evidence.owners if hostile else evidence.foreign(caller)) - self.shared
+
+    def _semantic(self, item: RankedItem) -> SemanticMatch | None:
+        if self.semantic is None or not item.content:
+            return None
+        return self.semantic.match(item.content)
+
+    def semantic_summary(self) -> dict[str, Any] | None:
+        if self.semantic is None:
+            return None
+        return {
+            "settings": self.semantic.settings(),
+            "chunks": self.semantic_chunks,
+            "leaks": self.semantic_leaks,
+        }
 
     @staticmethod
     def _finding(
@@ -433,6 +505,26 @@ class _Checker:
                 if hostile or e.foreign(caller)
             ),
         )
+
+
+def _semantic_finding(
+    probe: Probe, caller: str | None, rank: int, item: RankedItem, placed: SemanticMatch, hostile: bool
+) -> LeakFinding:
+    """A rewritten text semantic attribution gave to another tenant's document."""
+    return LeakFinding(
+        probe,
+        caller,
+        item.chunk_id,
+        rank,
+        (placed.tenant_id,),
+        f"semantic (cosine {placed.cosine:.3f}, margin {placed.margin:.3f})",
+        placed.doc_id,
+        None,
+        (),
+        item.tenant_id,
+        _excerpt(item.content),
+        hostile,
+    )
 
 
 def _field_json(
@@ -538,11 +630,13 @@ async def audit_tenants(
     options: AuditOptions | None = None,
     *,
     context: dict[str, Any] | None = None,
+    semantic: SemanticAttributor | None = None,
 ) -> TenantAudit:
     """Run the audit (see the module docstring) and return its findings."""
     opts = options or AuditOptions()
     tenants = ownership.tenants
-    collector = _Collector(_Checker(ownership))
+    probes = [p for p in probes if p.tenant_id not in opts.shared_tenants]  # everyone may see those
+    collector = _Collector(_Checker(ownership, opts.shared_tenants, semantic))
     asker = Asker(retriever, opts.timeout_s, opts.retry or RetryPolicy(), collector)
     await _call_hook(retriever, "start_session", concurrency=max(opts.concurrency_levels))
     try:
@@ -618,6 +712,8 @@ async def audit_tenants(
             if asker.stopper.reason is not None and asker.stopper.not_sent
             else None  # stopped after the last planned request: every request was sent (and counted)
         ),
+        shared_chunks=checker.shared_chunks,
+        semantic=checker.semantic_summary(),
     )
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import math
 
+from ragaudit.artifacts.tables import P_FLOOR, fmt_p
 from ragaudit.report.document import Column, Marked, Span, Value
 
 MISSING = "–"
 """A value that is not there (None, NaN, text in a number column), in every format."""
-SMALLEST_P = 0.001
-"""p-values below this read ``< 0.001``."""
+SMALLEST_P = P_FLOOR
+"""p-values below this read ``< 0.001`` (:func:`ragaudit.artifacts.tables.fmt_p`, the one p formatter)."""
 
 
 def _number(value: Value) -> float | None:
@@ -46,11 +47,9 @@ def cell(value: Value, column: Column) -> str:
 
 
 def p_value(value: float | None) -> str:
-    """``0.042``, ``< 0.001`` (below :data:`SMALLEST_P`), or :data:`MISSING`."""
-    number = _number(value)
-    if number is None:
-        return MISSING
-    return f"< {SMALLEST_P}" if number < SMALLEST_P else f"{number:.3f}"
+    """``0.042``, ``< 0.001`` (below :data:`SMALLEST_P`), or :data:`MISSING`: the cell form of
+    :func:`ragaudit.artifacts.tables.fmt_p`."""
+    return fmt_p(_number(value), prefix=False)
 
 
 def text(value: Value) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ragaudit.artifacts.tables import fmt_number, render_table
+from ragaudit.artifacts.tables import fmt_number, fmt_p, render_table
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.fields import Fields, Holes, Latency, Paired
 from ragaudit.report.sections import build_text
@@ -130,9 +130,7 @@ class BenchmarkReport:
             )
         else:
             verdict = (
-                "significant"
-                if gain.significant
-                else f"not significant (p {fmt_number(gain.p_value_corrected, 3)})"
+                "significant" if gain.significant else f"not significant ({fmt_p(gain.p_value_corrected)})"
             )
             parts.append(f"{winner.name}: {_signed(gain.delta)} {metric} over {gain_base(self)}, {verdict}")
         close = 0
