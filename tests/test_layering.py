@@ -45,6 +45,7 @@ FLOORS: dict[str, int] = {
     "experiments": 7,
     "context": 7,
     "security": 7,
+    "serving": 7,
     # 8 rendering and the labeling workbench
     "report": 8,
     "labeling": 8,

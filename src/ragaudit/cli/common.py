@@ -114,6 +114,11 @@ def add_source_options(
         "--auth-env", help="name of the env var holding the auth token (never written anywhere)"
     )
     http.add_argument(
+        "--endpoint-keys",
+        type=input_file,
+        help="TOML [tenants] acme = KEY: each tenant's requests carry its own key (ragaudit serve)",
+    )
+    http.add_argument(
         "--field",
         action="append",
         default=[],
@@ -204,6 +209,7 @@ def source_spec_from(args: argparse.Namespace, **overrides: Any) -> SourceSpec:
         "field_map": field_map_from(getattr(args, "field", None) or []) or None,
         "results_field": getattr(args, "results_field", None),
         "auth_env": getattr(args, "auth_env", None),
+        "endpoint_keys": getattr(args, "endpoint_keys", None),
         "timeout_s": getattr(args, "timeout", None) or 30.0,
         "concurrency": getattr(args, "concurrency", None) or 8,
         "qdrant_url": getattr(args, "qdrant_url", None),

@@ -40,6 +40,8 @@ class SourceSpec:
     results_field: str | None = None
     auth_env: str | None = None
     """The environment variable that holds the ``Authorization`` header (the secret stays there)."""
+    endpoint_keys: str | None = None
+    """A client keys file (``[tenants] acme = "KEY"``): each tenant's requests carry its own key."""
     timeout_s: float = 30.0
     concurrency: int = 8
     qdrant_url: str | None = None
@@ -107,6 +109,7 @@ def open_source(
             auth_header_env=spec.auth_env,
             timeout_s=spec.timeout_s,
             max_connections=spec.concurrency,
+            tenant_keys=spec.endpoint_keys,
         )
         name = endpoint_name(spec.endpoint)
         return OpenedSource(retriever, [], name, {"endpoint": display_url(spec.endpoint)})

@@ -27,6 +27,11 @@ it is parsed (so chunk ids, content, metadata, source ids hold no trace of it) a
 built from a response or a transport error. The URL is shown without user info, query string or
 fragment.
 
+Per-tenant credentials: ``tenant_keys`` (a client keys file, :mod:`ragaudit.retrieval.endpoint_keys`)
+sends each request with the key of the tenant it is made for, in the same header; a tenant without a
+key there falls back to ``auth_header_env`` when set, else goes without (a service that binds the
+tenant to the key, such as ``ragaudit serve``, then refuses it).
+
 Failures (:mod:`ragaudit.errors`): timeouts, connection failures and HTTP 408/429/5xx are
 transient (the runner retries them, honouring ``Retry-After``); other non-2xx statuses, bodies that
 are not JSON and chunks of the wrong shape are permanent, with a message naming the field and what
@@ -60,6 +65,8 @@ from ragaudit.retrieval.request_extras import CHANNELS, RequestExtras
 
 if TYPE_CHECKING:
     import httpx
+
+    from ragaudit.retrieval.endpoint_keys import EndpointKeys
 
 CHUNK_FIELDS = ("chunk_id", "score", "content", "source_id", "tenant_id", "metadata")
 REQUEST_FIELDS = ("tenant_id", "query", "top_k")
@@ -354,6 +361,7 @@ class HttpRetriever:
         timeout_s: float = 30.0,
         headers: Mapping[str, str] | None = None,
         max_connections: int | None = None,
+        tenant_keys: str | None = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -400,6 +408,7 @@ class HttpRetriever:
         self._pool_size = max_connections or _DEFAULT_POOL
         self._clients: _ShardedClients | None = None
         self._tls: ssl.SSLContext | None = None
+        self._tenant_keys = None if tenant_keys is None else _endpoint_keys(tenant_keys)
 
     def __repr__(self) -> str:
         auth = f", auth_header_env={self.auth_header_env!r}" if self.auth_header_env else ""
@@ -417,6 +426,14 @@ class HttpRetriever:
                 f"for the {self.auth_header} header"
             )
         return value
+
+    def _credential(self, tenant_id: str) -> str | None:
+        """The key of ``tenant_id`` from ``tenant_keys``, else the ``auth_header_env`` credential."""
+        if self._tenant_keys is not None:
+            key = self._tenant_keys.key_for(tenant_id)
+            if key is not None or self.auth_header_env is None:
+                return key
+        return self._secret()
 
     # -- connection pool ---------------------------------------------------------------------------
     def _connection(self) -> _ShardedClients:
@@ -457,7 +474,7 @@ class HttpRetriever:
         """POST the query; return the service's chunks in its order, or raise a typed retrieval error.
         ``extras`` adds headers, query-string parameters and body fields (never the credential's header
         nor the three request fields, which stay as given)."""
-        secret = self._secret()
+        secret = self._credential(tenant_id)
         fields = self.request_fields
         headers: dict[str, str] = {}
         body: dict[str, Any] = {}
@@ -504,6 +521,12 @@ class HttpRetriever:
                 message, retry_after_s=_retry_after(response.headers.get("retry-after"))
             )
         raise PermanentRetrievalError(message + _status_hint(status, self.auth_header_env))
+
+
+def _endpoint_keys(path: str) -> EndpointKeys:
+    from ragaudit.retrieval.endpoint_keys import EndpointKeys
+
+    return EndpointKeys(path)
 
 
 def _status_hint(status: int, auth_env: str | None) -> str:

@@ -1,0 +1,6 @@
+"""``ragaudit serve``: a pipeline behind HTTP, the tenant bound to the API key (docs/serve.md).
+
+``keys`` (the server's keys file: hashes to tenants), ``engine`` (the pipeline over the active
+documents, the score threshold), ``metrics`` (Prometheus text), ``app`` (the Starlette app and its
+limits). Needs the ``serve`` extra (starlette and uvicorn).
+"""
