@@ -119,6 +119,7 @@ def test_every_readme_command_runs_in_a_fresh_copy(tmp_path: Path) -> None:
     _copy_checkout(clone)
     _commit_all(clone)
     port = _free_port()
+    serve_port = next(p for p in iter(_free_port, None) if p != port)
     stand_in = tmp_path / "stand_in_labels.py"  # outside the clone: the clone must stay clean
     lines = ["set -eo pipefail"]
     ran: list[str] = []
@@ -132,6 +133,9 @@ def test_every_readme_command_runs_in_a_fresh_copy(tmp_path: Path) -> None:
             lines.append(f"mkdir -p {folder} && python {stand_in} {pool} {folder}")
             continue
         command = command.replace("localhost:8000", f"localhost:{port}")
+        command = command.replace("localhost:8001", f"localhost:{serve_port}").replace(
+            "--port 8001", f"--port {serve_port}"
+        )
         command = command.replace("search_service.py start", f"search_service.py start --port {port}")
         ran.append(command)
         lines.append(f"echo {shlex.quote('::: ' + command)} >&2")
@@ -155,6 +159,11 @@ def test_every_readme_command_runs_in_a_fresh_copy(tmp_path: Path) -> None:
         subprocess.run(
             [sys.executable, "examples/search_service.py", "stop"], cwd=clone, env=env, capture_output=True
         )
+        serve_pid = (
+            clone / "out" / "serve.pid"
+        )  # the README's `ragaudit serve` when a step failed before its kill
+        if serve_pid.is_file():
+            subprocess.run(["kill", serve_pid.read_text().strip()], capture_output=True)
     steps = [line for line in proc.stderr.splitlines() if line.startswith("::: ")]
     last = steps[-1] if steps else "(none)"
     assert proc.returncode == 0, f"failed at {last}\n--- stderr tail:\n{proc.stderr[-3000:]}"
