@@ -41,7 +41,9 @@ def command_names() -> list[str]:
     return [n for n in FIRST if n in found] + [n for n in found if n not in FIRST]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``only`` (a command's name), that command alone, so running one
+    command does not import and configure every other (``ragaudit --help`` still lists them all)."""
     # allow_abbrev=False everywhere: an unknown option is an error, never taken as the prefix of another
     # (``bench --out -`` once wrote a folder named "-" as ``--out-dir -``)
     parser = argparse.ArgumentParser(
@@ -49,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ragaudit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in command_names():
+    for name in [only] if only is not None else command_names():
         module = import_module(f"ragaudit.cli.cmd_{name}")
         command = sub.add_parser(
             name.replace("_", "-"), help=module.HELP, description=module.HELP, allow_abbrev=False
@@ -107,9 +109,11 @@ def _importable_cwd() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     _quiet_offline_environment()
     _importable_cwd()
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    first = words[0].replace("-", "_") if words else ""
+    parser = build_parser(first if first in command_names() else None)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:  # --help, --version (0) or a usage error (2): a code, never an exception
         return exc.code if isinstance(exc.code, int) else 2
     if getattr(args, "handler", None) is None:

@@ -120,8 +120,18 @@ def _sample(ids: Sequence[str]) -> str:
     return ", ".join(repr(i) for i in ids[:3]) + (" ..." if len(ids) > 3 else "")
 
 
-def _field(case: Any, name: str) -> Any:
-    return case.get(name) if isinstance(case, Mapping) else getattr(case, name, None)
+_CASE_FIELDS = ("id", "status", "error", "leaks", "answered")
+
+
+def _fields(case: Any) -> tuple[Any, ...]:
+    """A case's id, status, error, leaks and answered flag, from a per-case dict or a CaseResult (one
+    lookup each: an outcome reads every case of a 100,000-case report)."""
+    if isinstance(case, dict):
+        get = case.get
+        return get("id"), get("status"), get("error"), get("leaks"), get("answered")
+    if isinstance(case, Mapping):
+        return tuple(case.get(name) for name in _CASE_FIELDS)
+    return tuple(getattr(case, name, None) for name in _CASE_FIELDS)
 
 
 def eval_outcome(
@@ -140,24 +150,22 @@ def eval_outcome(
     failures: list[tuple[str, str]] = []
     sample: list[str] = []
     for case in per_case:
-        cid, status, error = str(_field(case, "id")), _field(case, "status"), _field(case, "error")
+        cid, status, error, found, answered = _fields(case)
         total += 1
-        found = _field(case, "leaks")
-        count = len(found) if isinstance(found, (list, tuple)) else 0
-        leaks += count
-        leak_cases += count > 0
+        if found:
+            count = len(found) if isinstance(found, (list, tuple)) else 0
+            leaks += count
+            leak_cases += count > 0
         if len(sample) < 3:
-            sample.append(cid)
+            sample.append(str(cid))
         answerable += status != "unanswerable"
         scored += status == "ok"
-        present = status != "missing" and (
-            status != "unanswerable" or bool(_field(case, "answered")) or error is not None
-        )
+        present = status != "missing" and (status != "unanswerable" or bool(answered) or error is not None)
         in_run += present
         if status == "missing":
-            failures.append((cid, MISSING))
+            failures.append((str(cid), MISSING))
         elif error is not None:
-            failures.append((cid, str(error)))
+            failures.append((str(cid), str(error)))
     from_file = via in ("run", "report")
     return SourceOutcome(
         label,
