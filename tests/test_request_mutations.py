@@ -21,7 +21,7 @@ from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
 from ragaudit.corpus.loading import load_corpus
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.http import HttpRetriever
-from ragaudit.retrieval.request_extras import RequestExtras, channels_of
+from ragaudit.retrieval.request_extras import ALL_CHANNELS, RequestExtras, channels_of
 from ragaudit.security.canaries import load_canaries
 from ragaudit.security.hostile_tenants import hostile_callers
 from ragaudit.security.leaky import REQUEST_LEAKS, request_leak
@@ -70,7 +70,7 @@ def test_every_mutation_is_applied_to_a_sample_and_channels_decide_what_applies(
     assert "body tenant_id: <owner>" not in names  # the request's own tenant field is never doubled
 
     plain, skipped = plan_mutations(probes, ["a", "b", "c"], catalogue, 2, frozenset())
-    assert {m.axis for m in skipped} == {"pagination", "tenant-channel"}
+    assert {m.axis for m in skipped} == {"pagination", "tenant-channel", "credential-conflict"}
     assert {r.mutation.axis for r in plain} == {"query-shape"}
     assert len(plain) == 10 * 6 + 2 * 3  # 2 probes of 3 tenants; empty and * once per calling tenant
     assert all(r.caller != r.probe.tenant_id for r in plain)
@@ -83,7 +83,7 @@ def test_every_mutation_is_applied_to_a_sample_and_channels_decide_what_applies(
     wired, skipped = plan_mutations(
         probes, ["a", "b", "c"], catalogue, 1, frozenset({"header", "param", "body"})
     )
-    assert not skipped
+    assert {m.axis for m in skipped} == {"credential-conflict"}  # no key per tenant to swap
     header = [r for r in wired if r.mutation.name == "header X-Tenant: <owner>"]
     assert [(r.caller, dict(r.extras.headers)) for r in header if r.extras] == [
         ("b", {"X-Tenant": "a"}), ("c", {"X-Tenant": "b"}), ("a", {"X-Tenant": "c"})
@@ -239,7 +239,9 @@ def test_the_default_audit_catches_each_http_request_leak_and_keeps_its_twin_cle
     printed = capsys.readouterr().out
     rows = _rows(report)
     assert code == 0 and report["verdict"] == "clean", report["leaks"]["records"][:2]
-    assert report["errors"]["failed"] == 0 and all(r["applicable"] for r in rows.values())
+    assert report["errors"]["failed"] == 0
+    assert all(r["applicable"] != (r["axis"] == "credential-conflict") for r in rows.values())
+    assert all("--endpoint-keys" in r["reason"] for r in rows.values() if not r["applicable"])
     if style == "tenant-header":  # refuses the disagreeing header: rejected, never a failure
         assert (
             rows["header X-Tenant: <owner>"]["rejected"] == rows["header X-Tenant: <owner>"]["requests"] == 6
@@ -268,3 +270,23 @@ def test_a_tenant_channel_the_audit_cannot_guess_is_missed_until_it_is_named(
     assert [r["mutation"] for r in rows.values() if r["axis"] == "tenant-channel"] == [
         "header X-Workspace: <owner>"
     ]
+
+
+def test_a_credential_conflict_sends_the_callers_key_and_names_the_owner() -> None:
+    """The ``credential-conflict`` axis needs the ``credential`` channel; planned, each request names
+    the probe's owner in its tenant field and carries the caller's credential."""
+    probes = [Probe(f"{t}/0", "canary", "Northwind Logistics contract", t, f"{t}-doc") for t in "ab"]
+    conflicts = [m for m in MutationOptions().catalogue(10) if m.axis == "credential-conflict"]
+    assert [m.name for m in conflicts] == [
+        "<caller>'s key, body tenant_id: <owner>",
+        "<caller>'s key, body tenant_id: <owner> + header X-Tenant",
+        "<caller>'s key, body tenant_id: <owner> + ?tenant",
+    ]
+    sent, skipped = plan_mutations(probes, ["a", "b"], conflicts, 1, frozenset({"header", "param", "body"}))
+    assert sent == [] and skipped == conflicts  # no key per tenant: not applicable
+    sent, _ = plan_mutations(probes, ["a", "b"], conflicts, 1, frozenset(ALL_CHANNELS))
+    assert len(sent) == 6
+    for request in sent:
+        assert request.caller != request.probe.tenant_id and request.tenant_id == request.probe.tenant_id
+        assert request.extras is not None and request.extras.credential_of == request.caller
+    assert sent[2].extras is not None and sent[2].extras.headers == {"X-Tenant": sent[2].probe.tenant_id}

@@ -2,7 +2,8 @@
 
 The service runs as a real process (``python -m ragaudit serve --port 0``) on 127.0.0.1; the tests talk
 to it over HTTP and stop it at the end. Proofs: the default tenant audit is clean against it; a serve
-that takes the tenant from the request instead of the key is caught; ``eval --endpoint`` against it
+that takes the tenant from the request instead of the key is caught (by the default audit's
+credential-conflict mutations and by a hand-written binding check); ``eval --endpoint`` against it
 equals ``eval --pipeline`` in process.
 """
 
@@ -380,6 +381,9 @@ def test_default_tenant_audit_is_clean_against_serve_bm25(
     assert report["unattributed"]["count"] == 0
     hostile = report["hostile_tenants"]
     assert hostile["served"] == 0 and hostile["refused"] == hostile["requests"] > 0
+    rows = conflict_rows(report)  # another tenant's key naming the owner: refused, counted as rejected
+    assert len(rows) == 3
+    assert all(r["applicable"] and r["leaks"] == 0 and r["rejected"] == r["requests"] > 0 for r in rows)
 
 
 def binding_violations(url: str, keys: dict[str, str]) -> list[str]:
@@ -413,12 +417,10 @@ def test_the_tenant_binding_holds_for_every_key_and_channel(
     assert binding_violations(bm25_serve.url, keyfiles[2]) == []
 
 
-def test_a_serve_that_takes_the_tenant_from_the_body_is_caught(
-    keyfiles: tuple[Path, Path, dict[str, str]],
-) -> None:
+@pytest.fixture(scope="module")
+def body_trusting_url(keyfiles: tuple[Path, Path, dict[str, str]]) -> Iterator[str]:
     """A deliberately broken serve: any valid key admits the request, and the tenant is read from the
-    body. The binding check catches it. (The default audit does not: it names the caller's own tenant
-    with the caller's own key, so body and key always agree; see docs/serve.md.)"""
+    body (the classic bug); the URL of its search endpoint."""
     import uvicorn
 
     from ragaudit.serving.app import Limits, bind, create_app
@@ -463,13 +465,41 @@ def test_a_serve_that_takes_the_tenant_from_the_body_is_caught(
         deadline = time.monotonic() + 30
         while not server.started and time.monotonic() < deadline:
             time.sleep(0.05)
-        url = f"http://127.0.0.1:{sock.getsockname()[1]}/search"
-        violations = binding_violations(url, keys)
-        assert any("through the body" in v for v in violations)
-        assert not any("through the header" in v or "through the query" in v for v in violations)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/search"
     finally:
         server.should_exit = True
         thread.join(20)
+
+
+def test_a_serve_that_takes_the_tenant_from_the_body_is_caught(
+    body_trusting_url: str, keyfiles: tuple[Path, Path, dict[str, str]]
+) -> None:
+    """The binding check catches the body-trusting serve through the body channel only."""
+    violations = binding_violations(body_trusting_url, keyfiles[2])
+    assert any("through the body" in v for v in violations)
+    assert not any("through the header" in v or "through the query" in v for v in violations)
+
+
+def conflict_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in report["asking"]["mutations"] if r["axis"] == "credential-conflict"]
+
+
+def test_the_default_audit_catches_the_body_trusting_serve_by_a_credential_conflict(
+    body_trusting_url: str, keyfiles: tuple[Path, Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """One tenant's key with the owner named in the body: the broken serve answers with the owner's
+    chunks, so the default audit (nothing but --endpoint-keys added) finds the leak and exits 1."""
+    out = tmp_path / "audit.json"
+    code = main(
+        [
+            "audit-tenants", "--corpus", CORPUS, "--no-progress", "--endpoint", body_trusting_url,
+            "--endpoint-keys", str(keyfiles[1]), "--out", str(out),
+        ]
+    )  # fmt: skip
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert code == 1 and report["verdict"] == "leak" and report["leaks"]["count"] > 0
+    rows = conflict_rows(report)
+    assert len(rows) == 3 and all(r["applicable"] and r["leaks"] > 0 for r in rows), rows
 
 
 def eval_report(args: list[str], tmp_path: Path, name: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:

@@ -61,7 +61,7 @@ from ragaudit.errors import (
 )
 from ragaudit.redaction import MARKER, redactor
 from ragaudit.retrieval.protocol import RetrievedChunk, RetrievedList
-from ragaudit.retrieval.request_extras import CHANNELS, RequestExtras
+from ragaudit.retrieval.request_extras import ALL_CHANNELS, CHANNELS, Channel, RequestExtras
 
 if TYPE_CHECKING:
     import httpx
@@ -344,9 +344,10 @@ class _ShardedClients:
 class HttpRetriever:
     """A :class:`~ragaudit.retrieval.protocol.Retriever` backed by an HTTP endpoint (see module docs)."""
 
-    request_channels = frozenset(CHANNELS)
+    request_channels: frozenset[Channel] = frozenset(CHANNELS)
     """``search(..., extras=RequestExtras(...))`` sends extra headers, query-string parameters and body
-    fields (:mod:`ragaudit.retrieval.request_extras`)."""
+    fields (:mod:`ragaudit.retrieval.request_extras`); with ``tenant_keys``, also another tenant's key
+    (``credential``)."""
 
     def __init__(
         self,
@@ -409,6 +410,8 @@ class HttpRetriever:
         self._clients: _ShardedClients | None = None
         self._tls: ssl.SSLContext | None = None
         self._tenant_keys = None if tenant_keys is None else _endpoint_keys(tenant_keys)
+        if tenant_keys is not None:  # a key per tenant: one tenant's key can go with another's id
+            self.request_channels = frozenset(ALL_CHANNELS)
 
     def __repr__(self) -> str:
         auth = f", auth_header_env={self.auth_header_env!r}" if self.auth_header_env else ""
@@ -473,8 +476,10 @@ class HttpRetriever:
     ) -> list[RetrievedChunk]:
         """POST the query; return the service's chunks in its order, or raise a typed retrieval error.
         ``extras`` adds headers, query-string parameters and body fields (never the credential's header
-        nor the three request fields, which stay as given)."""
-        secret = self._credential(tenant_id)
+        nor the three request fields, which stay as given); ``extras.credential_of`` sends that tenant's
+        key (from ``tenant_keys``) instead of the key of ``tenant_id``."""
+        wanted = extras.credential_of if extras is not None and extras.credential_of is not None else None
+        secret = self._credential(tenant_id if wanted is None else wanted)
         fields = self.request_fields
         headers: dict[str, str] = {}
         body: dict[str, Any] = {}

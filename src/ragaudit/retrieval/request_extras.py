@@ -5,7 +5,8 @@ The :class:`~ragaudit.retrieval.protocol.Retriever` protocol stays ``search(*, t
 A retriever that can put more on the wire says so with a ``request_channels`` attribute (a set of
 :data:`CHANNELS`) and accepts ``extras=RequestExtras(...)`` as a further keyword of ``search``; the
 HTTP adapter does (headers, the URL's query string, the JSON body). The tenant audit uses it to send
-its request mutations (a pagination parameter, the tenant a second time in a header); on a retriever
+its request mutations (a pagination parameter, the tenant a second time in a header, one tenant's
+credential with another tenant's id); on a retriever
 without the channel those mutations are reported as not applicable (:func:`channels_of`).
 """
 
@@ -15,8 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Channel = Literal["header", "param", "body"]
+Channel = Literal["header", "param", "body", "credential"]
 CHANNELS: tuple[Channel, ...] = ("header", "param", "body")
+"""What goes on the wire beside the three request fields."""
+ALL_CHANNELS: tuple[Channel, ...] = (*CHANNELS, "credential")
+"""Plus ``credential``: the retriever can send one tenant's credential with another tenant's id
+(:attr:`RequestExtras.credential_of`; the HTTP adapter with per-tenant keys)."""
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,8 @@ class RequestExtras:
     headers: Mapping[str, str] = field(default_factory=dict)
     params: Mapping[str, str] = field(default_factory=dict)
     body: Mapping[str, Any] = field(default_factory=dict)
+    credential_of: str | None = None
+    """Send this tenant's credential instead of the credential of the ``tenant_id`` searched for."""
 
     def channels(self) -> frozenset[Channel]:
         """The channels this request needs."""
@@ -36,6 +43,8 @@ class RequestExtras:
             wanted.append("param")
         if self.body:
             wanted.append("body")
+        if self.credential_of is not None:
+            wanted.append("credential")
         return frozenset(wanted)
 
 
@@ -44,4 +53,4 @@ def channels_of(retriever: object) -> frozenset[Channel]:
     declared = getattr(retriever, "request_channels", None)
     if not declared:
         return frozenset()
-    return frozenset(c for c in CHANNELS if c in declared)
+    return frozenset(c for c in ALL_CHANNELS if c in declared)

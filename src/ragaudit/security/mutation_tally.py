@@ -5,7 +5,7 @@ One row per mutation, every axis in one table (``asking.mutations`` in the JSON)
 - ``depth``: one row per ``top_k`` value of the rounds (the tenant requests asked at it);
 - ``concurrency``: one row per level (the requests of the rounds run at it);
 - ``tenant-id``: one row per family of hostile tenant ids (:mod:`ragaudit.security.hostile_tenants`);
-- ``query-shape``, ``pagination``, ``tenant-channel``: one row per mutation
+- ``query-shape``, ``pagination``, ``tenant-channel``, ``credential-conflict``: one row per mutation
   (:mod:`ragaudit.security.request_mutations`), including those not applicable to the retriever.
 
 Each row counts the requests sent, answered, ``rejected`` (refused: an HTTP 4xx, a raised error; a
@@ -23,6 +23,9 @@ from ragaudit.security.error_rate import classify_error
 from ragaudit.security.request_loop import UNREACHABLE_KINDS, Answer
 from ragaudit.security.request_mutations import Mutation
 
+NO_KEYS = (
+    "no key per tenant to send one tenant's key with another's id (give --endpoint-keys keys-client.toml)"
+)
 ROUND_PARTS = frozenset({"owner", "cross-tenant", "generic"})
 TENANT_ID_CATCHES = {
     "fixed": "a missing, empty or wildcard tenant id read as every tenant",
@@ -93,7 +96,9 @@ class MutationTally:
             if mutation.name in skipped:
                 row.applicable = False
                 channels = ", ".join(sorted(mutation.channels()))
-                row.reason = f"needs the {channels} channel: {why}"
+                row.reason = f"needs the {channels} channel: " + (
+                    NO_KEYS if "credential" in mutation.channels() else why
+                )
 
     def add(self, answer: Answer, leaks: int) -> None:
         request = answer.request
@@ -114,7 +119,15 @@ class MutationTally:
             ).add(answer, leaks)
 
     def to_json(self) -> list[dict[str, Any]]:
-        order = ("depth", "concurrency", "tenant-id", "query-shape", "pagination", "tenant-channel")
+        order = (
+            "depth",
+            "concurrency",
+            "tenant-id",
+            "query-shape",
+            "pagination",
+            "tenant-channel",
+            "credential-conflict",
+        )
         rows = sorted(
             self.rows.values(), key=lambda r: order.index(r.axis) if r.axis in order else len(order)
         )

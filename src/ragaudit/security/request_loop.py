@@ -116,6 +116,8 @@ class Asker:
 
         async def fetch() -> tuple[list[RankedItem], ResponseEnvelope | None]:
             tenant: Any = request.caller  # a hostile caller may deliberately be no usable tenant
+            if request.mutated is not None:  # a credential conflict names the owner, with the caller's key
+                tenant = request.mutated.tenant_id
             if extras is not None:  # only sent to retrievers that declare the channel
                 wide: Any = self.retriever
                 returned = await wide.search(tenant_id=tenant, query=text, top_k=request.top_k, extras=extras)

@@ -13,7 +13,14 @@ axis:
   any other asks from the audit's ``top_k``);
 - ``tenant-channel``: the probe's owner named a second time, disagreeing with the body's
   ``tenant_id`` (the caller), in a header (``X-Tenant``, ``X-Tenant-Id``, ...), a query-string
-  parameter and a body field (``tenant``, ``tenant_id``, ...).
+  parameter and a body field (``tenant``, ``tenant_id``, ...);
+- ``credential-conflict``: the caller's own credential (its key from ``--endpoint-keys``) while the
+  request's tenant field names the probe's owner, alone, with the first tenant header, and with the
+  first tenant query-string parameter naming the owner too. A service that takes the tenant from the
+  request instead of the key serves the owner's chunks to the caller's key: a leak. It needs the
+  ``credential`` channel (a retriever holding one key per tenant); elsewhere it is not applicable.
+  (A tenant header or parameter alone naming the owner, body and key naming the caller, is the
+  ``tenant-channel`` axis, sent with the caller's own key when the keys are known.)
 
 (The other axes, ``top_k`` depth, hostile tenant ids, repetition and concurrency, are the rounds of
 :mod:`ragaudit.security.request_plan`; the report lists them in the same table.)
@@ -42,7 +49,7 @@ from typing import Any, Literal
 from ragaudit.retrieval.request_extras import Channel, RequestExtras
 from ragaudit.security.probes import Probe
 
-Axis = Literal["query-shape", "pagination", "tenant-channel"]
+Axis = Literal["query-shape", "pagination", "tenant-channel", "credential-conflict"]
 DEFAULT_TENANT_HEADERS = (
     "X-Tenant",
     "X-Tenant-Id",
@@ -57,6 +64,8 @@ DEFAULT_MUTATION_PROBES = 2
 LONG_QUERY_WORDS = 24
 OWNER = "<owner>"
 """In a mutation's extras: replaced by the tenant that owns the probe."""
+CALLER = "<caller>"
+"""In a mutation's ``credential_of``: replaced by the tenant that asks (whose key is sent)."""
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -74,6 +83,9 @@ class Mutation:
     """Headers, parameters and body fields sent too (a value :data:`OWNER` is the probe's tenant)."""
     per_caller: bool = False
     """The request does not depend on the probe: asked once per calling tenant."""
+    owner_in_tenant_field: bool = False
+    """The request's tenant field names the probe's owner instead of the caller (who stays the viewer:
+    the extras send the caller's credential)."""
 
     def channels(self) -> frozenset[Channel]:
         return self.extras.channels() if self.extras is not None else frozenset()
@@ -170,13 +182,28 @@ def channel_mutations(headers: Sequence[str], params: Sequence[str], tenant_fiel
     return out  # fmt: skip
 
 
-def _for_probe(extras: RequestExtras, probe: Probe) -> RequestExtras:
-    """``extras`` with :data:`OWNER` replaced by the probe's tenant."""
+def credential_mutations(header: str, param: str, tenant_field: str) -> list[Mutation]:
+    """The ``credential-conflict`` axis: the caller's key, the tenant field naming the probe's owner
+    (alone, then with ``header`` and with ``?param=`` naming the owner as well)."""
+    axis: Axis = "credential-conflict"
+    catches = "the tenant read from the request ({}) instead of the API key"
+    key = f"{CALLER}'s key"
+    field_ = f"body {tenant_field}: <owner>"
+    return [
+        Mutation(axis, f"{key}, {field_}", catches.format(f"body {tenant_field}"), extras=RequestExtras(credential_of=CALLER), owner_in_tenant_field=True),
+        Mutation(axis, f"{key}, {field_} + header {header}", catches.format(f"body or {header} header"), extras=RequestExtras(headers={header: OWNER}, credential_of=CALLER), owner_in_tenant_field=True),
+        Mutation(axis, f"{key}, {field_} + ?{param}", catches.format(f"body or ?{param}="), extras=RequestExtras(params={param: OWNER}, credential_of=CALLER), owner_in_tenant_field=True),
+    ]  # fmt: skip
+
+
+def _for_probe(extras: RequestExtras, probe: Probe, caller: str) -> RequestExtras:
+    """``extras`` with :data:`OWNER` replaced by the probe's tenant, :data:`CALLER` by ``caller``."""
 
     def fill(values: Mapping[str, Any]) -> dict[str, Any]:
         return {k: (str(probe.tenant_id) if v == OWNER else v) for k, v in values.items()}
 
-    return RequestExtras(fill(extras.headers), fill(extras.params), fill(extras.body))
+    credential = caller if extras.credential_of == CALLER else extras.credential_of
+    return RequestExtras(fill(extras.headers), fill(extras.params), fill(extras.body), credential)
 
 
 @dataclass(frozen=True)
@@ -199,6 +226,11 @@ class MutationOptions:
             *query_mutations(),
             *pagination_mutations(self.page_params, top_k),
             *channel_mutations(self.tenant_headers, self.tenant_params, self.tenant_field),
+            *credential_mutations(
+                (self.tenant_headers or DEFAULT_TENANT_HEADERS)[0],
+                (self.tenant_params or DEFAULT_TENANT_PARAMS)[0],
+                self.tenant_field,
+            ),
         ]
 
 
@@ -211,6 +243,12 @@ class MutatedRequest:
     caller: str
     text: str
     extras: RequestExtras | None
+
+    @property
+    def tenant_id(self) -> str:
+        """The tenant the request's tenant field names: the probe's owner for a credential conflict,
+        else the caller."""
+        return str(self.probe.tenant_id) if self.mutation.owner_in_tenant_field else self.caller
 
 
 def sample(probes: Sequence[Probe], tenants: Sequence[str], per_tenant: int) -> list[tuple[Probe, str]]:
@@ -247,6 +285,6 @@ def plan_mutations(
                     continue
                 asked_by.add(caller)
             text = mutation.text(probe) if mutation.text is not None else probe.text
-            extras = _for_probe(mutation.extras, probe) if mutation.extras is not None else None
+            extras = _for_probe(mutation.extras, probe, caller) if mutation.extras is not None else None
             requests.append(MutatedRequest(mutation, probe, caller, text, extras))
     return requests, not_applicable

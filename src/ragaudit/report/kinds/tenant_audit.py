@@ -283,7 +283,11 @@ def _facts(report: TenantAuditReport) -> list[str]:
 def _mutation_lines(rows: list[Mapping[str, Any]]) -> list[str]:
     """The request mutations in a few lines: what was sent, what was rejected or not applicable, what
     found leaks (``"offset=10 (body): 412 foreign chunk(s)"``)."""
-    mutated = [r for r in rows if r.get("axis") in ("query-shape", "pagination", "tenant-channel")]
+    mutated = [
+        r
+        for r in rows
+        if r.get("axis") in ("query-shape", "pagination", "tenant-channel", "credential-conflict")
+    ]
     if not mutated:
         return []
     sent = [r for r in mutated if r.get("applicable")]
