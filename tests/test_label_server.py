@@ -238,3 +238,17 @@ def test_two_annotators_label_the_same_pool_at_once_into_their_own_files(pool: P
         for name in ("ana", "bob")
     }
     assert grades == {"ana": 1, "bob": 3}
+
+
+def test_the_workbench_socket_lets_asyncio_set_tcp_nodelay() -> None:
+    """As ``ragaudit serve``'s (tests/test_serve.py): without IPPROTO_TCP named, asyncio leaves Nagle on
+    and every answer to the page waits for the browser's delayed ACK."""
+    import socket
+
+    from ragaudit.labeling.server import bind_loopback
+
+    sock = bind_loopback(0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+    finally:
+        sock.close()

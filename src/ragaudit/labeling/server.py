@@ -122,8 +122,10 @@ def create_app(session: LabelSession, token: str) -> Starlette:
 
 
 def bind_loopback(port: int) -> socket.socket:
-    """A listening socket on 127.0.0.1 (``port`` 0: a free one)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    """A listening socket on 127.0.0.1 (``port`` 0: a free one). Made with ``IPPROTO_TCP`` named, so asyncio
+    sets ``TCP_NODELAY`` on its connections (else each response waits ~40 ms for a delayed ACK; found by
+    ``bench/serve_load.py`` on ``ragaudit serve``'s socket, which was made the same way)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((LOOPBACK, port))
     sock.listen(128)
