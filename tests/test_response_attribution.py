@@ -275,7 +275,7 @@ def test_item_paths_name_the_result(ownership: OwnershipIndex) -> None:
     globex = ownership.documents["globex-contract-umbrella-partnership"]
     item = RankedItem(acme.doc_id, content=acme.text, extra={"see_also": [acme.doc_id, globex.doc_id]})
     probe = Probe("p", "sentence", "refunds", "acme", acme.doc_id)
-    from ragaudit.security.tenant_audit import _Checker
+    from ragaudit.security.leak_checker import LeakChecker as _Checker
 
     checker = _Checker(ownership)
     checker.check(probe, "acme", [item, item], "refunds", ResponseEnvelope({"results": []}, "$.results"))

@@ -5,6 +5,8 @@
   and how hard that looks (owner first, ``top_k`` values, concurrency levels, rounds, detection power),
   :mod:`~ragaudit.security.request_loop` sends it, :mod:`~ragaudit.security.hostile_tenants` lists the
   hostile ids;
+- :mod:`~ragaudit.security.leak_checker`: the audit's check of each answer (its chunks and the rest of
+  the response) and the leak records it writes;
 - :mod:`~ragaudit.security.ownership`: who owns a returned chunk, from the corpus (id, content,
   canary, and every other field :mod:`~ragaudit.security.item_fields` lists: title, snippet,
   highlight, metadata, source ids; templated variants told apart by the parts that differ), never

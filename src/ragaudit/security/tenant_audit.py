@@ -40,7 +40,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from ragaudit.data.run import RankedItem
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retrieval.request_extras import channels_of
 from ragaudit.retry import RetryPolicy
@@ -50,8 +49,9 @@ from ragaudit.security.audit_verdict import DEFAULT_MIN_ATTRIBUTED, Verdict, aud
 from ragaudit.security.error_rate import ErrorRate, check_error_rate, classify_error, error_rate_of
 from ragaudit.security.hostile_tenants import FIXED_HOSTILE as FIXED_HOSTILE
 from ragaudit.security.hostile_tenants import tenant_variants as tenant_variants
+from ragaudit.security.leak_checker import MAX_LISTED, LeakChecker, LeakFinding, record_json
 from ragaudit.security.mutation_tally import MutationTally
-from ragaudit.security.ownership import Attribution, FieldEvidence, OwnershipIndex
+from ragaudit.security.ownership import OwnershipIndex
 from ragaudit.security.probes import Probe
 from ragaudit.security.request_loop import UNREACHABLE_KINDS, Answer, Asker, discover_max_top_k
 from ragaudit.security.request_mutations import MutationOptions, plan_mutations
@@ -67,79 +67,13 @@ from ragaudit.security.request_plan import (
     top_k_values,
 )
 from ragaudit.security.request_plan import plan_matrix as plan_matrix
-from ragaudit.security.response_fields import ResponseEnvelope, response_evidence
-from ragaudit.security.semantic_attribution import SemanticAttributor, SemanticMatch
+from ragaudit.security.semantic_attribution import SemanticAttributor
 from ragaudit.verdict import CheckVerdict
 from ragaudit.version import __version__
 
 SCHEMA_VERSION = 1
-EXCERPT_CHARS = 160
-MAX_LISTED = 200
-"""At most this many unattributed chunks and hostile outcomes are listed in the report (all are counted)."""
 DEFAULT_MAX_RECORDS = 200
 """Leak records listed in the report by default (``--max-records``); every leak is counted."""
-MAX_FIELDS_PER_RECORD = 20
-"""Foreign fields listed in one leak record (all are counted in ``fields_total``)."""
-
-
-def _excerpt(text: str | None) -> str:
-    flat = " ".join((text or "").split())
-    return flat[:EXCERPT_CHARS] + ("..." if len(flat) > EXCERPT_CHARS else "")
-
-
-@dataclass(frozen=True)
-class LeakFinding:
-    """One foreign chunk served to a caller, with the evidence."""
-
-    probe: Probe
-    caller: str | None
-    chunk_id: str
-    rank: int
-    owners: tuple[str, ...]
-    """The tenant(s) other than the caller that own the chunk according to the corpus."""
-    attributed_by: str
-    owner_doc_id: str | None
-    containment: float | None
-    canaries: tuple[str, ...]
-    claimed_tenant: str | None
-    excerpt: str
-    hostile: bool = False
-    """The caller was a hostile tenant id (not a tenant of the corpus)."""
-    asked: Mapping[str, Any] | None = None
-    """How the request that got it was asked: ``top_k``, round, concurrency, sequence, text, part."""
-    fields: tuple[Mapping[str, Any], ...] = ()
-    """The fields other than id and content that are foreign (title, snippet, metadata value, source id):
-    ``{"field", "path", "method", "owner", "doc_id", "excerpt"}`` each (``path``: the JSON path in the
-    response, ``$.results[2].metadata.see_also[0]``)."""
-    where: Literal["results", "response"] = "results"
-    """``results``: a returned chunk; ``response``: values beside the chunk list (``$.facets``, ``$.debug``),
-    whose ``chunk_id`` is then the JSON path of the first foreign value and ``rank`` 0."""
-
-    @property
-    def leak_class(self) -> str:
-        """What kind of evidence made it a leak, for the per-class counts: ``response`` or ``results``,
-        and the methods (``results:id+content``, ``response:term``)."""
-        methods = sorted({part.split("@")[0] for part in self.attributed_by.split("+")})
-        return f"{self.where}:{'+'.join(methods)}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **({"asked": dict(self.asked)} if self.asked is not None else {}),
-            **({"fields": [dict(f) for f in self.fields]} if self.fields else {}),
-            **({"where": self.where} if self.where != "results" else {}),
-            "probe": self.probe.to_json(),
-            "caller": self.caller,
-            "hostile_caller": self.hostile,
-            "chunk_id": self.chunk_id,
-            "rank": self.rank,
-            "owner": list(self.owners),
-            "attributed_by": self.attributed_by,
-            "owner_doc_id": self.owner_doc_id,
-            "containment": self.containment,
-            "canaries": list(self.canaries),
-            "claimed_tenant": self.claimed_tenant,
-            "excerpt": self.excerpt,
-        }
 
 
 @dataclass(frozen=True)
@@ -300,7 +234,7 @@ class TenantAudit:
             ),
             "caught_by_labels_alone": sum(1 for leak in self.leaks if leak.claimed_tenant != leak.caller),
             "records_listed": len(listed),
-            "records": [_record_json(leak) for leak in listed],
+            "records": [record_json(leak) for leak in listed],
         }
 
     def to_dict(self, max_error_rate: float = 0.0) -> dict[str, Any]:
@@ -362,203 +296,6 @@ class TenantAudit:
         target.write_text(text + "\n", encoding="utf-8")
 
 
-class _Checker:
-    """Attributes returned chunks and collects leaks, unattributed chunks and label mismatches."""
-
-    def __init__(
-        self,
-        ownership: OwnershipIndex,
-        shared: frozenset[str] = frozenset(),
-        semantic: SemanticAttributor | None = None,
-    ) -> None:
-        self.ownership = ownership
-        self.real = set(ownership.tenants)
-        self.shared = shared
-        self.semantic = semantic
-        self.leaks: list[LeakFinding] = []
-        self.unattributed: list[dict[str, Any]] = []
-        self.unattributed_count = 0
-        self.mismatches = 0
-        self.checked = 0
-        self.shared_chunks = 0
-        self.semantic_chunks = 0
-        self.semantic_leaks = 0
-
-    def check(
-        self,
-        probe: Probe,
-        caller: str | None,
-        items: Sequence[RankedItem],
-        query: str | None = None,
-        response: ResponseEnvelope | None = None,
-    ) -> int:
-        """Check one ranking, and the rest of the response it came in; return how many leaks it held.
-        ``query`` is the text sent (an echo of it is no evidence beside the results)."""
-        found = 0
-        hostile = caller not in self.real
-        where = response or ResponseEnvelope(None)
-        for rank, item in enumerate(items, start=1):
-            self.checked += 1
-            who = self.ownership.attribute_item(item, query)
-            if item.tenant_id is not None and who.attributed and item.tenant_id not in who.owners:
-                self.mismatches += 1
-            owners = who.owners if hostile else who.foreign_owners(caller)
-            foreign = owners - self.shared
-            self.shared_chunks += bool(owners) and not foreign
-            if not who.attributed and not owners:
-                placed = self._semantic(item)
-                if placed is not None:
-                    self.semantic_chunks += 1
-                    if hostile or (placed.tenant_id != caller and placed.tenant_id not in self.shared):
-                        found += 1
-                        self.semantic_leaks += 1
-                        self.leaks.append(_semantic_finding(probe, caller, rank, item, placed, hostile))
-                    continue
-                self.unattributed_count += 1
-                if len(self.unattributed) < MAX_LISTED:
-                    self.unattributed.append(
-                        {
-                            "probe_id": probe.id,
-                            "caller": caller,
-                            "chunk_id": item.chunk_id,
-                            "rank": rank,
-                            "containment": who.containment,
-                            "excerpt": _excerpt(item.content),
-                        }
-                    )
-                continue
-            if foreign:  # a foreign field is a leak even beside text nobody can attribute
-                found += 1
-                finding = self._finding(probe, caller, rank, item, who, foreign, hostile, where)
-                self.leaks.append(finding)
-        if response is not None:
-            found += self._check_response(probe, caller, response, query, hostile)
-        return found
-
-    def _check_response(
-        self, probe: Probe, caller: str | None, response: ResponseEnvelope, query: str | None, hostile: bool
-    ) -> int:
-        """The values beside the chunk list: one leak record per response, listing every foreign value."""
-        evidence = response_evidence(self.ownership, response, query)
-        foreign = [e for e in evidence if self._response_owners(e, caller, hostile)]
-        if not foreign:
-            return 0
-        owners = frozenset(o for e in foreign for o in self._response_owners(e, caller, hostile))
-        self.leaks.append(
-            LeakFinding(
-                probe,
-                caller,
-                foreign[0].path,
-                0,
-                tuple(sorted(owners)),
-                "+".join(dict.fromkeys(f"{e.method}@{e.path}" for e in foreign)),
-                foreign[0].doc_id,
-                None,
-                tuple(dict.fromkeys(e.value for e in foreign if e.method == "canary")),
-                None,
-                _excerpt(foreign[0].value),
-                hostile,
-                fields=tuple(_field_json(e, caller, hostile) for e in foreign),
-                where="response",
-            )
-        )
-        return 1
-
-    def _response_owners(self, evidence: FieldEvidence, caller: str | None, hostile: bool) -> frozenset[str]:
-        """The tenants a value beside the results belongs to that the caller may not see (shared
-        tenants' values may be served to everyone)."""
-        return frozenset(evidence.owners if hostile else evidence.foreign(caller)) - self.shared
-
-    def _semantic(self, item: RankedItem) -> SemanticMatch | None:
-        if self.semantic is None or not item.content:
-            return None
-        return self.semantic.match(item.content)
-
-    def semantic_summary(self) -> dict[str, Any] | None:
-        if self.semantic is None:
-            return None
-        return {
-            "settings": self.semantic.settings(),
-            "chunks": self.semantic_chunks,
-            "leaks": self.semantic_leaks,
-        }
-
-    @staticmethod
-    def _finding(
-        probe: Probe,
-        caller: str | None,
-        rank: int,
-        item: RankedItem,
-        who: Attribution,
-        foreign: frozenset[str],
-        hostile: bool,
-        response: ResponseEnvelope,
-    ) -> LeakFinding:
-        return LeakFinding(
-            probe,
-            caller,
-            item.chunk_id,
-            rank,
-            tuple(sorted(foreign)),
-            who.method if hostile else who.foreign_method(caller),
-            who.doc_id,
-            round(who.containment, 4) if who.containment is not None else None,
-            tuple(c.secret for c in who.canaries),
-            item.tenant_id,
-            _excerpt(item.content),
-            hostile,
-            fields=tuple(
-                _field_json(e, caller, hostile, response.item_path(rank - 1))
-                for e in who.fields
-                if hostile or e.foreign(caller)
-            ),
-        )
-
-
-def _semantic_finding(
-    probe: Probe, caller: str | None, rank: int, item: RankedItem, placed: SemanticMatch, hostile: bool
-) -> LeakFinding:
-    """A rewritten text semantic attribution gave to another tenant's document."""
-    return LeakFinding(
-        probe,
-        caller,
-        item.chunk_id,
-        rank,
-        (placed.tenant_id,),
-        f"semantic (cosine {placed.cosine:.3f}, margin {placed.margin:.3f})",
-        placed.doc_id,
-        None,
-        (),
-        item.tenant_id,
-        _excerpt(item.content),
-        hostile,
-    )
-
-
-def _field_json(
-    evidence: FieldEvidence, caller: str | None, hostile: bool, item_path: str | None = None
-) -> dict[str, Any]:
-    owners = evidence.owners if hostile else evidence.foreign(caller)
-    path = evidence.path if item_path is None else f"{item_path}.{evidence.path}"
-    return {
-        "field": evidence.path,
-        "path": path,
-        "method": evidence.method,
-        "owner": sorted(owners),
-        "doc_id": evidence.doc_id,
-        "excerpt": _excerpt(evidence.value),
-    }
-
-
-def _record_json(leak: LeakFinding) -> dict[str, Any]:
-    """A leak record for the report, its foreign fields cut to :data:`MAX_FIELDS_PER_RECORD`."""
-    out = leak.to_json()
-    if len(leak.fields) > MAX_FIELDS_PER_RECORD:
-        out["fields"] = out["fields"][:MAX_FIELDS_PER_RECORD]
-        out["fields_total"] = len(leak.fields)
-    return out
-
-
 def _hostile_outcome(answer: Answer, leaks: int) -> HostileOutcome:
     request = answer.request
     what = request.hostile.description if request.hostile is not None else ""
@@ -597,7 +334,7 @@ def _asked(answer: Answer) -> dict[str, Any]:
 class _Collector:
     """Checks every answer as it arrives and keeps what the report needs."""
 
-    checker: _Checker
+    checker: LeakChecker
     hostile: list[HostileOutcome] = field(default_factory=list)
     tenant_answers: list[tuple[str, str | None, int]] = field(default_factory=list)
     unverified: list[dict[str, Any]] = field(default_factory=list)
@@ -649,7 +386,7 @@ async def audit_tenants(
     opts = options or AuditOptions()
     tenants = ownership.tenants
     probes = [p for p in probes if p.tenant_id not in opts.shared_tenants]  # everyone may see those
-    collector = _Collector(_Checker(ownership, opts.shared_tenants, semantic))
+    collector = _Collector(LeakChecker(ownership, opts.shared_tenants, semantic))
     asker = Asker(retriever, opts.timeout_s, opts.retry or RetryPolicy(), collector)
     await _call_hook(retriever, "start_session", concurrency=max(opts.concurrency_levels))
     try:
