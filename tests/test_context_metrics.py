@@ -37,6 +37,15 @@ def ranked(*ids: str) -> list[tuple[str, float | None]]:
     return [(chunk_id, 10.0 - i) for i, chunk_id in enumerate(ids)]
 
 
+@pytest.fixture
+def no_loaded_encodings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tiktoken keeps every encoding it loaded in a process-wide registry: an earlier test (or a
+    machine whose default cache holds cl100k_base) must not decide what these tests see."""
+    tiktoken_registry = pytest.importorskip("tiktoken.registry")
+    monkeypatch.setattr(tiktoken_registry, "ENCODINGS", {})
+
+
+@pytest.mark.usefixtures("no_loaded_encodings")
 def test_tokenizer_falls_back_offline_without_hanging(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -54,6 +63,7 @@ def test_tokenizer_falls_back_offline_without_hanging(
         token_counter("sentencepiece")
 
 
+@pytest.mark.usefixtures("no_loaded_encodings")
 def test_a_corrupt_cached_encoding_is_not_refetched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib
 
