@@ -17,6 +17,11 @@ What each leaf stage saves: ``bm25``: bm25s's arrays per tenant (``.npy``, no pi
 model at run time); ``dense`` on Qdrant: a **new** collection ``<name>-<build id>`` (recorded before it
 is created, so a killed build's collection is dropped at the next start), the manifest its pointer.
 An in-memory Qdrant collection cannot be saved: such a pipeline is rebuilt at every start (said so).
+
+A start that builds serves the index read back from the folder after the switch, exactly as a restart
+does: so a restart serves the same scores to the last bit (an embedded Qdrant collection scores a
+reopened collection about 1e-16 apart from the one it was upserted into), and a saved index that
+cannot be read fails the build, not the next start.
 """
 
 from __future__ import annotations
@@ -107,6 +112,12 @@ def drop_collection(entry: dict[str, Any]) -> None:
             client.delete_collection(entry["collection"])
     finally:
         client.close()
+
+
+def _close_store(retriever: Retriever) -> None:
+    store = getattr(retriever, "store", None)
+    if store is not None and hasattr(store, "close"):
+        store.close()
 
 
 class PersistedFirstStage:
@@ -216,16 +227,11 @@ class PersistedFirstStage:
     ) -> Retriever:
         build = Build(self.root, key)
         entries: list[dict[str, Any]] = []
-
-        def built(node: StageConfig) -> Retriever:
-            if node.type == "hybrid":
-                return make_hybrid(node, [built(c) for c in node.components])
-            position = len(entries)
-            retriever, entry = self._build_leaf(node, position, chunks, encoders, build, chunk_key)
+        built_leaves: list[Retriever] = []
+        for position, leaf in enumerate(leaves(stage)):
+            retriever, entry = self._build_leaf(leaf, position, chunks, encoders, build, chunk_key)
             entries.append(entry)
-            return retriever
-
-        retriever = built(stage)
+            built_leaves.append(retriever)
         manifest = {
             "key": key,
             "inputs": inputs,
@@ -236,7 +242,9 @@ class PersistedFirstStage:
         }
         self.path = build.commit(manifest)
         self.outcome = "built"
-        return retriever
+        for retriever in built_leaves:  # release Qdrant's local folder: the index is read back next
+            _close_store(retriever)
+        return self._load(self.path, stage, chunks, encoders, key)
 
     def _build_leaf(
         self,
@@ -307,9 +315,7 @@ class PersistedFirstStage:
             return loaded(stage)
         except BaseException:
             for retriever in opened:  # release Qdrant's local folder before the index is discarded
-                closer = getattr(retriever, "store", None)
-                if closer is not None and hasattr(closer, "close"):
-                    closer.close()
+                _close_store(retriever)
             raise
 
     def _load_leaf(
