@@ -216,7 +216,7 @@ def test_a_kill_during_indexing_leaves_no_half_index_served(patch: str, tmp_path
     finally:
         server.stop()
     lines = index_lines(server)
-    assert lines[0] == f"index: removed an incomplete build {dead} (a start killed during indexing)"
+    assert lines[0] == f"index: removed an incomplete build {dead} (killed or failed during indexing)"
     assert lines[1].startswith("index: none saved") and lines[2].startswith("index: built"), lines
     assert building_folders(root) == [] and len(saved_indexes(root)) == 1
 
@@ -226,3 +226,24 @@ def test_a_kill_during_indexing_leaves_no_half_index_served(patch: str, tmp_path
     for (tenant, query), ranking in served.items():
         expected = asyncio.run(reference.search(tenant, query, 10))
         assert ranking == [(c["chunk_id"], c["score"]) for c in expected]
+
+
+def test_a_build_that_fails_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error while saving (a full disk, say) removes the build folder before the error surfaces; the
+    next start builds from scratch."""
+    from ragaudit.retrieval.bm25 import BM25Retriever
+
+    save = BM25Retriever.save
+
+    def full_disk(self: BM25Retriever, folder: Path) -> None:
+        save(self, folder)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(BM25Retriever, "save", full_disk)
+    root = tmp_path / "indexes"
+    with pytest.raises(OSError, match="No space left"):
+        build_engine("bm25", CORPUS, index_dir=root)
+    assert building_folders(root) == [] and saved_indexes(root) == []
+    monkeypatch.setattr(BM25Retriever, "save", save)
+    said, engine = engine_lines(CORPUS, root)
+    assert said[0].startswith("index: none saved") and engine.info["index"] == "built"

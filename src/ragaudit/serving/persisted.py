@@ -53,6 +53,7 @@ from ragaudit.serving.index_dir import (
     discard,
     locked,
     read_json,
+    remove_build,
     remove_dead_builds,
 )
 from ragaudit.version import __version__
@@ -155,9 +156,7 @@ class PersistedFirstStage:
             "first_stage": stage.to_dict(),
             "models": {str(i): encoder.fingerprint for i, encoder in sorted(encoders.items())},
             "qdrant": {
-                str(i): qdrant_location(*self._store(leaf, chunk_key)[1:])
-                for i, leaf in enumerate(found)
-                if leaf.type == "dense" and self._store(leaf, chunk_key)[0] == "qdrant"
+                str(i): at for i, leaf in enumerate(found) if (at := self._qdrant_at(leaf, chunk_key))
             },
         }
         if any(leaf.type == "bm25" for leaf in found):
@@ -166,9 +165,12 @@ class PersistedFirstStage:
             inputs["bm25s"] = str(bm25s.__version__)
         return inputs
 
-    def _store(self, leaf: StageConfig, chunk_key: str) -> tuple[str, dict[str, Any], Any]:
+    def _qdrant_at(self, leaf: StageConfig, chunk_key: str) -> dict[str, Any] | None:
+        """Where a dense leaf's Qdrant collections live; ``None`` for any other store or stage."""
+        if leaf.type != "dense":
+            return None
         store, options = dense_store(leaf, self.overrides, chunk_key)
-        return store, options, leaf.params.get("qdrant_api_key_env")
+        return qdrant_location(options, leaf.params.get("qdrant_api_key_env")) if store == "qdrant" else None
 
     # -- the FirstStageBuilder ----------------------------------------------------------------------
 
@@ -177,7 +179,7 @@ class PersistedFirstStage:
     ) -> tuple[Retriever, float]:
         started = time.perf_counter()
         found = leaves(stage)
-        if any(leaf.type == "dense" and "location" in self._store(leaf, chunk_key)[1] for leaf in found):
+        if any("location" in (self._qdrant_at(leaf, chunk_key) or {}) for leaf in found):
             self.outcome = "not-persisted"
             self.say("index: not persisted (an in-memory Qdrant collection cannot be saved); building it")
             retriever, _ = build_first_stage(stage, chunks, ComponentCache(), chunk_key, self.overrides)
@@ -190,7 +192,7 @@ class PersistedFirstStage:
         with locked(self.root):
             for name in remove_dead_builds(self.root, drop_collection):
                 self.say(
-                    f"index: removed an incomplete build {self.root / name} (a start killed during indexing)"
+                    f"index: removed an incomplete build {self.root / name} (killed or failed during indexing)"
                 )
             final = self.root / key
             if final.exists():
@@ -228,10 +230,16 @@ class PersistedFirstStage:
         build = Build(self.root, key)
         entries: list[dict[str, Any]] = []
         built_leaves: list[Retriever] = []
-        for position, leaf in enumerate(leaves(stage)):
-            retriever, entry = self._build_leaf(leaf, position, chunks, encoders, build, chunk_key)
-            entries.append(entry)
-            built_leaves.append(retriever)
+        try:
+            for position, leaf in enumerate(leaves(stage)):
+                retriever, entry = self._build_leaf(leaf, position, chunks, encoders, build, chunk_key)
+                entries.append(entry)
+                built_leaves.append(retriever)
+        except BaseException:  # a failed build leaves nothing behind (a killed one: the next start)
+            for retriever in built_leaves:
+                _close_store(retriever)
+            remove_build(build.path, drop_collection)
+            raise
         manifest = {
             "key": key,
             "inputs": inputs,
@@ -265,10 +273,10 @@ class PersistedFirstStage:
         from ragaudit.retrieval.dense import DenseRetriever, make_store
 
         encoder = encoders[position]
-        store, options, key_env = self._store(leaf, chunk_key)
+        store, options = dense_store(leaf, self.overrides, chunk_key)
         if store == "qdrant":
             options["collection"] = f"{options['collection']}-{build.build_id}"
-            location = qdrant_location(options, key_env)
+            location = qdrant_location(options, leaf.params.get("qdrant_api_key_env"))
             build.will_create_collection(options["collection"], location)
             dense = DenseRetriever.from_chunks(chunks, store="qdrant", model=encoder, **options)
             entry = {
