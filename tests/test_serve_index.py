@@ -23,7 +23,7 @@ from ragaudit.serving.engine import build_engine
 from ragaudit.serving.index_dir import BUILDING_PREFIX, MANIFEST
 from test_serve import CORPUS, ROOT, TENANTS, ServeProcess, post, write_keys
 
-pytest.importorskip("httpx")
+httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
@@ -64,6 +64,7 @@ def test_a_restart_loads_the_saved_index_and_serves_identical_results(tmp_path: 
     first = ServeProcess(*args)
     try:
         before = rankings(first.url, keys)
+        assert httpx.get(first.base + "/healthz").json()["index"] == "built"
     finally:
         first.stop()
     built = index_lines(first)
@@ -77,6 +78,7 @@ def test_a_restart_loads_the_saved_index_and_serves_identical_results(tmp_path: 
     second = ServeProcess(*args)
     try:
         after = rankings(second.url, keys)
+        assert httpx.get(second.base + "/healthz").json()["index"] == "loaded"
     finally:
         second.stop()
     loaded = index_lines(second)
