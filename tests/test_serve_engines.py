@@ -120,7 +120,7 @@ def test_a_qdrant_engine_builds_a_new_collection_switches_by_pointer_and_survive
     kill_during_indexing(MID_QDRANT_UPSERT, args, tmp_path)
     [dead] = building_folders(root)
     [half] = json.loads((dead / "building.json").read_text(encoding="utf-8"))["collections"]
-    assert saved_indexes(root) == [] and collections(tmp_path / "qdrant") == {half["collection"]: 75}
+    assert saved_indexes(root) == [] and collections(tmp_path / "qdrant") == {half["collection"]: 10}
 
     server = ServeProcess(*args)
     try:

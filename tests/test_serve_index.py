@@ -169,7 +169,7 @@ MID_QDRANT_UPSERT = """
 from ragaudit.retrieval import qdrant_store as _qdrant
 _upsert = _qdrant.QdrantVectorStore._upsert
 def _first_batch_only(self, points, start):
-    _upsert(self, points, start)  # the new collection holds points, the build is not finished
+    _upsert(self, points[:10], start)  # the new collection holds 10 points: half written
     _signal_and_wait()
 _qdrant.QdrantVectorStore._upsert = _first_batch_only
 """
