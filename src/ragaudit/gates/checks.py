@@ -142,9 +142,11 @@ def _floors(report: LoadedReport, floors: Mapping[str, float]) -> tuple[list[str
         value = float(raw) if isinstance(raw, (int, float)) else None
         numbers[metric] = {"value": value, "floor": floor}
         per_case = report.per_case(metric)
-        failure = floor_failure(metric, value, floor, per_case) or _unearned_mean(
-            report, metric, value, per_case
-        )
+        unearned = _unearned_mean(report, metric, value, per_case)
+        if value is not None and not math.isfinite(value) and unearned:  # not "no answerable case"
+            failure: str | None = unearned
+        else:
+            failure = floor_failure(metric, value, floor, per_case) or unearned
         if failure:
             findings.append(failure)
     return findings, numbers
@@ -156,7 +158,13 @@ def _unearned_mean(
     """Why a report's mean of ``metric`` is not its cases' mean (a report edited by hand or corrupt), or
     ``None`` when it is: a floor is met by the cases, never by a number written beside them."""
     if value is None or not math.isfinite(value):
-        return None
+        if not per_case:
+            return None
+        mean = math.fsum(per_case.values()) / len(per_case)
+        return (
+            f"{metric}: the report's mean is {value!r}, not a number, but its {len(per_case)} answerable cases "
+            f"average {mean:.4f}: it was edited or is corrupt; gate the report 'ragaudit eval' wrote"
+        )
     answerable = sum(
         1
         for case in report.data.get("per_case", [])
