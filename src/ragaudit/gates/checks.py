@@ -459,14 +459,20 @@ def _corpus_of(data: Mapping[str, Any]) -> str | None:
     return str(sha) if isinstance(sha, str) else None
 
 
+def _short(kind: str, name: str) -> str:
+    """A system as messages name it: a pipeline's config sha256 cut to 16 characters; an endpoint or a
+    retriever whole (cut, ``http://localhost:8001/search`` and ``:8002`` would read the same)."""
+    return name[:16] if kind == "pipeline" else name
+
+
 def _audited_elsewhere(report: Mapping[str, Any], audit: Mapping[str, Any]) -> str | None:
     """Why a clean audit says nothing about the report's system (``None``: as far as both say, it
     does): it audited another system or another corpus."""
     mine, theirs = _system_of(report), _system_of(audit)
     if mine is not None and theirs is not None and mine != theirs:
         return (
-            f"it audited another system ({theirs[0]} {theirs[1][:16]}, the report evaluated {mine[0]} "
-            f"{mine[1][:16]})"
+            f"it audited another system ({theirs[0]} {_short(*theirs)}, the report evaluated {mine[0]} "
+            f"{_short(*mine)})"
         )
     mine_corpus, their_corpus = _corpus_of(report), _corpus_of(audit)
     if mine_corpus is not None and their_corpus is not None and mine_corpus != their_corpus:
@@ -557,7 +563,10 @@ def security_gate(
             "security",
             "not_verified",
             f"tenant isolation NOT VERIFIED{waived}: {unverifying[0]}",
-            notes=(*notes, "re-run 'ragaudit audit-tenants' until it is clean (its summary names the fix)"),
+            notes=(
+                *notes,
+                "re-run 'ragaudit audit-tenants' on the system and corpus this report evaluated until it is clean (its summary names the fix)",
+            ),
             numbers=numbers,
             accepted=policy.allow_unverified,
         )
