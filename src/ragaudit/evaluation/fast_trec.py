@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
+from ragaudit.data.fast_keys import sorted_distinct
 from ragaudit.data.fast_qrels import QrelsIndex, read_qrels_index
 from ragaudit.data.fast_run import RankedBatch, RunRows, concat_rows, parse_run_block, rank_judged
 from ragaudit.data.fast_text import BOM, SlowPath, TextBlock, iter_blocks, line_number
@@ -289,7 +290,7 @@ class _Scorer:
 
     def add(self, batch: RankedBatch) -> None:
         known = batch.block_query >= 0
-        self.strays.append(np.unique(batch.block_ids[~known]))
+        self.strays.append(sorted_distinct(batch.block_ids[~known]))
         queries = batch.block_query[known]
         if self.seen[queries].any():
             raise _NotGrouped
@@ -348,7 +349,7 @@ class _Scorer:
         if missing.size:
             empty = np.zeros(0, dtype=np.int64)
             self._score(missing, np.zeros(missing.size, dtype=np.int64), empty, empty, empty)
-        strays = np.unique(np.concatenate(self.strays)) if self.strays else np.zeros(0, dtype="S1")
+        strays = sorted_distinct(np.concatenate(self.strays)) if self.strays else np.zeros(0, dtype="S1")
         return self.seen, [s.decode("utf-8") for s in strays.tolist()]
 
 
