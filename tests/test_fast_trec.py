@@ -272,6 +272,18 @@ def test_bad_qrels_and_missing_files_are_input_errors(tmp_path: Path) -> None:
         evaluate_trec_files(tmp_path / "nope.qrels", run)
 
 
+def test_the_qrels_errors_come_first_while_run_blocks_are_being_parsed(tmp_path: Path) -> None:
+    """The pool parses the run's first blocks while the qrels are read: a bad qrels line is still the
+    error reported (as when the qrels were read first), and the blocks in flight are dropped."""
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("a 0 d1 1\na 0 d2 x\n", encoding="utf-8")
+    run = tmp_path / "r.run"
+    good = "".join(f"a{i} Q0 d1 1 1 t\n" for i in range(2000))
+    run.write_text("a Q0 d1 1 t\n" + good, encoding="utf-8")
+    with pytest.raises(ValidationError, match=r"q.qrels:2: grade 'x' is not an integer"):
+        evaluate_trec_files(qrels, run, METRICS, block_bytes=256)
+
+
 def test_hash_collisions_cost_time_never_correctness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With a hash that maps most ids alike, every decision falls to the id words."""
 

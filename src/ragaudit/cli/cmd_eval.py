@@ -175,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
         )
         from ragaudit.evaluation.fast_report import fast_outcome, fast_report
 
+        _provenance_meanwhile()
         with step(f"eval: scoring {args.run} against {args.dataset}"):
             fast_result = evaluate_trec_files(args.dataset, args.run, specs, policy)
         _warn(fast_result.dataset_notes)
@@ -254,6 +255,16 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     return _finish(args, result)
+
+
+def _provenance_meanwhile() -> None:
+    """Read the report's provenance (``git`` twice, the installed versions; both cached) in a background
+    thread while the run is scored, instead of after it: about 50 ms off the end of a fast eval."""
+    import threading
+
+    from ragaudit.artifacts.provenance import environment, git_state
+
+    threading.Thread(target=lambda: (git_state(), environment()), daemon=True).start()
 
 
 def _what_runs(args: argparse.Namespace, context: dict[str, Any], name: str) -> str:
