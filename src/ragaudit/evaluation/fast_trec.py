@@ -41,7 +41,7 @@ import numpy.typing as npt
 from ragaudit.data.fast_keys import sorted_distinct
 from ragaudit.data.fast_qrels import QrelsIndex, read_qrels_index
 from ragaudit.data.fast_run import RankedBatch, RunRows, concat_rows, parse_run_block, rank_judged
-from ragaudit.data.fast_text import BOM, SlowPath, TextBlock, iter_blocks, line_number
+from ragaudit.data.fast_text import BOM, PAD, SlowPath, TextBlock, iter_blocks, line_number
 from ragaudit.data.trec import read_trec_run
 from ragaudit.errors import InputError, ValidationError
 from ragaudit.metrics.bulk import FloatArray, RankMatrix, compute, width_groups
@@ -200,7 +200,7 @@ def _parse(path: str, block: TextBlock) -> RunRows:
         raise
 
 
-def _first_column(buffer: bytes, start: int, end: int) -> tuple[bytes | None, int]:
+def _first_column(buffer: bytes | bytearray, start: int, end: int) -> tuple[bytes | bytearray | None, int]:
     """First column of the first non-blank line in ``buffer[start:end]`` and where that line starts."""
     while start < end:
         stop = buffer.find(b"\n", start, end)
@@ -212,7 +212,7 @@ def _first_column(buffer: bytes, start: int, end: int) -> tuple[bytes | None, in
     return None, end
 
 
-def _tail_start(buffer: bytes, end: int) -> int:
+def _tail_start(buffer: bytes | bytearray, end: int) -> int:
     """Start of the lines at the end of ``buffer[:end]`` that share the last line's query id.
 
     A binary search over byte offsets (a few dozen ``find`` calls whatever the block holds), so
@@ -240,26 +240,32 @@ def _tail_start(buffer: bytes, end: int) -> int:
 
 
 def _query_blocks(path: str, block_bytes: int) -> Iterator[TextBlock]:
-    """Blocks of whole lines of the run, cut between two query ids."""
+    """Blocks of whole lines of the run, cut between two query ids.
+
+    Each block's bytes are read straight into the buffer its array views (the lines carried over
+    from the previous block first), so a block is copied once, by the read itself.
+    """
     with Path(path).open("rb") as handle:
         carry = handle.read(len(BOM))
         offset = 0
         if carry == BOM:
             carry, offset = b"", len(BOM)
         while True:
-            data = handle.read(block_bytes)
-            buffer = carry + data
-            if not data:
-                if buffer:
-                    yield TextBlock.of(buffer, offset)
+            buffer = bytearray(len(carry) + block_bytes + 1 + PAD)
+            buffer[: len(carry)] = carry
+            got = handle.readinto(memoryview(buffer)[len(carry) : len(carry) + block_bytes])
+            size = len(carry) + got
+            if not got:
+                if size:
+                    yield TextBlock.in_place(buffer, size, offset)
                 return
-            cut = _tail_start(buffer, buffer.rfind(b"\n") + 1)
+            cut = _tail_start(buffer, buffer.rfind(b"\n", 0, size) + 1)
             if cut == 0:
-                carry = buffer
+                carry = bytes(buffer[:size])
                 continue
-            yield TextBlock.of(buffer, offset, cut)
+            carry = bytes(buffer[cut:size])
+            yield TextBlock.in_place(buffer, cut, offset)
             offset += cut
-            carry = buffer[cut:]
 
 
 def _whole_run(path: str, block_bytes: int) -> Iterator[RunRows]:
