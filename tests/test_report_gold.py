@@ -32,7 +32,6 @@ from ragaudit.report.view import build_view
 GOLD = Path(__file__).parent / "gold"
 REGEN = os.environ.get("RAGAUDIT_REGEN_GOLD") == "1"
 LEGACY = {
-    "eval",
     "tenant-audit",
 }
 """Built-in kinds that still draw themselves (their own terminal / markdown / html hooks)."""

@@ -99,7 +99,8 @@ def test_compare_shows_the_tenant_regression_the_overall_mean_hides(runs: tuple[
     assert result["tenant_comparisons"]["family"] == 3
     assert "Holm over 3 comparison(s)" in result["tenant_comparisons"]["correction_text"]
     shown = render_terminal(result)
-    assert "per tenant vs baseline" in shown and "-0.1967*" in shown
+    assert "per tenant vs in-memory" in shown and "-0.1967 ▼ hidden" in shown
+    assert "hidden regression: in-memory on nDCG@10 in tenant acme: -0.1967 (p < 0.001)" in shown
 
 
 def test_the_gate_catches_the_hidden_tenant_regression_and_names_the_tenant(
