@@ -79,12 +79,17 @@ def test_one_tenant_is_no_table_and_a_small_tenant_says_too_few() -> None:
     ]
     one = tenant_slices(cases, ["R@5"])
     assert [t["tenant"] for t in one["tenants"]] == ["a"] and not one["tenants"][0]["enough"]
-    from ragaudit.report.tenant_slices import slice_table
+    from ragaudit.report.document import Document, Section
+    from ragaudit.report.draw.terminal import draw_terminal
+    from ragaudit.report.kinds.tenants import TenantSlices, slices_table
 
-    assert slice_table(one) == []
-    two = tenant_slices([*cases, {"id": "q3", "status": "ok", "metrics": {"R@5": 1.0}}], ["R@5"])
-    assert "too few cases to judge (< 5)" in "\n".join(slice_table(two))
-    assert "(no tenant)" in "\n".join(slice_table(two))
+    assert TenantSlices.read(one) is None  # one tenant: its slice is the overall figures, no table
+    two = TenantSlices.read(
+        tenant_slices([*cases, {"id": "q3", "status": "ok", "metrics": {"R@5": 1.0}}], ["R@5"])
+    )
+    assert two is not None
+    shown = "\n".join(draw_terminal(Document((Section("t", "t", (slices_table([two]),)),))))
+    assert "too few cases to judge (< 5)" in shown and "(no tenant)" in shown
 
 
 def test_compare_shows_the_tenant_regression_the_overall_mean_hides(runs: tuple[Path, Path]) -> None:

@@ -1,8 +1,8 @@
 """Reading the optional and kind-specific parts of a report, for both renderers.
 
-Plain data in, plain data out (no escaping here): the gate verdict, the provenance rows, the k-sweep
-and chunking tables whether a report carries them as sections or is itself such an experiment, and
-the rows of the ablation, reranker-eval and rewrite-eval sections.
+Plain data in, plain data out (no escaping here): the gate verdict, the provenance rows, the
+constraint verdict of a rewrite-eval, safe lookups into optional parts (:func:`part`) and the number
+formatter of the pages' own sections (the summary cards, the sweeps).
 """
 
 from __future__ import annotations
@@ -10,12 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ragaudit.verdict import CheckVerdict, decide
-
-if TYPE_CHECKING:
-    from ragaudit.report.kinds.fields import Paired
 
 
 @dataclass(frozen=True)
@@ -90,16 +87,6 @@ def constraint_verdict(cons: Mapping[str, Any]) -> CheckVerdict:
     )
 
 
-def leaks_text(entry: Mapping[str, Any]) -> str:
-    """A pipeline's leak count for a table, or ``not verified`` when its tenant isolation was not
-    verified (``isolation`` in the entry): zero leaks found is not zero leaks when nothing was checked."""
-    verdict = CheckVerdict.from_json(entry.get("isolation"))
-    if verdict is not None and verdict.state == "not_verified":
-        return "not verified"
-    leaks = entry.get("leaks")
-    return str(leaks) if isinstance(leaks, int) and not isinstance(leaks, bool) else "–"
-
-
 def part(data: Any, *keys: str) -> Mapping[str, Any]:
     """The mapping at ``data[k1][k2]...``, or an empty one where any step is missing or not a mapping."""
     for key in keys:
@@ -112,40 +99,6 @@ def num(value: Any, digits: int = 4) -> str:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
         return "–"
     return f"{value:.{digits}f}"
-
-
-def signed(value: Any, digits: int = 4) -> str:
-    """A number with its sign (``+0.0123``), or ``–``."""
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
-        return "–"
-    return f"{value:+.{digits}f}"
-
-
-def ci_text(comparison: Paired | None) -> str:
-    """``[-0.012, +0.085]``: the CI of a paired comparison's delta, or ``–``."""
-    ci = comparison.ci if comparison is not None else None
-    return f"[{signed(ci[0], 3)}, {signed(ci[1], 3)}]" if ci is not None else "–"
-
-
-def wtl_text(comparison: Paired | None) -> str:
-    """``wins/ties/losses`` of a paired comparison."""
-    c = comparison
-    counts = (c.wins, c.ties, c.losses) if c is not None else (None, None, None)
-    return "/".join("–" if n is None else str(n) for n in counts)
-
-
-def records(data: Any, *keys: str) -> list[Mapping[str, Any]]:
-    """The mappings in the list at ``data[k1][k2]...`` (an empty list where it is missing)."""
-    *head, last = keys
-    value = part(data, *head).get(last)
-    return [r for r in value if isinstance(r, Mapping)] if isinstance(value, list) else []
-
-
-def ms_value(value: Any) -> str:
-    """Milliseconds to 2 decimals below 10 ms, else 1 (``–`` for a missing value)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-        return "–"
-    return f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}"
 
 
 def _short(sha: Any, n: int = 12) -> str:

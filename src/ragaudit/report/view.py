@@ -103,14 +103,6 @@ class ReportView:
     def latencies(self) -> list[float]:
         return [float(c["latency_ms"]) for c in self.cases if isinstance(c.get("latency_ms"), (int, float))]
 
-    @property
-    def comparisons(self) -> list[Paired]:
-        """The paired comparisons against the baseline (empty without one)."""
-        return Paired.rows(self.comparison) if self.comparison is not None else []
-
-    def significant(self) -> list[Paired]:
-        return [c for c in self.comparisons if c.significant]
-
 
 def system_label(report: Mapping[str, Any]) -> str:
     """The system a report is about: its run name, else its kind."""
