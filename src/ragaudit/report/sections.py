@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ragaudit.report.draw.cells import MISSING
 from ragaudit.verdict import CheckVerdict, decide
 
 
@@ -101,8 +102,13 @@ def num(value: Any, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
+def _given(value: Any) -> str:
+    """A value as text, or :data:`ragaudit.report.draw.cells.MISSING` (never ``None``)."""
+    return MISSING if value is None or value == "" else str(value)
+
+
 def _short(sha: Any, n: int = 12) -> str:
-    return str(sha)[:n] if sha else "–"
+    return str(sha)[:n] if sha else MISSING
 
 
 def _models(models: Mapping[str, Any]) -> str:
@@ -134,10 +140,17 @@ def provenance_rows(
     dataset, corpus = part(report, "dataset"), part(report, "corpus")
     if dataset:
         sha = _short(dataset.get("sha256"))
-        rows.append(("dataset", f"{dataset.get('path')} ({dataset.get('format')}, sha256 {sha})"))
+        rows.append(
+            ("dataset", f"{_given(dataset.get('path'))} ({_given(dataset.get('format'))}, sha256 {sha})")
+        )
     if corpus:
         sha = _short(corpus.get("sha256"))
-        rows.append(("corpus", f"{corpus.get('path')} ({corpus.get('documents')} documents, sha256 {sha})"))
+        rows.append(
+            (
+                "corpus",
+                f"{_given(corpus.get('path'))} ({_given(corpus.get('documents'))} documents, sha256 {sha})",
+            )
+        )
     pipeline = part(report, "pipeline") or pipeline
     if pipeline:
         chunking = part(pipeline, "config", "chunking")
@@ -147,7 +160,7 @@ def provenance_rows(
         ]
         if isinstance(pipeline.get("chunks"), int):
             details.append(f"{pipeline['chunks']} chunks")
-        rows.append(("pipeline", f"{pipeline.get('name')} ({'; '.join(details)})"))
+        rows.append(("pipeline", f"{_given(pipeline.get('name'))} ({'; '.join(details)})"))
         build = build_text(pipeline)
         if build:
             rows.append(("index build", build))
@@ -178,7 +191,12 @@ def provenance_rows(
         packages = part(env, "packages")
         if packages:
             rows.append(("packages", ", ".join(f"{k} {v}" for k, v in packages.items())))
-    rows.append(("written", f"{report.get('created_at')} by ragaudit {report.get('ragaudit_version')}"))
+    rows.append(
+        (
+            "written",
+            f"{_given(report.get('created_at'))} by ragaudit {_given(report.get('ragaudit_version'))}",
+        )
+    )
     return rows
 
 

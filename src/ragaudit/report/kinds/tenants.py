@@ -209,7 +209,7 @@ def comparisons_blocks(
         leads.append(
             Lead(
                 "Hidden regression",
-                f"{p.system} on {p.metric} in tenant {r.tenant}: {p.delta:+.4f} "
+                f"▼ {p.system} on {p.metric} in tenant {r.tenant}: {p.delta:+.4f} "
                 f"({fmt_p(p.p_value_corrected)}) against {baseline or 'the baseline'}, while {said}",
             )
         )
