@@ -108,12 +108,12 @@ def test_no_tenant_id_and_no_corpus_is_not_verified_everywhere(
     assert "--corpus" in isolation["reason"]
     assert "tenant isolation: NOT VERIFIED - 8 of 8 not verified: no --corpus was given" in terminal
     markdown = _render(kb, "unlabelled", "md")
-    assert "tenant isolation NOT VERIFIED" in markdown and "no --corpus was given" in markdown
+    assert "**⚠️ tenant isolation: NOT VERIFIED**" in markdown and "no --corpus was given" in markdown
     assert "✅" not in markdown and "no cross-tenant leaks" not in markdown.lower()
     html = _render(kb, "unlabelled", "html")
     security = html[html.index('<section id="security">') :]
     security = security[: security.index("</section>")]
-    assert "Tenant isolation NOT VERIFIED" in security and "no --corpus was given" in security
+    assert "tenant isolation: NOT VERIFIED" in security and "no --corpus was given" in security
     page = html[: html.index("<script")]  # the rendered page (the script marks relevant chunks only)
     assert "✓" not in page and "No cross-tenant leaks" not in page
     assert ">not verified<" in page  # the summary card
@@ -135,7 +135,8 @@ def test_with_the_corpus_an_honest_service_shows_no_leak_and_a_leaky_one_fails(
         assert leaky["isolation"]["state"] == "fail" and leaky["leaks"] == 4, style
         assert {r["claimed_tenant"] for r in leaky["records"]} == {"acme", "globex"}
         markdown = _render(kb, style, "md")
-        assert "❌ 4 cross-tenant chunk(s)" in markdown and "✅" not in markdown
+        assert "**❌ tenant isolation: FAIL**" in markdown and "✅" not in markdown
+        assert "SECURITY: 4 cross-tenant chunk(s) returned in 4 case(s)" in markdown
 
 
 def test_output_the_corpus_cannot_attribute_is_counted_as_not_verified(kb: dict[str, Path]) -> None:

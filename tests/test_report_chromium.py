@@ -98,8 +98,9 @@ def test_loads_offline_without_errors_and_saves_a_screenshot(
     assert len(watched.ids()) == 40
     assert page.inner_text("#shown") == "showing 40 of 40 queries"
     assert page.title().startswith("ragaudit · better on golden.jsonl")
-    # 11 sections: the 10 before issue 14 plus "holes" (Judged@k)
-    assert page.locator("section").count() == 11 and page.locator("svg.chart").count() == 5
+    # 13 sections: the 10 before issue 14, "holes" (Judged@k), the notes and the per-tenant figures;
+    # 6 charts: metrics, changes, latency, per tenant, k-sweep, chunking
+    assert page.locator("section").count() == 13 and page.locator("svg.chart").count() == 6
     watched.row("q01").click()
     shot = tmp_path / "report.png"
     page.screenshot(path=str(shot), full_page=True)
@@ -239,7 +240,7 @@ def test_unverified_tenant_isolation_shows_no_check_mark(browser: Any, tmp_path:
     try:
         security = watched.page.inner_text("#security")
         summary = watched.page.inner_text("#summary")
-        assert "Tenant isolation NOT VERIFIED" in security and "no --corpus was given" in security
+        assert "tenant isolation: NOT VERIFIED" in security and "no --corpus was given" in security
         assert "✓" not in security + summary and "No cross-tenant leaks" not in security
         assert "not verified" in summary
         assert watched.console == []

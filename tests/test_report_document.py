@@ -219,8 +219,11 @@ def test_the_example_kind_of_docs_reports_md_draws_in_all_three_formats(clean_re
         "budget_ms": 50,
         "pipelines": [{"name": "a", "p95": 80.0}],
     }
-    assert render_terminal(report).splitlines()[0] == "latency budget: FAIL - 1 of 1 over 50 ms"
-    assert "**❌ latency budget: FAIL**: 1 of 1 over 50 ms" in render_markdown(build_view(report))
+    said = "1 of 1 over 50 ms; 0 not measured"
+    assert render_terminal(report).splitlines()[0] == f"latency budget: FAIL - {said}"
+    assert f"**❌ latency budget: FAIL**: {said}" in render_markdown(build_view(report))
+    unmeasured = {**report, "pipelines": [{"name": "a", "p95": 20.0}, {"name": "b"}]}
+    assert render_terminal(unmeasured).startswith("latency budget: NOT VERIFIED - 0 of 2 over 50 ms; 1 not")
     assert '<section id="budget"><h2>Latency budget</h2><p class="bad-line">' in render_html(
         build_view(report)
     )

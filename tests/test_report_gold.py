@@ -32,7 +32,6 @@ from ragaudit.report.view import build_view
 GOLD = Path(__file__).parent / "gold"
 REGEN = os.environ.get("RAGAUDIT_REGEN_GOLD") == "1"
 LEGACY = {
-    "eval",
     "tenant-audit",
 }
 """Built-in kinds that still draw themselves (their own terminal / markdown / html hooks)."""
@@ -106,3 +105,45 @@ def test_hostile_ids_stay_text_in_every_format(kind: str) -> None:
     for fmt in ("md", "html"):
         text = rendered(kind, fmt)
         assert "<script>document" not in text and "<img src=x" not in text, (kind, fmt)
+
+
+PYTHON_WORDS = re.compile(r"\b(None|nan|NaN|inf)\b")
+"""What a missing value reads as when it is formatted by Python instead of the cell formatter."""
+
+
+@pytest.mark.parametrize("fmt", ["txt", "md", "html"])
+@pytest.mark.parametrize("kind", MIGRATED)
+def test_no_missing_value_reads_as_python_text(kind: str, fmt: str) -> None:
+    text = rendered(kind, fmt)
+    if fmt == "html":
+        text = re.sub(r"<svg.*?</svg>", "", text, flags=re.S)
+    assert not PYTHON_WORDS.search(text), PYTHON_WORDS.search(text)
+
+
+def test_a_minimal_rewrite_eval_draws_missing_values_as_missing() -> None:
+    """Counts, latencies and a rewrite the report does not have read ``–`` (or say so), never None / nan / 0."""
+    report = {
+        "kind": "rewrite-eval",
+        "rewriter": "r",
+        "constraints": {"cases": 10, "checked": 6, "flagged": 0},
+        "metrics": {},
+        "comparisons": [],
+        "latency_ms": {"added": {"mean": 1.0}},
+        "per_case": [
+            {
+                "id": "q",
+                "flagged": True,
+                "query": "a",
+                "constraints": {"lost": [{"kind": "entity", "text": "p"}]},
+            }
+        ],
+    }
+    for text in (
+        render_terminal(report),
+        render_markdown(build_view(report)),
+        render_html(build_view(report)),
+    ):
+        assert not PYTHON_WORDS.search(text.split("<script")[0]), PYTHON_WORDS.search(text)
+        assert "(no rewrite recorded)" in text and "+1.00" in text
+    terminal = render_terminal(report)
+    assert "per query              –                 –       +1.00          –          –" in terminal

@@ -91,13 +91,15 @@ def test_every_section_is_present_when_its_data_is(page: str, reports: dict[str,
         "summary",
         "metrics",
         "changes",
-        "queries",
         "holes",
         "latency",
+        "problems",
+        "security",
+        "notes",
+        "tenants",
+        "queries",
         "k-sweep",
         "chunking",
-        "security",
-        "problems",
         "provenance",
     ]
     assert 'class="badge fail">gate FAILED</span> security: 1 cross-tenant leak &gt; max_leaks 0' in page
@@ -106,15 +108,18 @@ def test_every_section_is_present_when_its_data_is(page: str, reports: dict[str,
     assert "changes" not in plain_ids and "k-sweep" not in plain_ids and 'class="badge' not in plain
 
 
-def test_metric_bars_carry_cis_and_baseline_ticks(page: str) -> None:
-    metrics_svg = page.split('<section id="metrics">')[1].split("</section>")[0]
-    assert metrics_svg.count('<circle class="bar"') == 4
-    assert metrics_svg.count('<g class="ci">') == 4
-    assert metrics_svg.count('class="base"') == 4
-    # each metric's axis scaled to its mean, CI and baseline: none of them is drawn on 0-1
-    firsts = re.findall(r'<line class="axis".*?<text class="tick"[^>]*>([\d.]+)</text>', metrics_svg)
-    assert len(firsts) == 4 and metrics_svg.count('class="axisbreak"') >= 1
-    assert "Δ +0." in metrics_svg and "▲" in metrics_svg
+def test_the_metric_chart_carries_cis_and_the_baseline(page: str) -> None:
+    """One axis per metric: this run's mean with its bootstrap CI, the baseline's mean beside it; the
+    table above it has the delta, bold and marked where significant."""
+    metrics = page.split('<section id="metrics">')[1].split("</section>")[0]
+    chart = metrics[metrics.index("<svg") :]
+    assert chart.count('<text class="label"') == 4  # nDCG@10, R@5, MRR@10, P@5
+    assert chart.count('<g class="whisker s0"') == 4 and 'class="whisker s1"' not in chart
+    assert chart.count('<circle class="ring"') == 4  # this run, ringed
+    # each metric's axis scaled to its values: none of them is drawn on 0-1
+    assert chart.count('class="axisbreak"') >= 1
+    table = metrics[: metrics.index("<svg")]
+    assert '<span class="up sig">+0.' in table and "▲" in table
 
 
 def test_the_table_data_has_columns_changes_and_queries(page: str) -> None:

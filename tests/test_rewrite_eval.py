@@ -211,7 +211,8 @@ def test_cli_synonym_rewrite_writes_the_artifact(tmp_path: Path, capsys: pytest.
         ]
     )
     text = capsys.readouterr().out
-    assert code == 0 and "R@5" in text and "0 flagged" in text
+    assert code == 0 and "R@5" in text and "flagged (lost something)" in text
+    assert re.search(r"^rewrites +84 +\d+ +0 ", text, re.M), text
     report = json.loads(out.read_text(), parse_constant=reject)  # strict JSON: no NaN
     assert report["kind"] == "rewrite-eval" and report["rewriter"].startswith("synonyms")
     assert report["provenance"]["pipeline"]["name"] == "bm25+rewrite"

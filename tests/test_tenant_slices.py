@@ -4,6 +4,7 @@ reported per tenant by eval and compare, and the tenants gate catches it, naming
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -79,12 +80,17 @@ def test_one_tenant_is_no_table_and_a_small_tenant_says_too_few() -> None:
     ]
     one = tenant_slices(cases, ["R@5"])
     assert [t["tenant"] for t in one["tenants"]] == ["a"] and not one["tenants"][0]["enough"]
-    from ragaudit.report.tenant_slices import slice_table
+    from ragaudit.report.document import Document, Section
+    from ragaudit.report.draw.terminal import draw_terminal
+    from ragaudit.report.kinds.tenants import TenantSlices, slices_table
 
-    assert slice_table(one) == []
-    two = tenant_slices([*cases, {"id": "q3", "status": "ok", "metrics": {"R@5": 1.0}}], ["R@5"])
-    assert "too few cases to judge (< 5)" in "\n".join(slice_table(two))
-    assert "(no tenant)" in "\n".join(slice_table(two))
+    assert TenantSlices.read(one) is None  # one tenant: its slice is the overall figures, no table
+    two = TenantSlices.read(
+        tenant_slices([*cases, {"id": "q3", "status": "ok", "metrics": {"R@5": 1.0}}], ["R@5"])
+    )
+    assert two is not None
+    shown = "\n".join(draw_terminal(Document((Section("t", "t", (slices_table([two]),)),))))
+    assert "too few cases to judge (< 5)" in shown and "(no tenant)" in shown
 
 
 def test_compare_shows_the_tenant_regression_the_overall_mean_hides(runs: tuple[Path, Path]) -> None:
@@ -99,7 +105,8 @@ def test_compare_shows_the_tenant_regression_the_overall_mean_hides(runs: tuple[
     assert result["tenant_comparisons"]["family"] == 3
     assert "Holm over 3 comparison(s)" in result["tenant_comparisons"]["correction_text"]
     shown = render_terminal(result)
-    assert "per tenant vs baseline" in shown and "-0.1967*" in shown
+    assert "per tenant vs in-memory" in shown and "-0.1967 ▼ hidden" in shown
+    assert "hidden regression: ▼ in-memory on nDCG@10 in tenant acme: -0.1967 (p < 0.001)" in shown
 
 
 def test_the_gate_catches_the_hidden_tenant_regression_and_names_the_tenant(
@@ -187,3 +194,50 @@ def test_the_command_line_gate_exits_1_naming_the_tenant(
     assert code == 1
     assert "ragaudit gate: FAIL (1 of 5 gates failed)" in out
     assert "[FAIL] tenants" in out and "- tenant acme: nDCG@10 0.46 vs baseline 0.65 (delta -0.1967" in out
+
+
+def _section(page: str, anchor: str) -> str:
+    found = page[page.index(f'<section id="{anchor}">') :]
+    return found[: found.index("</section>")]
+
+
+def test_the_pages_show_the_one_tenant_regression_the_mean_hides(runs: tuple[Path, Path]) -> None:
+    """compare, and eval against its baseline: the page and the Markdown name acme's hidden loss, mark
+    its row, and show each tenant's mean with its CI and n."""
+    from ragaudit.report.html import render_html
+    from ragaudit.report.markdown import render_markdown
+    from ragaudit.report.view import build_view
+
+    reports = [load_report(p) for p in runs]
+    result = with_tenant_comparisons(compare_reports(reports, reports[0], ["nDCG@10"]), reports, reports[0])
+    base, candidate = (read_report(p) for p in runs)
+    for view in (build_view(result), build_view(candidate, base, resamples=2_000)):
+        tenants = _section(render_html(view), "tenants")
+        assert '<p class="advice">▼ in-memory on nDCG@10 in tenant acme: -0.1967 (p ' in tenants
+        rows = re.findall(r"<tr>.*?</tr>", tenants)
+        row = next(r for r in rows if ">acme<" in r and "hidden" in r)
+        assert '<span class="down sig">-0.1967 ▼ hidden</span>' in row
+        assert "regresses while the overall mean does not" in row
+        assert not any("hidden" in r for r in rows if ">globex<" in r or ">initech<" in r)
+        markdown = render_markdown(view)
+        assert "**Hidden regression:** " in markdown and "| **-0.1967 ▼ hidden** |" in markdown
+    eval_page = render_html(build_view(candidate, base, resamples=2_000))
+    slices = _section(eval_page, "tenants")
+    assert 'data-label="95% CI">[+' in slices and 'data-label="n">25<' in slices  # mean, CI, n per tenant
+    assert slices.count("<svg") == 1  # each tenant's mean and CI, drawn
+
+
+def test_no_hidden_mark_when_the_overall_mean_also_regresses(runs: tuple[Path, Path]) -> None:
+    """A loss the mean shows too is a plain significant loss (``*``), not a hidden one."""
+    from ragaudit.report.kinds.fields import Fields, Paired
+    from ragaudit.report.kinds.tenants import TenantPaired, hidden
+
+    row = {"metric": "nDCG@10", "system": "b", "delta": -0.2, "significant": True}
+    tenant = TenantPaired("acme", True, Paired.read(Fields(row, "compare")))
+    assert hidden(tenant, {}) and hidden(
+        tenant,
+        {("b", "nDCG@10"): Paired.read(Fields({**row, "delta": 0.01, "significant": False}, "compare"))},
+    )
+    assert not hidden(tenant, {("b", "nDCG@10"): Paired.read(Fields(row, "compare"))})
+    few = TenantPaired("acme", False, tenant.paired)
+    assert not hidden(few, {})  # too few cases: never called significant

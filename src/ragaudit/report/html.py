@@ -2,23 +2,23 @@
 
 CSS, JavaScript and SVG charts are inline; a Content-Security-Policy (``default-src 'none'``) forbids
 the page any network request. The page loop (:func:`render_html`): the header (with the gate verdict),
-the summary / metrics / changes sections that read the report's counts and metrics, the kind's part
-(its document drawn by :func:`ragaudit.report.draw.html.draw_html`; a kind not yet migrated supplies
-its own sections), latency, a report's own ``k_sweep`` / ``chunking`` sections, security, missing and
-errors, provenance.
+the summary cards (the report's counts), the kind's part (its document drawn by
+:func:`ragaudit.report.draw.html.draw_html`; ``tenant-audit``, not yet migrated, supplies its own
+sections), then the page's own sections where the kind's document has none of the same anchor: the
+per-query table of a report with cases, a report's own ``k_sweep`` / ``chunking`` sections, security,
+missing and errors, provenance.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.artifacts.escape import script_json
-from ragaudit.artifacts.tables import delta_ci_label, fmt_p
 from ragaudit.report.draw.html import draw_html
 from ragaudit.report.html_assets import CSS, JS
-from ragaudit.report.html_parts import Section, card, comparison_table, forest, html_table
+from ragaudit.report.html_parts import Section, card, html_table
 from ragaudit.report.kinds import is_builtin
 from ragaudit.report.kinds.fields import Latency
 from ragaudit.report.sections import (
@@ -27,12 +27,8 @@ from ragaudit.report.sections import (
     part,
 )
 from ragaudit.report.sections import num as _num
-from ragaudit.report.sections import signed as _signed
-from ragaudit.report.svg import Bar, clip_point, dot_plot, histogram, line_chart, metric_bars
+from ragaudit.report.svg import dot_plot, line_chart
 from ragaudit.report.view import ReportView
-
-if TYPE_CHECKING:
-    from ragaudit.report.kinds.fields import Paired
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
@@ -63,59 +59,6 @@ def _or_dash(value: object) -> str:
     return "–" if value is None else str(value)
 
 
-def _metrics(view: ReportView) -> Section | None:
-    if not view.metrics:
-        return None
-    bars = []
-    for m in view.metrics:
-        c = m.comparison
-        if c is None:
-            note = f"CI [{_num(m.ci[0], 3)}, {_num(m.ci[1], 3)}]  n={m.n}" if m.ci else f"n={m.n}"
-            bars.append(Bar(m.name, m.value, m.ci, note=note))
-            continue
-        up = c.delta is not None and c.delta > 0
-        tone = ("up" if up else "down") if c.significant else ""
-        mark = (" ▲" if up else " ▼") if c.significant else ""
-        note = f"Δ {_signed(c.delta, 3)}  ({fmt_p(c.p_value_corrected)}){mark}"
-        bars.append(Bar(m.name, m.value, m.ci, c.baseline_mean, note, tone))
-    pct = f"{view.confidence:.0%}"
-    legend = (
-        f'<p class="hint">Point: mean over answerable queries. Whisker: {pct} percentile-bootstrap CI of the mean '
-        f"(resampling queries).{' Amber tick: the baseline.' if view.baseline_label else ''} Each metric has "
-        "its own axis, scaled to these values (a break mark at the left: it does not start at 0).</p>"
-    )
-    return "metrics", "Metrics", legend + metric_bars(bars, "metric means with confidence intervals")
-
-
-def _moved(rows: Sequence[Paired], primary: str | None) -> str:
-    chosen = next((c for c in rows if c.metric == primary), rows[0] if rows else None)
-    if chosen is None:
-        return ""
-    parts = []
-    for moved, title in ((chosen.most_regressed, "Most regressed"), (chosen.most_improved, "Most improved")):
-        items = "".join(
-            f"<li>{esc(m['id'])} <span class='hint'>{_signed(m['delta'], 3)}</span></li>" for m in moved
-        )
-        parts.append(
-            f"<div><h3>{title} on {esc(chosen.metric)}</h3><ul class='ids'>{items or '<li>none</li>'}</ul></div>"
-        )
-    return f'<div class="cards">{"".join(parts)}</div>'
-
-
-def _changes(view: ReportView) -> Section | None:
-    if view.comparison is None:
-        return None
-    rows = view.comparisons
-    hint = (
-        f'<p class="hint">This run against <b>{esc(view.baseline_label or "")}</b> on the same '
-        f"{rows[0].n if rows else 0} answerable queries: paired randomization test, Holm-corrected across "
-        f"{len(rows)} metrics, α = {view.alpha:g}; blue points are significant. Intervals: "
-        f"{esc(delta_ci_label([c.data for c in rows]))}, simultaneous over the {len(rows)} comparisons.</p>"
-    )
-    body = hint + forest(rows, False) + comparison_table(rows, False) + _moved(rows, view.primary_metric)
-    return "changes", "Changes", body
-
-
 def _columns(view: ReportView) -> list[dict[str, str]]:
     cols = [
         {"key": "id", "label": "case", "kind": ""},
@@ -131,8 +74,11 @@ def _columns(view: ReportView) -> list[dict[str, str]]:
     return cols
 
 
-def queries_section(view: ReportView) -> Section:
-    """The eval report's per-query table (sortable, filterable, each row opens the retrieved chunks)."""
+def _queries(view: ReportView) -> Section | None:
+    """The per-query table of a report with cases (an eval report's: sortable, filterable, each row
+    opens the retrieved chunks)."""
+    if not view.cases:
+        return None
     columns = _columns(view)
     numeric = {"metric", "delta"}
     head = "".join(
@@ -163,25 +109,6 @@ def queries_section(view: ReportView) -> Section:
         + "<noscript><p>The per-query table needs JavaScript.</p></noscript>"
     )
     return "queries", "Queries", body
-
-
-def _latency(view: ReportView) -> Section | None:
-    values = view.latencies()
-    latency = view.report.get("latency_ms")
-    if not values or not isinstance(latency, Mapping):
-        return None
-    markers = {
-        k: float(latency[k]) for k in ("p50", "p95", "p99") if isinstance(latency.get(k), (int, float))
-    }
-    basis = part(view.report, "retrieval").get("latency")
-    how = f" Measured {esc(basis)}." if isinstance(basis, str) else ""
-    clipped = (
-        " The few slowest, which would stretch the axis, are counted in the last (red) bar."
-        if clip_point(values) is not None
-        else ""
-    )
-    hint = f'<p class="hint">Latency of {len(values)} queries (ms), with percentiles.{how}{clipped}</p>'
-    return "latency", "Latency", hint + histogram(values, "latency histogram", markers)
 
 
 def _k_sweep(view: ReportView) -> Section | None:
@@ -275,10 +202,8 @@ def _provenance(view: ReportView) -> Section:
     return "provenance", "Provenance", f'<table class="kv">{rows}</table>'
 
 
-HEAD_SECTIONS: tuple[Callable[[ReportView], Section | None], ...] = (_summary, _metrics, _changes)
-"""The first sections, before those of the report's kind (:meth:`ragaudit.report.kinds.ReportKind.html`)."""
 SECTIONS: tuple[Callable[[ReportView], Section | None], ...] = (
-    _latency,
+    _queries,
     _k_sweep,
     _chunking,
     _security,
@@ -335,7 +260,7 @@ def _header(view: ReportView, nav: str) -> str:
 
 def _case_data(view: ReportView) -> dict[str, Any]:
     return {
-        "columns": _columns(view) if view.kind == "eval" else [],
+        "columns": _columns(view) if view.cases else [],
         "primary": view.primary_metric,
         "hasBaseline": view.baseline_label is not None,
         "baseline": view.baseline_label,
@@ -359,11 +284,15 @@ def _kind_sections(view: ReportView) -> list[Section]:
 
 
 def render_html(view: ReportView) -> str:
-    """The whole page as one string."""
+    """The whole page as one string: the summary, the kind's sections, then the page's own sections
+    (queries, sweeps, security, missing and errors, provenance) that the kind's document does not
+    already hold (the document wins: a kind with a ``security`` section shows its own)."""
+    own = _kind_sections(view)
+    anchors = {anchor for anchor, _, _ in own}
     made = [
-        *(make(view) for make in HEAD_SECTIONS),
-        *_kind_sections(view),
-        *(make(view) for make in SECTIONS),
+        _summary(view),
+        *own,
+        *(s for make in SECTIONS if (s := make(view)) is None or s[0] not in anchors),
     ]
     sections = [s for s in made if s is not None]
     nav = "".join(f'<a href="#{sid}">{esc(title)}</a>' for sid, title, _ in sections)

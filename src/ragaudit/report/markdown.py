@@ -3,9 +3,8 @@
 The page loop (:func:`render_markdown`): a heading, the gate verdict (when the report carries one),
 the kind's part (its document drawn by :func:`ragaudit.report.draw.markdown.draw_markdown`), a report's
 own ``k_sweep`` / ``chunking`` sections, missing cases, errors and notes, and the provenance in a
-collapsed block. Below it, still here, the sections of the kinds not yet drawn through a document
-(eval: metrics, changes, security; compare and benchmark tables), which escape with
-:func:`ragaudit.artifacts.escape.escape_md` themselves.
+collapsed block. ``tenant-audit``, not yet drawn through a document, writes its own lines (escaped
+with :func:`ragaudit.artifacts.escape.escape_md`).
 """
 
 from __future__ import annotations
@@ -14,21 +13,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ragaudit.artifacts.escape import escape_md as md
-from ragaudit.artifacts.tables import delta_ci_label, fmt_p
 from ragaudit.report.draw.markdown import draw_markdown, table_lines
 from ragaudit.report.kinds import is_builtin
-from ragaudit.report.sections import (
-    GATE_MARKS,
-    gate_state,
-    gate_verdict,
-    wtl_text,
-)
+from ragaudit.report.sections import GATE_MARKS, gate_state, gate_verdict
 from ragaudit.report.sections import num as _num
-from ragaudit.report.sections import signed as _signed
 from ragaudit.report.view import ReportView
 
 if TYPE_CHECKING:
-    from ragaudit.report.kinds.eval import EvalReport
     from ragaudit.report.kinds.fields import Problems
 
 MAX_K_COLUMNS = 10
@@ -63,120 +54,8 @@ def _gate(view: ReportView) -> list[str]:
     return [*lines, ""] if gates else lines
 
 
-def _metrics(view: ReportView) -> list[str]:
-    pct = f"{view.confidence:.0%} CI"
-    if view.baseline_label is None:
-        rows = [
-            [md(m.name), _num(m.value), f"[{_num(m.ci[0], 3)}, {_num(m.ci[1], 3)}]" if m.ci else "–"]
-            for m in view.metrics
-        ]
-        return _table(["metric", "mean", pct], rows)
-    rows = []
-    for m in view.metrics:
-        c = m.comparison
-        delta = _signed(c.delta if c else None)
-        if c is not None and c.significant:
-            delta = f"**{delta}** {'▲' if c.delta is not None and c.delta > 0 else '▼'}"
-        rows.append(
-            [
-                md(m.name),
-                _num(c.baseline_mean if c else None),
-                _num(m.value),
-                f"[{_num(m.ci[0], 3)}, {_num(m.ci[1], 3)}]" if m.ci else "–",
-                delta,
-                md(fmt_p(c.p_value_corrected if c else None, prefix=False)),
-                wtl_text(c),
-            ]
-        )
-    return _table(
-        [
-            "metric",
-            f"baseline ({md(view.baseline_label)})",
-            "this run",
-            f"{pct} of mean (unadjusted)",
-            "Δ",
-            "p (Holm)",
-            "W/T/L",
-        ],
-        rows,
-    )
-
-
-def _counts(report: EvalReport) -> list[str]:
-    c = report.counts
-    parts = [
-        f"{c.cases} cases: {c.answerable} answerable (averaged), {c.unanswerable} unanswerable (excluded), "
-        f"{c.missing} missing and {c.errors} errors (scored 0)"
-    ]
-    if report.latency is not None:
-        basis = f" ({md(report.latency_basis)})" if report.latency_basis else ""
-        parts.append(
-            f"latency p50 {_num(report.latency.p50, 1)} ms, p95 {_num(report.latency.p95, 1)} ms{basis}"
-        )
-    return [" · ".join(parts)]
-
-
-def _changes(view: ReportView) -> list[str]:
-    if view.comparison is None:
-        return []
-    base = md(view.baseline_label or "baseline")
-    rows = view.comparisons
-    head = (
-        f"paired randomization test, Holm-corrected across {len(rows)} metrics, α = {view.alpha:g}; "
-        f"intervals: {delta_ci_label([c.data for c in rows])}"
-    )
-    significant = view.significant()
-    if not significant:
-        return [f"**No significant change against {base}** ({head}).", ""]
-    lines = [f"**Significant changes against {base}** ({head}):", ""]
-    for c in significant:
-        lo, hi = c.ci if c.ci is not None else (None, None)
-        lines.append(
-            f"- {md(c.metric)}: {_signed(c.delta)} [{_signed(lo, 3)}, {_signed(hi, 3)}], "
-            f"{fmt_p(c.p_value_corrected)}, {c.wins} queries better, {c.losses} worse"
-        )
-    primary = next((c for c in significant if c.metric == view.primary_metric), significant[0])
-    for moved, word in ((primary.most_regressed, "most regressed"), (primary.most_improved, "most improved")):
-        if moved:
-            shown = ", ".join(f"{md(m['id'])} ({_signed(m['delta'], 3)})" for m in moved)
-            lines.append(f"- {word} on {md(primary.metric)}: {shown}")
-    return [*lines, ""]
-
-
 SECURITY_MARKS = {"pass": "✅", "fail": "❌", "not_verified": "⚠️"}
-"""Only a verified pass gets a check mark."""
-
-
-def _security(view: ReportView) -> list[str]:
-    verdict = view.isolation()
-    if verdict is None:
-        return []
-    mark = SECURITY_MARKS[verdict.state]
-    if verdict.state == "pass":
-        return [f"**Security:** {mark} tenant isolation verified: {md(verdict.reason, 400)}.", ""]
-    if verdict.state == "not_verified":
-        return [f"**Security: {mark} tenant isolation NOT VERIFIED:** {md(verdict.reason, 400)}.", ""]
-    leaks = view.leaks()
-    cases = len({leak.case_id for leak in leaks})
-    lines = [
-        f"**Security: {mark} {len(leaks)} cross-tenant chunk(s) returned in {cases} case(s): a release blocker.**",
-        "",
-        f"Tenant isolation FAILED: {md(verdict.reason, 400)}.",
-        "",
-    ]
-    rows = [
-        [
-            md(leak.case_id),
-            md(leak.chunk_id),
-            str(leak.rank),
-            md(leak.claimed_tenant or "(unlabelled)"),
-            md(leak.caller_tenant),
-        ]
-        for leak in leaks[:LIST_LIMIT]
-    ]
-    if not rows:
-        return lines
-    return [*lines, *_table(["case", "chunk", "rank", "owner", "asked as"], rows, 2), *_more(len(leaks)), ""]
+"""Only a verified pass gets a check mark (the ``tenant-audit`` kind's sections)."""
 
 
 def _problems(problems: Problems) -> list[str]:

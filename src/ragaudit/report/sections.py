@@ -1,8 +1,8 @@
 """Reading the optional and kind-specific parts of a report, for both renderers.
 
-Plain data in, plain data out (no escaping here): the gate verdict, the provenance rows, the k-sweep
-and chunking tables whether a report carries them as sections or is itself such an experiment, and
-the rows of the ablation, reranker-eval and rewrite-eval sections.
+Plain data in, plain data out (no escaping here): the gate verdict, the provenance rows, the
+constraint verdict of a rewrite-eval, safe lookups into optional parts (:func:`part`) and the number
+formatter of the pages' own sections (the summary cards, the sweeps).
 """
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ragaudit.report.draw.cells import MISSING
 from ragaudit.verdict import CheckVerdict, decide
-
-if TYPE_CHECKING:
-    from ragaudit.report.kinds.fields import Paired
 
 
 @dataclass(frozen=True)
@@ -90,16 +88,6 @@ def constraint_verdict(cons: Mapping[str, Any]) -> CheckVerdict:
     )
 
 
-def leaks_text(entry: Mapping[str, Any]) -> str:
-    """A pipeline's leak count for a table, or ``not verified`` when its tenant isolation was not
-    verified (``isolation`` in the entry): zero leaks found is not zero leaks when nothing was checked."""
-    verdict = CheckVerdict.from_json(entry.get("isolation"))
-    if verdict is not None and verdict.state == "not_verified":
-        return "not verified"
-    leaks = entry.get("leaks")
-    return str(leaks) if isinstance(leaks, int) and not isinstance(leaks, bool) else "–"
-
-
 def part(data: Any, *keys: str) -> Mapping[str, Any]:
     """The mapping at ``data[k1][k2]...``, or an empty one where any step is missing or not a mapping."""
     for key in keys:
@@ -114,42 +102,13 @@ def num(value: Any, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
-def signed(value: Any, digits: int = 4) -> str:
-    """A number with its sign (``+0.0123``), or ``–``."""
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
-        return "–"
-    return f"{value:+.{digits}f}"
-
-
-def ci_text(comparison: Paired | None) -> str:
-    """``[-0.012, +0.085]``: the CI of a paired comparison's delta, or ``–``."""
-    ci = comparison.ci if comparison is not None else None
-    return f"[{signed(ci[0], 3)}, {signed(ci[1], 3)}]" if ci is not None else "–"
-
-
-def wtl_text(comparison: Paired | None) -> str:
-    """``wins/ties/losses`` of a paired comparison."""
-    c = comparison
-    counts = (c.wins, c.ties, c.losses) if c is not None else (None, None, None)
-    return "/".join("–" if n is None else str(n) for n in counts)
-
-
-def records(data: Any, *keys: str) -> list[Mapping[str, Any]]:
-    """The mappings in the list at ``data[k1][k2]...`` (an empty list where it is missing)."""
-    *head, last = keys
-    value = part(data, *head).get(last)
-    return [r for r in value if isinstance(r, Mapping)] if isinstance(value, list) else []
-
-
-def ms_value(value: Any) -> str:
-    """Milliseconds to 2 decimals below 10 ms, else 1 (``–`` for a missing value)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-        return "–"
-    return f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}"
+def _given(value: Any) -> str:
+    """A value as text, or :data:`ragaudit.report.draw.cells.MISSING` (never ``None``)."""
+    return MISSING if value is None or value == "" else str(value)
 
 
 def _short(sha: Any, n: int = 12) -> str:
-    return str(sha)[:n] if sha else "–"
+    return str(sha)[:n] if sha else MISSING
 
 
 def _models(models: Mapping[str, Any]) -> str:
@@ -181,10 +140,17 @@ def provenance_rows(
     dataset, corpus = part(report, "dataset"), part(report, "corpus")
     if dataset:
         sha = _short(dataset.get("sha256"))
-        rows.append(("dataset", f"{dataset.get('path')} ({dataset.get('format')}, sha256 {sha})"))
+        rows.append(
+            ("dataset", f"{_given(dataset.get('path'))} ({_given(dataset.get('format'))}, sha256 {sha})")
+        )
     if corpus:
         sha = _short(corpus.get("sha256"))
-        rows.append(("corpus", f"{corpus.get('path')} ({corpus.get('documents')} documents, sha256 {sha})"))
+        rows.append(
+            (
+                "corpus",
+                f"{_given(corpus.get('path'))} ({_given(corpus.get('documents'))} documents, sha256 {sha})",
+            )
+        )
     pipeline = part(report, "pipeline") or pipeline
     if pipeline:
         chunking = part(pipeline, "config", "chunking")
@@ -194,7 +160,7 @@ def provenance_rows(
         ]
         if isinstance(pipeline.get("chunks"), int):
             details.append(f"{pipeline['chunks']} chunks")
-        rows.append(("pipeline", f"{pipeline.get('name')} ({'; '.join(details)})"))
+        rows.append(("pipeline", f"{_given(pipeline.get('name'))} ({'; '.join(details)})"))
         build = build_text(pipeline)
         if build:
             rows.append(("index build", build))
@@ -225,7 +191,12 @@ def provenance_rows(
         packages = part(env, "packages")
         if packages:
             rows.append(("packages", ", ".join(f"{k} {v}" for k, v in packages.items())))
-    rows.append(("written", f"{report.get('created_at')} by ragaudit {report.get('ragaudit_version')}"))
+    rows.append(
+        (
+            "written",
+            f"{_given(report.get('created_at'))} by ragaudit {_given(report.get('ragaudit_version'))}",
+        )
+    )
     return rows
 
 

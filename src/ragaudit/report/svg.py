@@ -19,19 +19,6 @@ SERIES = 6
 
 
 @dataclass(frozen=True)
-class Bar:
-    """One horizontal bar: a value with an optional CI whisker and an optional baseline tick."""
-
-    label: str
-    value: float | None
-    ci: tuple[float, float] | None = None
-    baseline: float | None = None
-    note: str = ""
-    tone: str = ""
-    """``up`` / ``down`` colour the note (a significant change)."""
-
-
-@dataclass(frozen=True)
 class Interval:
     """A point with a CI around a reference line (a forest plot row), e.g. a paired delta."""
 
@@ -97,67 +84,6 @@ def _svg(width: int, height: int, title: str, body: list[str]) -> str:
 
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
-
-
-def metric_bars(bars: Sequence[Bar], title: str, width: int = WIDTH, top: float = 1.0) -> str:
-    """One row per metric: the mean as a point with its CI whisker and the baseline's mean as an amber
-    tick, on an axis of its own scaled to those values (:func:`data_axis`; ticks under the row, a break
-    mark at the left when it does not start at 0), so a 0.81 -> 0.88 change and a CI of +-0.03 are
-    visible rather than drawn on 0-1. ``top`` caps the axis (metrics live in [0, 1])."""
-    label_w, note_w, row_h, pad = 96, 250, 46, 12
-    plot_w = width - label_w - note_w
-    height = pad + row_h * len(bars) + 4
-    body = []
-    for i, bar in enumerate(bars):
-        mid = pad + i * row_h + 14
-        shown = [v for v in (bar.value, bar.baseline, *(bar.ci or ())) if v is not None and math.isfinite(v)]
-        ticks = data_axis(shown, cap_one=top <= 1.0 and all(0.0 <= v <= 1.0 for v in shown))
-        lo, hi = ticks[0], ticks[-1]
-
-        def x(v: float, lo: float = lo, hi: float = hi) -> float:
-            return label_w + plot_w * (min(max(v, lo), hi) - lo) / (hi - lo)
-
-        body.append(
-            f'<line class="axis" x1="{label_w}" x2="{label_w + plot_w}" y1="{_f(mid)}" y2="{_f(mid)}"/>'
-            f'<text class="label" x="{label_w - 14}" y="{_f(mid + 4)}" text-anchor="end">{esc(bar.label)}</text>'
-        )
-        for t in ticks:
-            body.append(
-                f'<line class="grid" x1="{_f(x(t))}" x2="{_f(x(t))}" y1="{_f(mid - 10)}" y2="{_f(mid + 8)}"/>'
-                f'<text class="tick" x="{_f(x(t))}" y="{_f(mid + 22)}" text-anchor="middle">{t:g}</text>'
-            )
-        note = axis_note(ticks)
-        if note:
-            bx = label_w - 2
-            body.append(
-                f'<path class="axisbreak" d="M{bx - 4},{_f(mid + 5)} L{bx},{_f(mid - 5)} M{bx + 1},{_f(mid + 5)} '
-                f'L{bx + 5},{_f(mid - 5)}"><title>{esc(note)}</title></path>'
-            )
-        if bar.ci is not None and all(math.isfinite(c) for c in bar.ci):
-            lo_x, hi_x = x(bar.ci[0]), x(bar.ci[1])
-            body.append(
-                f'<g class="ci"><line x1="{_f(lo_x)}" x2="{_f(hi_x)}" y1="{_f(mid)}" y2="{_f(mid)}"/>'
-                f'<line x1="{_f(lo_x)}" x2="{_f(lo_x)}" y1="{_f(mid - 6)}" y2="{_f(mid + 6)}"/>'
-                f'<line x1="{_f(hi_x)}" x2="{_f(hi_x)}" y1="{_f(mid - 6)}" y2="{_f(mid + 6)}"/>'
-                f"<title>CI [{_fmt(bar.ci[0], 4)}, {_fmt(bar.ci[1], 4)}]</title></g>"
-            )
-        if bar.baseline is not None and math.isfinite(bar.baseline):
-            tick = x(bar.baseline)
-            body.append(
-                f'<line class="base" x1="{_f(tick)}" x2="{_f(tick)}" y1="{_f(mid - 10)}" y2="{_f(mid + 10)}">'
-                f"<title>baseline {_fmt(bar.baseline, 4)}</title></line>"
-            )
-        if bar.value is not None and math.isfinite(bar.value):
-            body.append(
-                f'<circle class="bar" cx="{_f(x(bar.value))}" cy="{_f(mid)}" r="6">'
-                f"<title>{esc(bar.label)} {_fmt(bar.value, 4)}</title></circle>"
-            )
-        tone = f" {bar.tone}" if bar.tone else ""
-        body.append(
-            f'<text class="value" x="{label_w + plot_w + 14}" y="{_f(mid + 4)}">{_fmt(bar.value)}</text>'
-            f'<text class="note{tone}" x="{label_w + plot_w + 64}" y="{_f(mid + 4)}">{esc(bar.note)}</text>'
-        )
-    return _svg(width, height, title, body)
 
 
 def forest_plot(rows: Sequence[Interval], title: str, width: int = WIDTH) -> str:

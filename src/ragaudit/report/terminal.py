@@ -44,9 +44,6 @@ def render_terminal(report: Mapping[str, Any], source: str = "report", limit: in
     document = kind.document(typed)
     lines = draw_terminal(document, limit) if document is not None else kind.terminal(typed, limit)
     from ragaudit.artifacts.in_sample import in_sample_line
-    from ragaudit.report.tenant_slices import tenant_lines
-
-    lines = [*lines, *tenant_lines(report)]  # per tenant, when the report has more than one
 
     flag = in_sample_line(report)  # a fitted stage scored on its own training cases: said first
     return "\n".join([flag, *lines] if flag else lines)

@@ -18,22 +18,12 @@ import numpy as np
 
 from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport, compare_reports
+from ragaudit.evaluation.slices import tenant_comparisons
 from ragaudit.report.kinds import ReportKind, report_kind
-from ragaudit.report.kinds.fields import Counts, Fields, Leak, Paired, Problems
+from ragaudit.report.kinds.fields import Counts, Fields, Leak, MetricSummary, Paired, Problems
 from ragaudit.report.sections import provenance_rows
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.verdict import CheckVerdict, isolation_of
-
-
-@dataclass(frozen=True)
-class MetricSummary:
-    """One metric of an eval report: mean, bootstrap CI, and the comparison with the baseline if any."""
-
-    name: str
-    value: float | None
-    ci: tuple[float, float] | None
-    n: int
-    comparison: Paired | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +40,8 @@ class ReportView:
     baseline_label: str | None = None
     confidence: float = 0.95
     alpha: float = 0.05
+    tenant_comparisons: Mapping[str, Any] | None = None
+    """Against a baseline: the paired test per tenant (:func:`ragaudit.evaluation.slices.tenant_comparisons`)."""
     typed: Any = None
     """The report's typed view (:meth:`ragaudit.report.kinds.ReportKind.from_json`; None for an unregistered kind)."""
 
@@ -110,14 +102,6 @@ class ReportView:
 
     def latencies(self) -> list[float]:
         return [float(c["latency_ms"]) for c in self.cases if isinstance(c.get("latency_ms"), (int, float))]
-
-    @property
-    def comparisons(self) -> list[Paired]:
-        """The paired comparisons against the baseline (empty without one)."""
-        return Paired.rows(self.comparison) if self.comparison is not None else []
-
-    def significant(self) -> list[Paired]:
-        return [c for c in self.comparisons if c.significant]
 
 
 def system_label(report: Mapping[str, Any]) -> str:
@@ -264,6 +248,7 @@ def build_view(
     loaded = LoadedReport(label, report_path, report)
     comparison = None
     base_label = None
+    tests: Mapping[str, Any] | None = None
     if baseline is not None:
         if baseline.get("kind") != "eval" or "per_case" not in baseline:
             raise InputError(baseline_path, None, "the baseline is not an eval report", "pass an eval report")
@@ -272,6 +257,8 @@ def build_view(
             base_label = f"{base_label} (baseline)"
         base = LoadedReport(base_label, baseline_path, baseline)
         comparison = compare_reports([base, loaded], base, alpha=alpha, n_resamples=resamples, seed=seed)
+        metrics = [str(c["metric"]) for c in comparison.get("comparisons", [])]
+        tests = tenant_comparisons(base, [loaded], metrics, alpha=alpha, n_resamples=resamples, seed=seed)
     return ReportView(
         report,
         title,
@@ -281,5 +268,6 @@ def build_view(
         base_label,
         confidence,
         alpha,
+        tests,
         typed,
     )

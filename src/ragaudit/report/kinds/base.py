@@ -5,10 +5,10 @@ cannot do without and fails loudly (:class:`ReportFieldError`, naming the kind a
 instead of rendering ``–``, and returns the kind's typed view (a dataclass; :class:`KindReport` for a
 kind without one); ``document`` builds its content once from that view, as a format-free
 :class:`ragaudit.report.document.Document` that the terminal, Markdown and HTML back-ends draw.
-``terminal``, ``markdown`` and ``html`` are the older hooks, kept for the kinds not yet migrated
-(their output is trusted only from a built-in kind: a third-party kind's is shown as text).
-Optional fields stay optional: the typed views hold None, the other sections read them through
-``sections.part`` / ``records``.
+``terminal``, ``markdown`` and ``html`` are the older hooks, kept for ``tenant-audit``, not yet
+migrated (their output is trusted only from a built-in kind: a third-party kind's is shown as text).
+Optional fields stay optional: the typed views hold None. ``read`` may add what a page computes to the
+typed view (the eval kind: bootstrap CIs and the comparison with a baseline).
 """
 
 from __future__ import annotations

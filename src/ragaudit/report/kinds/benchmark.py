@@ -30,6 +30,7 @@ from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.comparison import comparison_table, forest
 from ragaudit.report.kinds.fields import Fields, Holes, Latency, Paired
 from ragaudit.report.kinds.judged_power import holes_section, power_section
+from ragaudit.report.kinds.tenants import TenantComparisons, TenantSlices, tenants_section
 from ragaudit.report.sections import build_text
 from ragaudit.verdict import CheckVerdict
 
@@ -97,6 +98,10 @@ class BenchmarkReport:
     """How the pipelines' timed runs were ordered (``pipelines taking turns query by query``)."""
     notes: tuple[str, ...] = ()
     """The judged-share warnings (shown in the page's notes)."""
+    slices: tuple[TenantSlices, ...] = ()
+    """Each pipeline's metrics per tenant (none with one tenant)."""
+    tenant_tests: TenantComparisons | None = None
+    """The paired test per tenant against the baseline (None with one tenant)."""
 
     @property
     def metric_names(self) -> list[str]:
@@ -260,6 +265,12 @@ class BenchmarkKind(ReportKind):
             {str(k): str(v) for k, v in pages.items()} if isinstance(pages, Mapping) else None,
             timed if isinstance(timed := invariants.opt("latency_timed"), str) else None,
             tuple(report.texts("notes")),
+            tuple(
+                s
+                for p in report.each("pipelines")
+                if (s := TenantSlices.read(p.opt("tenant_slices"), str(p.need("name")))) is not None
+            ),
+            TenantComparisons.read(report),
         )
 
     def title(self, report: Mapping[str, Any]) -> str:
@@ -268,11 +279,12 @@ class BenchmarkKind(ReportKind):
     def document(self, report: BenchmarkReport) -> Document:
         """The recommendation, the pipelines ranked (winner, significance against the baseline and the
         winner, cost, tenant isolation; a dot plot of every metric with its 95% CI on the page), the
-        paired comparisons against the baseline and against the winner, Judged@k with its warnings, power."""
+        paired comparisons against the baseline and against the winner, each metric and paired test per tenant, Judged@k with its warnings, power."""
         sections = [
             _recommendation(report),
             _ranked(report),
             _significance(report),
+            tenants_section(report.slices, report.tenant_tests, report.comparisons, report.baseline),
             holes_section(report.holes, report.notes),
             power_section(report.comparisons),
         ]

@@ -11,6 +11,7 @@ from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.comparison import comparison_table, forest
 from ragaudit.report.kinds.fields import Fields, Holes, Paired
 from ragaudit.report.kinds.judged_power import holes_section, power_section
+from ragaudit.report.kinds.tenants import TenantComparisons, tenants_section
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class CompareReport:
     """Each system's judged share of the top k, baseline first (empty in an older report)."""
     notes: list[str]
     """The judged-share warnings."""
+    tenant_tests: TenantComparisons | None = None
+    """The paired test per tenant (None with one tenant, or in a report written before it)."""
 
 
 class CompareKind(ReportKind):
@@ -46,6 +49,7 @@ class CompareKind(ReportKind):
             comparisons=[Paired.read(c) for c in report.each("comparisons")],
             holes=Holes.all_in(report),
             notes=report.texts("notes"),
+            tenant_tests=TenantComparisons.read(report),
         )
 
     def title(self, report: Mapping[str, Any]) -> str:
@@ -54,7 +58,8 @@ class CompareKind(ReportKind):
 
     def document(self, report: CompareReport) -> Document:
         """The paired comparisons (a forest plot on the page, the table, what the star means), then each
-        system's judged share of the top k with its warnings, then power."""
+        the paired test per tenant (a tenant's significant loss that the overall delta hides is marked and
+        named first), then each system's judged share of the top k with its warnings, then power."""
         rows = report.comparisons
         correction = "Holm" if "holm" in (report.correction or "holm").lower() else report.correction
         meaning = Paragraph(
@@ -68,6 +73,7 @@ class CompareKind(ReportKind):
         )
         sections = [
             Section("compare", "Comparison", (plot, comparison_table(rows), meaning)),
+            tenants_section((), report.tenant_tests, rows, report.baseline),
             holes_section(report.holes, report.notes),
             power_section(rows),
         ]

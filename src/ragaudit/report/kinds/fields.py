@@ -157,6 +157,19 @@ class Paired:
         return [cls.read(r) for r in Fields(comparison, kind, source).each("comparisons", required=False)]
 
 
+@dataclass(frozen=True)
+class MetricSummary:
+    """One metric of an eval report as its page shows it: the mean, a bootstrap CI of the mean over the
+    per-case values, n, and the paired comparison with the baseline if any (computed by
+    :func:`ragaudit.report.view.build_view`)."""
+
+    name: str
+    value: float | None
+    ci: tuple[float, float] | None
+    n: int
+    comparison: Paired | None = None
+
+
 def significance_of(report: Fields) -> tuple[Any, str]:
     """``(alpha, correction)`` of an experiment report's paired tests (top level, else ``significance``)."""
     settings = {**report.obj("significance", required=False).data}

@@ -170,12 +170,23 @@ class RewriteEvalKind(ReportKind):
         primary = report.primary_metric
         compared = [r.comparison for r in report.metrics]
         table = Table(
-            (Column("metric"), Column("baseline", "number"), Column("rewrite", "number"),
-             *delta_columns(compared, short=False)),
-            tuple((r.metric, r.baseline, r.rewrite, *(delta_values(r.comparison) if r.comparison else
-                   (r.delta, None, None, None))) for r in report.metrics),
+            (
+                Column("metric"),
+                Column("baseline", "number"),
+                Column("rewrite", "number"),
+                *delta_columns(compared, short=False),
+            ),
+            tuple(
+                (
+                    r.metric,
+                    r.baseline,
+                    r.rewrite,
+                    *(delta_values(r.comparison) if r.comparison else (r.delta, None, None, None)),
+                )
+                for r in report.metrics
+            ),
             cut=False,
-        )  # fmt: skip
+        )
         verdict = constraint_verdict(report.constraints.data)
         blocks: list[Block] = [
             Verdict(verdict.check, verdict.state, verdict.reason),
@@ -188,24 +199,8 @@ class RewriteEvalKind(ReportKind):
         ]
         lat = report.latency
         if lat is not None and lat.added is not None:
-            base, rewrite, added = lat.baseline, lat.rewrite, lat.added
-            blocks.append(
-                Paragraph(
-                    f"latency ms: baseline p50 {base.p50 if base else math.nan:.2f}, with rewrite p50 "
-                    f"{rewrite.p50 if rewrite else math.nan:.2f}; added per query mean {added.mean or 0:+.2f} "
-                    f"(p50 {added.p50 or 0:+.2f}, p95 {added.p95 or 0:+.2f})"
-                    + (f"; in the rewriter mean {lat.rewriter.mean or 0:.2f}" if lat.rewriter else "")
-                )
-            )
-        s = report.constraints
-        lost = ", ".join(f"{k} {v}" for k, v in s.lost_by_kind.items()) or "none"
-        blocks.append(
-            Paragraph(
-                f"constraints: {s.rewritten} of {s.cases} queries changed; {s.flagged} flagged "
-                f"(lost something; {s.flagged_with_gain} of them although {primary} improved); "
-                f"lost by kind: {lost}; swaps {s.swapped}"
-            )
-        )
+            blocks.append(_latency_table(lat))
+        blocks.append(_constraints_table(report.constraints, primary))
         if report.flagged:
             blocks.append(
                 Items(
@@ -225,13 +220,60 @@ class RewriteEvalKind(ReportKind):
         return f"{report['rewriter']} in {part(report, 'pipelines', 'baseline').get('name', 'the pipeline')}"
 
 
+def _latency_table(lat: RewriteLatency) -> Table:
+    """The p50 with and without the rewrite and what the rewrite adds per query (a missing figure reads
+    as every missing value, never as 0 or ``nan``)."""
+    base, rewrite, added, rewriter = lat.baseline, lat.rewrite, lat.added, lat.rewriter
+    columns = (
+        Column("latency ms"),
+        Column("baseline p50", "number", 2),
+        Column("with rewrite p50", "number", 2),
+        Column("added mean", "signed", 2),
+        Column("added p50", "signed", 2),
+        Column("added p95", "signed", 2),
+        Column("in the rewriter mean", "number", 2),
+    )
+    row = (
+        "per query",
+        base.p50 if base else None,
+        rewrite.p50 if rewrite else None,
+        added.mean if added else None,
+        added.p50 if added else None,
+        added.p95 if added else None,
+        rewriter.mean if rewriter else None,
+    )
+    return Table(columns, (row,), cut=False)
+
+
+def _constraints_table(s: Constraints, primary: str) -> Table:
+    """How many queries the rewrite changed, how many lost something (and of those, how many improved
+    the primary metric all the same), the swaps and what was lost by kind."""
+    lost = ", ".join(f"{k} {v}" for k, v in s.lost_by_kind.items()) or "none"
+    columns = (
+        Column("constraints"),
+        Column("queries", "count"),
+        Column("changed", "count"),
+        Column("flagged (lost something)", "count"),
+        Column(f"flagged although {primary or 'the primary metric'} improved", "count"),
+        Column("swaps", "count"),
+        Column("lost by kind"),
+    )
+    return Table(
+        columns,
+        (("rewrites", s.cases, s.rewritten, s.flagged, s.flagged_with_gain, s.swapped, lost),),
+        cut=False,
+    )
+
+
 def _flag_text(case: FlaggedRewrite, primary: str) -> str:
     """``'query' -> 'rewritten': lost entity 'pro'; swapped 'a' -> 'b' (nDCG@10 -0.12)``."""
     lost_items = ", ".join(f"{kind} {text!r}" for kind, text in case.lost)
     swaps = "; ".join(f"{a[1]!r} -> {b[1]!r}" for a, b in case.swapped)
     gain = case.delta
     return (
-        f"{case.query!r} -> {case.rewritten!r}: lost {lost_items}"
+        f"{case.query!r} -> "
+        + (repr(case.rewritten) if case.rewritten is not None else "(no rewrite recorded)")
+        + f": lost {lost_items}"
         + (f"; swapped {swaps}" if swaps else "")
         + (f" ({primary} {gain:+.2f})" if gain is not None and not math.isnan(gain) else "")
     )
