@@ -33,7 +33,6 @@ GOLD = Path(__file__).parent / "gold"
 REGEN = os.environ.get("RAGAUDIT_REGEN_GOLD") == "1"
 LEGACY = {
     "eval",
-    "tenant-audit",
 }
 """Built-in kinds that still draw themselves (their own terminal / markdown / html hooks)."""
 
