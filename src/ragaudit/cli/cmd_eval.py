@@ -134,7 +134,7 @@ def _live_source(
 
     source = open_source(source_spec_from(args), corpus=args.corpus, dataset=dataset)
     ownership: Any
-    if source.pipeline is not None:  # its own chunks, by id and content (no shingle index needed)
+    if source.pipeline is not None and not source.pipeline.external:  # its chunks, by id and content
         from ragaudit.runner.chunk_owners import PipelineChunkOwnership
 
         ownership = PipelineChunkOwnership(source.chunks)
