@@ -263,3 +263,21 @@ def test_the_python_api_opens_a_framework_pipeline_as_the_command_does(tmp_path:
     command = _eval(["--pipeline", toml], tmp_path / "cli.json")
     assert result.to_dict()["metrics"] == command["metrics"]
     assert result.to_dict()["security"]["isolation"] == command["security"]["isolation"]
+
+
+def test_bench_puts_a_framework_stage_next_to_the_builtin_bm25_with_owners_checked(tmp_path: Path) -> None:
+    """Haystack's InMemoryBM25Retriever next to the built-in bm25 (0.800 vs 0.813 nDCG@10): every
+    returned document attributed from the corpus, none foreign."""
+    toml = _toml(
+        tmp_path / "hs.toml",
+        'name = "haystack-bm25"\n[retriever]\ntype = "haystack"\ntarget = "framework_apps:haystack_bm25"\n',
+    )
+    args = ["bench", "--dataset", str(KB / "golden.jsonl"), "--corpus", str(KB / "corpus.jsonl")]
+    args += ["--pipelines", f"bm25,{toml}", "--metrics", "nDCG@10", "--resamples", "200"]
+    assert main([*args, "--no-progress", "--no-history", "--out-dir", "bench"]) == 0
+    pipelines = {p["name"]: p for p in json.loads(Path("bench/benchmark.json").read_text())["pipelines"]}
+    assert (
+        abs(pipelines["haystack-bm25"]["metrics"]["nDCG@10"] - pipelines["bm25"]["metrics"]["nDCG@10"]) < 0.05
+    )
+    isolation = pipelines["haystack-bm25"]["isolation"]
+    assert isolation["failures"] == 0 and isolation["verified"] == isolation["total"] > 0
