@@ -111,7 +111,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _ownership(args: argparse.Namespace) -> Any:
     """The index that decides who owns a returned chunk of an outside source (an endpoint, a Python
     retriever, a run file) from ``--corpus``: by id, content and every other field, and with
-    ``--attribute semantic`` rewritten text by its nearest document (reported apart)."""
+    ``--attribute semantic`` rewritten text by its nearest document (reported apart); and every value
+    of the whole response beside the chunks (``debug``, ``facets``, ...), as the tenant audit reads it."""
+    from ragaudit.cli.whole_response import WholeResponseOwnership
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.security.ownership import OwnershipIndex
 
@@ -119,10 +121,10 @@ def _ownership(args: argparse.Namespace) -> Any:
     index = OwnershipIndex.build(loaded.documents)
     semantic = semantic_attributor(args, loaded.documents)
     if semantic is None:
-        return index
+        return WholeResponseOwnership(index, index)
     from ragaudit.security.semantic_attribution import SemanticOwnership
 
-    return SemanticOwnership(index, semantic)
+    return WholeResponseOwnership(SemanticOwnership(index, semantic), index)
 
 
 def _live_source(
