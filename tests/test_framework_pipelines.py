@@ -49,7 +49,11 @@ def _cases(report: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("kind", "target"),
-    [("langchain", "framework_apps:langchain_vector"), ("haystack", "framework_apps:haystack_bm25")],
+    [
+        ("langchain", "framework_apps:langchain_vector"),
+        ("llamaindex", "framework_apps:llamaindex_index"),
+        ("haystack", "framework_apps:haystack_bm25"),
+    ],
 )
 def test_a_framework_stage_evaluates_exactly_as_the_retriever_flag(
     kind: str, target: str, tmp_path: Path
