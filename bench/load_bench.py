@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from ragaudit.data.run import Run  # noqa: E402
 from ragaudit.data.schema import GoldenCase  # noqa: E402
 from ragaudit.retrieval.http import HttpRetriever  # noqa: E402
+from ragaudit.retrieval.protocol import Retriever  # noqa: E402
 from ragaudit.retry import RetryPolicy  # noqa: E402
 from ragaudit.runner.checkpoint import read_results  # noqa: E402
 from ragaudit.runner.execute import run_cases  # noqa: E402
@@ -53,6 +54,8 @@ from servers import Handler, LocalServer, Reply, Request  # noqa: E402
 TENANT = "acme"
 SLOW_S = 4.0
 ATTEMPT_TIMEOUT_S = 3.0
+NO_DEADLINE_S = 600.0
+"""The HTTP client's own timeout in a run without a deadline: a guard against a hung test, never reached."""
 RETRY = RetryPolicy(max_attempts=3, base_delay_s=0.02, max_delay_s=0.2)
 PERMANENT = {5: "not valid JSON", 6: "must be a finite number"}
 TRANSIENT = {1, 2, 3, 4}
@@ -66,19 +69,20 @@ def _index(text: str) -> int:
     return int(text.rsplit(" ", 1)[1])
 
 
-def fault_kind(i: int) -> int:
-    """The fault injected for query ``i`` (0: none); see the module docstring."""
+def fault_kind(i: int, slow: bool = True) -> int:
+    """The fault injected for query ``i`` (0: none); see the module docstring. ``slow=False`` leaves the
+    slow replies (kind 3) out: a run without a per-attempt deadline (tests/test_load.py) has none."""
     kind = i % 100
-    return 0 if kind == 3 and i % 1000 != 3 else kind
+    return 0 if kind == 3 and (i % 1000 != 3 or not slow) else kind
 
 
-def fault_handler(faults: bool, delay_s: float = 0.0) -> Handler:
+def fault_handler(faults: bool, delay_s: float = 0.0, slow: bool = True) -> Handler:
     """The server's behaviour (see the module docstring)."""
 
     def handle(request: Request) -> Reply:
         body = request.json()
         text, tenant = body["query"], body["tenant_id"]
-        kind = fault_kind(_index(text)) if faults else 0
+        kind = fault_kind(_index(text), slow) if faults else 0
         first = request.attempt == 1
         if kind == 1 and first:
             return Reply(status=503, body={"detail": "overloaded"})
@@ -118,30 +122,44 @@ class LoadResult:
     seconds: float
     run: Run
     errors: ErrorRate
+    slow: bool = True
+    """Whether slow replies (kind 3) were injected (``fault_kind(i, slow)``)."""
 
     @property
     def per_second(self) -> float:
         return self.queries / self.seconds
 
 
-async def run_load(url: str, n: int, concurrency: int, results_path: Path | None = None) -> LoadResult:
-    """Send ``n`` queries through the HTTP adapter and the runner; time the whole run."""
-    retriever = HttpRetriever(url, timeout_s=10.0)
+async def run_load(
+    url: str,
+    n: int,
+    concurrency: int,
+    results_path: Path | None = None,
+    *,
+    retriever: Retriever | None = None,
+    deadline: bool = True,
+) -> LoadResult:
+    """Send ``n`` queries through the HTTP adapter and the runner; time the whole run. ``deadline=False``
+    runs without the per-attempt deadline (and so without slow replies to meet it): on a starved machine
+    64 queries in flight wait seconds in the queue, and any deadline turns that wait into failures.
+    ``retriever`` replaces the plain :class:`HttpRetriever` of ``url`` (a test counts its calls)."""
+    client = retriever or HttpRetriever(url, timeout_s=10.0 if deadline else NO_DEADLINE_S)
     cases = make_cases(n)
     started = time.perf_counter()
     run = await run_cases(
-        retriever,
+        client,
         cases,
         5,
         concurrency=concurrency,
-        timeout_s=ATTEMPT_TIMEOUT_S,
+        timeout_s=ATTEMPT_TIMEOUT_S if deadline else None,
         retry=RETRY,
         results_path=results_path,
         progress=False,
         name="load",
     )
     seconds = time.perf_counter() - started
-    return LoadResult(n, concurrency, seconds, run, run_error_rate(run, [c.id for c in cases]))
+    errors = run_error_rate(run, [c.id for c in cases])
+    return LoadResult(n, concurrency, seconds, run, errors, slow=deadline)
 
 
 def verify(result: LoadResult, faults: bool, results_path: Path | None = None) -> list[str]:
@@ -155,7 +173,7 @@ def verify(result: LoadResult, faults: bool, results_path: Path | None = None) -
         case = run.cases.get(case_id)
         if case is None:
             continue
-        kind = fault_kind(i) if faults else 0
+        kind = fault_kind(i, result.slow) if faults else 0
         if kind in PERMANENT:
             if case.error is None or PERMANENT[kind] not in case.error or case.attempts != 1:
                 problems.append(

@@ -212,3 +212,39 @@ def llamaindex_wrong_key() -> Any:
     from ragaudit.retrieval.adapters.llamaindex import LlamaIndexRetriever
 
     return LlamaIndexRetriever(llamaindex_index(), tenant_key="customer")
+
+
+# --- a second stage over a framework's retriever (a pipeline TOML's [rerank]) --------------------
+
+
+class TitleWordsReranker:
+    """A reranker for the tests: how many of the query's words the candidate's text holds."""
+
+    name = "title-words"
+
+    async def score(self, query: str, texts: list[str]) -> list[float]:
+        words = set(re.findall(r"\w+", query.lower()))
+        return [float(len(words & set(re.findall(r"\w+", text.lower())))) for text in texts]
+
+
+# --- a plain module:factory retriever (no framework): [retriever] type = "framework_apps:word_overlap" -
+
+
+class WordOverlap:
+    """Ranks the demo documents by shared words; ``scoped`` keeps the caller's tenant's only."""
+
+    def __init__(self, scoped: bool) -> None:
+        self.scoped = scoped
+        self.docs = [(d, set(re.findall(r"\w+", d["text"].lower()))) for d in demo_documents()]
+
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[dict[str, Any]]:
+        words = set(re.findall(r"\w+", query.lower()))
+        mine = [(d, w) for d, w in self.docs if not self.scoped or d["tenant_id"] == tenant_id]
+        ranked = sorted(mine, key=lambda dw: (-len(words & dw[1]), dw[0]["doc_id"]))[:top_k]
+        return [
+            {"chunk_id": d["doc_id"], "score": float(len(words & w)), "content": d["text"]} for d, w in ranked
+        ]
+
+
+def word_overlap(scoped: bool = True) -> WordOverlap:
+    return WordOverlap(scoped)

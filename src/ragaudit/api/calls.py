@@ -125,6 +125,11 @@ async def evaluate_retriever(
             else load_dataset(dataset_path, threshold=policy.relevance_threshold)
         )
         source = retriever.source
+        if source.pipeline is not None and source.pipeline.external:  # as --retriever: from the corpus
+            from ragaudit.security.ownership import OwnershipIndex
+
+            corpus = source.corpus
+            options.setdefault("ownership", OwnershipIndex.build(corpus.documents) if corpus else None)
         options.setdefault("ownership", PipelineChunkOwnership(source.chunks))  # as eval --pipeline checks
         options.setdefault("context", source.provenance())
         options.setdefault("name", retriever.name)

@@ -18,6 +18,8 @@ def stage_text(stage: Any) -> str:
     if hasattr(stage, "to_dict"):
         stage = stage.to_dict()
     kind = str(stage.get("type", "?"))
+    if stage.get("target"):  # a framework's retriever: langchain my_app.rag:retriever
+        return f"{kind} {stage['target']}"
     parts = stage.get("components")
     if isinstance(parts, list) and parts:
         inner = ", ".join(stage_text(p) for p in parts if isinstance(p, Mapping))
@@ -63,10 +65,14 @@ def _models(config: Mapping[str, Any]) -> list[str]:
 def pipeline_text(config: Any, models: Mapping[str, Any] | None = None) -> str:
     """One line for a pipeline config (a ``PipelineConfig`` or its ``to_dict()``): name, retriever,
     chunking, rerank and rewrite stages, models (``models``: a built pipeline's own, when known)."""
+    from ragaudit.pipelines.external import is_external
+
     d: Mapping[str, Any] = config.to_dict() if hasattr(config, "to_dict") else config
+    retriever = d.get("retriever") or {}
+    own_index = is_external(str(retriever.get("type", "")))
     parts = [
-        f"{d.get('name')} = {stage_text(d.get('retriever') or {})}",
-        chunking_text(d.get("chunking") or {}),
+        f"{d.get('name')} = {stage_text(retriever)}",
+        "its own index" if own_index else chunking_text(d.get("chunking") or {}),
     ]
     for key in ("rerank", "rewrite"):
         stage = d.get(key)

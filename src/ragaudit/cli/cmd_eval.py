@@ -110,7 +110,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _ownership(args: argparse.Namespace) -> Any:
     """The index that decides who owns a returned chunk of an outside source (an endpoint, a Python
     retriever, a run file) from ``--corpus``: by id, content and every other field, and with
-    ``--attribute semantic`` rewritten text by its nearest document (reported apart)."""
+    ``--attribute semantic`` rewritten text by its nearest document (reported apart); and every value
+    of the whole response beside the chunks (``debug``, ``facets``, ...), as the tenant audit reads it."""
+    from ragaudit.cli.whole_response import WholeResponseOwnership
     from ragaudit.corpus.loading import load_corpus
     from ragaudit.security.ownership import OwnershipIndex
 
@@ -118,10 +120,10 @@ def _ownership(args: argparse.Namespace) -> Any:
     index = OwnershipIndex.build(loaded.documents)
     semantic = semantic_attributor(args, loaded.documents)
     if semantic is None:
-        return index
+        return WholeResponseOwnership(index, index)
     from ragaudit.security.semantic_attribution import SemanticOwnership
 
-    return SemanticOwnership(index, semantic)
+    return WholeResponseOwnership(SemanticOwnership(index, semantic), index)
 
 
 def _live_source(
@@ -133,7 +135,7 @@ def _live_source(
 
     source = open_source(source_spec_from(args), corpus=args.corpus, dataset=dataset)
     ownership: Any
-    if source.pipeline is not None:  # its own chunks, by id and content (no shingle index needed)
+    if source.pipeline is not None and not source.pipeline.external:  # its chunks, by id and content
         from ragaudit.runner.chunk_owners import PipelineChunkOwnership
 
         ownership = PipelineChunkOwnership(source.chunks)

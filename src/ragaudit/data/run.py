@@ -47,7 +47,9 @@ class LeakRecord:
 
     ``claimed_tenant`` is the owner the retriever reported for the chunk; ``None`` means the chunk
     carried no tenant label (a leak only when the run requires labels: unlabelled data cannot be
-    shown to belong to the caller). ``rank`` is the chunk's 1-based position in the returned list.
+    shown to belong to the caller). ``rank`` is the chunk's 1-based position in the returned list;
+    0 for a leak in the response's other values (a ``debug`` or ``facets`` field), whose ``chunk_id``
+    is then that value's JSON path (``$.debug.nearest[0].doc_id``).
     """
 
     chunk_id: str

@@ -192,7 +192,7 @@ async def evaluate_pipeline(
         name=config.name,
         progress=options.progress,
         batch_size=options.batch_size,
-        ownership=PipelineChunkOwnership(prepared.pipeline.chunks),  # by id and content, from the corpus
+        ownership=PipelineChunkOwnership(prepared.owned_chunks()),  # by id and content, from the corpus
         shared_tenants=options.shared_tenants,
     )
     return score_pipeline(prepared, run, specs, policy, options, context_k)
@@ -290,7 +290,7 @@ async def _taking_turns(
         retry=options.retry,
         progress=options.progress,
         require_tenant_labels=options.require_tenant_labels,
-        ownership={p.pipeline.config.name: PipelineChunkOwnership(p.pipeline.chunks) for p in prepared},
+        ownership={p.pipeline.config.name: PipelineChunkOwnership(p.owned_chunks()) for p in prepared},
         shared_tenants=options.shared_tenants,
     )
     return [

@@ -6,7 +6,9 @@ user's original query. Every stage passes the caller's tenant
 through unchanged; the indexes enforce it.
 
 Built components are shared through a :class:`ComponentCache`, so a benchmark of ``bm25``, ``dense``
-and ``hybrid`` over one corpus indexes BM25 once and embeds the corpus once.
+and ``hybrid`` over one corpus indexes BM25 once and embeds the corpus once. A first stage of your own
+(a framework's retriever, a ``module:factory``: :mod:`ragaudit.pipelines.external`) is loaded instead of
+built; it keeps its own index, so nothing is chunked for it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
 from ragaudit.corpus.loading import Corpus
 from ragaudit.corpus.model import Chunk
+from ragaudit.errors import InputError
 from ragaudit.pipelines.config import PipelineConfig, StageConfig
+from ragaudit.pipelines.external import build_external, external_model, is_external
 from ragaudit.retrieval.protocol import Retriever
 
 if TYPE_CHECKING:
@@ -66,6 +70,12 @@ class BuiltPipeline:
     models: dict[str, Any]
     embeddings: dict[str, int] | None = None
     """The corpus embeddings the build took from the cache and computed (:func:`embedding_counts`)."""
+
+    @property
+    def external(self) -> bool:
+        """The first stage is a retriever of your own over its own index: ``chunks`` is empty, and who
+        owns a returned chunk is decided from the corpus, as for ``--retriever``."""
+        return is_external(self.config.retriever.type)
 
     def info(self) -> dict[str, Any]:
         return {
@@ -226,7 +236,9 @@ def build_first_stage(
         return cache.retrievers[key]
     started = time.perf_counter()
     parts_seconds = 0.0
-    if stage.type == "bm25":
+    if is_external(stage.type):  # loading it may build the application's index: that is its build time
+        retriever = build_external(stage.type, stage.params, stage.origin)
+    elif stage.type == "bm25":
         retriever = _bm25(stage, chunks)
     elif stage.type == "dense":
         retriever = _dense(stage, chunks, overrides, chunk_key)
@@ -251,7 +263,7 @@ def _models(stage: StageConfig) -> list[str]:
 
 def build_pipeline(
     config: PipelineConfig,
-    corpus: Corpus,
+    corpus: Corpus | None,
     *,
     cache: ComponentCache | None = None,
     qdrant_url: str | None = None,
@@ -259,20 +271,28 @@ def build_pipeline(
 ) -> BuiltPipeline:
     """Chunk the corpus, build (or reuse) the first stage, wrap it in the rerank and rewrite stages.
 
+    ``corpus`` may be ``None`` only for a first stage of your own (it indexes nothing of ragaudit's);
     ``first_stage`` replaces :func:`build_first_stage` (``cache`` then holds the chunking only)."""
     from ragaudit.pipelines.stages import wrap_rerank, wrap_rewrite
 
     shared = cache if cache is not None else ComponentCache()
-    chunks = chunk_with(config, corpus, shared)
     overrides = {"qdrant_url": qdrant_url}
-    key = chunk_key(config, corpus)
-    if first_stage is not None:
+    external = is_external(config.retriever.type)
+    if corpus is None and not external:
+        raise InputError("--corpus", None, "a pipeline needs a corpus to index", "add --corpus corpus.jsonl")
+    chunks = [] if external or corpus is None else chunk_with(config, corpus, shared)
+    key = "external" if external or corpus is None else chunk_key(config, corpus)
+    if first_stage is not None and not external:
         retriever, index_seconds = first_stage(config.retriever, chunks, key)
     else:
         retriever, index_seconds = build_first_stage(config.retriever, chunks, shared, key, overrides)
     embeddings = embedding_counts(retriever)  # before any query (queries bypass the cache anyway)
     started = time.perf_counter()
-    models: dict[str, Any] = {"embedding": _models(config.retriever)}
+    models: dict[str, Any] = (
+        {"retriever": external_model(config.retriever.type, config.retriever.params)}
+        if external
+        else {"embedding": _models(config.retriever)}
+    )
     if config.rewrite is not None:  # rewriting feeds the first stage (RM3 takes feedback from it)
         retriever, rewriter = wrap_rewrite(retriever, config.rewrite)
         models["rewriter"] = rewriter

@@ -7,7 +7,7 @@
     [chunking]              # whole | fixed | sentence | recursive
     strategy = "whole"
 
-    [retriever]             # bm25 | dense | hybrid
+    [retriever]             # bm25 | dense | hybrid | langchain | llamaindex | haystack | module:factory
     type = "hybrid"         # a dense stage takes backend = "onnx-int8" (default) | "onnx" | "torch"
     method = "rrf"          # rrf | weighted
     components = [{ type = "bm25" }, { type = "dense", store = "exact" }]
@@ -21,6 +21,8 @@
     type = "rm3"
 
 Every key is checked; an unknown one is an error naming the table, the key and the valid keys.
+A retriever of your own (a framework's, ``target = "my_app.rag:retriever"``, or ``type = "module:factory"``)
+is :mod:`ragaudit.pipelines.external`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +39,8 @@ from typing import Any
 
 from ragaudit.data.toml_files import read_toml
 from ragaudit.errors import InputError, Problem, ValidationError
+from ragaudit.pipelines.external import FRAMEWORK_KEYS, is_external, is_framework
+from ragaudit.retrieval.adapters import DEFAULT_TENANT_KEY
 from ragaudit.retrieval.embedding_backends import BACKENDS
 
 CHUNKING_STRATEGIES = ("whole", "fixed", "sentence", "recursive")
@@ -134,12 +139,35 @@ PARAM_CHECKS: dict[str, _Check] = {
     "fb_docs": ("a positive integer", _positive_int, "10"),
     "fb_terms": ("a positive integer", _positive_int, "10"),
     "original_weight": ("a number in [0, 1]", _number(0.0, 1.0), "0.5"),
+    "target": (
+        "a module:attribute string",
+        lambda v: isinstance(v, str) and ":" in v.strip(),
+        '"my_app.rag:retriever"',
+    ),
+    "tenant_key": ("a non-empty string", lambda v: isinstance(v, str) and bool(v.strip()), '"tenant_id"'),
 }
 """What each stage parameter must be; checked when the file is read, so a bad value never reaches a build."""
 METHOD_CHECKS: dict[str, _Check] = {
     "bm25": _one_of("robertson", "lucene", "atire", "bm25l", "bm25+"),
     "hybrid": _one_of("rrf", "weighted"),
 }
+
+
+def key_line(text: str, table: str, key: str) -> int | None:
+    """The 1-based line of ``key = ...`` inside ``[table]`` of TOML ``text``; else the line of the
+    ``[table]`` header; ``None`` when neither is written that way (an inline or dotted table)."""
+    header = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
+    assignment = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
+    current, table_line = None, None
+    for number, line in enumerate(text.splitlines(), 1):
+        found = header.match(line)
+        if found:
+            current = found.group(1)
+            if current == table:
+                table_line = number
+        elif current == table and assignment.match(line):
+            return number
+    return table_line
 
 
 def _frozen(value: Any) -> Any:
@@ -173,6 +201,9 @@ class StageConfig:
     type: str
     params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     components: tuple[StageConfig, ...] = ()
+    origin: tuple[str, int | None] = field(default=("<config>", None), compare=False, repr=False)
+    """The file and line the stage was written at (its ``target`` or ``type`` key), for errors raised
+    when it is built; not part of the configuration (nor of its hash)."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, **thawed(self.params)}
@@ -190,15 +221,11 @@ class PipelineConfig:
     rewrite: StageConfig | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "chunking": {
-                "strategy": self.chunking.strategy,
-                "size": self.chunking.size,
-                "overlap": self.chunking.overlap,
-            },
-            "retriever": self.retriever.to_dict(),
-        }
+        out: dict[str, Any] = {"name": self.name}
+        if not is_external(self.retriever.type):  # a retriever of your own chunks its documents itself
+            c = self.chunking
+            out["chunking"] = {"strategy": c.strategy, "size": c.size, "overlap": c.overlap}
+        out["retriever"] = self.retriever.to_dict()
         if self.rerank is not None:
             out["rerank"] = self.rerank.to_dict()
         if self.rewrite is not None:
@@ -212,18 +239,60 @@ class PipelineConfig:
 
 
 class _Parser:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, text: str | None = None) -> None:
         self.path = path
+        self.text = text
         self.problems: list[Problem] = []
 
-    def fail(self, where: str, message: str, fix: str) -> None:
-        self.problems.append(Problem(self.path, None, f"[{where}] {message}", fix))
+    def fail(self, where: str, message: str, fix: str, line: int | None = None) -> None:
+        self.problems.append(Problem(self.path, line, f"[{where}] {message}", fix))
+
+    def line_of(self, table: str, key: str) -> int | None:
+        """The line of ``key`` in ``[table]`` of the file (else of the table's header), when known."""
+        return key_line(self.text, table, key) if self.text is not None else None
+
+    def external(self, raw: dict[str, Any]) -> StageConfig:
+        """A first stage of your own: a framework's retriever (``target``, ``tenant_key``) or a
+        ``module:factory`` whose other keys are its keyword arguments."""
+        kind = str(raw["type"])
+        params = {k: v for k, v in raw.items() if k != "type"}
+        key = "target" if is_framework(kind) else "type"
+        origin = (self.path, self.line_of("retriever", key))
+        if is_framework(kind):
+            unknown = sorted(set(params) - FRAMEWORK_KEYS)
+            if unknown:
+                self.fail(
+                    "retriever",
+                    f"unknown key(s) {', '.join(unknown)} for type {kind!r}",
+                    f"valid keys: {', '.join(sorted(FRAMEWORK_KEYS))}",
+                    self.line_of("retriever", unknown[0]),
+                )
+            if "target" not in params:
+                self.fail(
+                    "retriever",
+                    f"type {kind!r} needs target, the object to evaluate",
+                    'e.g. target = "my_app.rag:retriever" (module:attribute or ./file.py:attribute)',
+                    origin[1],
+                )
+            for name in sorted(FRAMEWORK_KEYS & set(params)):
+                what, ok, example = PARAM_CHECKS[name]
+                if not ok(params[name]):
+                    self.fail(
+                        "retriever",
+                        f"{name} must be {what} (got {params[name]!r:.60})",
+                        f"e.g. {name} = {example}",
+                        self.line_of("retriever", name),
+                    )
+            params.setdefault("tenant_key", DEFAULT_TENANT_KEY)  # recorded: the hash says which key
+        return StageConfig(kind, _frozen(params), (), origin)
 
     def stage(self, where: str, raw: Any, kinds: dict[str, set[str]]) -> StageConfig | None:
         if not isinstance(raw, dict):
             self.fail(where, "must be a table", f"write [{where}] with a 'type' key")
             return None
         kind = raw.get("type")
+        if where == "retriever" and isinstance(kind, str) and is_external(kind):
+            return self.external(raw)
         if where in ("rerank", "rewrite") and isinstance(kind, str) and kind not in kinds:
             from ragaudit.pipelines.stages import is_stage
 
@@ -232,7 +301,10 @@ class _Parser:
             ):  # a user's stage: its factory's signature checks the keys
                 kinds = {**kinds, kind: set(raw) - {"type"}}
         if not isinstance(kind, str) or kind not in kinds:
-            self.fail(where, f"unknown or missing type {kind!r:.60}", f"use one of: {', '.join(kinds)}")
+            more = ", langchain, llamaindex, haystack, or module:factory" if where == "retriever" else ""
+            if where.startswith("retriever.components") and isinstance(kind, str) and is_external(kind):
+                more = " (a retriever of your own is a first stage, not a hybrid component)"
+            self.fail(where, f"unknown or missing type {kind!r:.60}", f"use one of: {', '.join(kinds)}{more}")
             return None
         unknown = sorted(set(raw) - kinds[kind] - {"type"})
         if unknown:
@@ -290,10 +362,11 @@ class _Parser:
 
 
 def parse_pipeline(
-    raw: Mapping[str, Any], path: str = "<config>", default_name: str = "pipeline"
+    raw: Mapping[str, Any], path: str = "<config>", default_name: str = "pipeline", text: str | None = None
 ) -> PipelineConfig:
-    """Build a :class:`PipelineConfig` from a parsed TOML mapping; raise ValidationError listing every problem."""
-    parser = _Parser(path)
+    """Build a :class:`PipelineConfig` from a parsed TOML mapping (``text``: the file's text, for line
+    numbers); raise ValidationError listing every problem."""
+    parser = _Parser(path, text)
     unknown = sorted(set(raw) - {"name", "chunking", "retriever", "rerank", "rewrite"})
     if unknown:
         parser.fail(
@@ -307,6 +380,13 @@ def parse_pipeline(
         name = default_name
     retriever = parser.stage("retriever", raw.get("retriever"), RETRIEVER_KEYS)
     chunking = parser.chunking(raw.get("chunking"))
+    if retriever is not None and is_external(retriever.type) and "chunking" in raw:
+        parser.fail(
+            "chunking",
+            f"a {retriever.type!r} retriever keeps its own index: ragaudit chunks nothing for it",
+            "remove [chunking] (your application chunks its documents itself)",
+            parser.line_of("chunking", "strategy"),
+        )
     rerank = parser.stage("rerank", raw["rerank"], RERANK_KEYS) if "rerank" in raw else None
     rewrite = parser.stage("rewrite", raw["rewrite"], REWRITE_KEYS) if "rewrite" in raw else None
     if parser.problems or retriever is None:
@@ -318,8 +398,8 @@ def parse_pipeline(
 
 def load_pipeline_file(path: str | Path) -> PipelineConfig:
     p = Path(path)
-    raw, _ = read_toml(p, what="pipeline config", fix="fix the syntax (see docs/pipelines.md)")
-    return parse_pipeline(raw, str(p), p.stem)
+    raw, text = read_toml(p, what="pipeline config", fix="fix the syntax (see docs/pipelines.md)")
+    return parse_pipeline(raw, str(p), p.stem, text)
 
 
 PRESETS: dict[str, dict[str, Any]] = {

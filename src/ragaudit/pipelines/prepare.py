@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
 from ragaudit.corpus.loading import Corpus, load_corpus
+from ragaudit.corpus.model import Chunk
 from ragaudit.corpus.projection import project_cases
 from ragaudit.data.schema import Dataset
 from ragaudit.pipelines.build import BuiltPipeline, ComponentCache, build_pipeline
@@ -21,6 +23,15 @@ class PreparedPipeline:
 
     def context(self) -> dict[str, Any]:
         return {"pipeline": self.pipeline.info(), "corpus": self.corpus.info()}
+
+    def owned_chunks(self) -> list[Chunk]:
+        """The chunks whose owners the corpus vouches for by id and content: the pipeline's own; for a
+        retriever of your own (it keeps its own index) the corpus's documents, whole: its results are
+        attributed when they are whole documents under their ids, anything else stays unverified (``eval``
+        attributes those by content as well, through the tenant audit's corpus index)."""
+        if not self.pipeline.external:
+            return self.pipeline.chunks
+        return chunk_corpus(self.corpus, make_chunker("whole"))
 
 
 def project_dataset(dataset: Dataset, pipeline: BuiltPipeline, threshold: int) -> Dataset:

@@ -65,9 +65,11 @@ class OpenedSource:
     """The corpus a pipeline was built over."""
 
     def provenance(self) -> dict[str, Any]:
-        """What an eval report records about the source: the pipeline and corpus, else ``{"source": ...}``."""
-        if self.pipeline is not None and self.corpus is not None:
-            return {"pipeline": self.pipeline.info(), "corpus": self.corpus.info()}
+        """What an eval report records about the source: the pipeline and corpus (a pipeline whose first
+        stage is your own retriever may come without a corpus), else ``{"source": ...}``."""
+        if self.pipeline is not None:
+            corpus = {"corpus": self.corpus.info()} if self.corpus is not None else {}
+            return {"pipeline": self.pipeline.info(), **corpus}
         return {"source": dict(self.context)}
 
     def scored_on(self, dataset: Dataset, threshold: int = 1) -> Dataset:
@@ -85,17 +87,20 @@ def open_source(
 ) -> OpenedSource:
     """Open the retriever ``spec`` names.
 
-    A pipeline is built over ``corpus`` (required; :meth:`OpenedSource.scored_on` projects a dataset's
-    labels onto its chunks). A run file replays through the retriever protocol and needs ``dataset``
+    A pipeline is built over ``corpus`` (required, except for a first stage of your own, which keeps its
+    own index; :meth:`OpenedSource.scored_on` projects a dataset's labels onto its chunks). A run file replays through the retriever protocol and needs ``dataset``
     (queries are matched to cases by text and tenant).
     """
     if spec.pipeline:
-        if corpus is None:
-            raise InputError(
-                "--corpus", None, "a pipeline needs a corpus to index", "add --corpus corpus.jsonl"
-            )
         config = resolve_pipeline(spec.pipeline)
-        the_corpus = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
+        if spec.tenant_key:
+            raise InputError(
+                "--tenant-key",
+                None,
+                "--tenant-key is for --retriever; a pipeline file says it in its [retriever] table",
+                'drop --tenant-key and write tenant_key = "..." under [retriever] (docs/pipelines.md)',
+            )
+        the_corpus = corpus if isinstance(corpus, Corpus) or corpus is None else load_corpus(corpus)
         built = build_pipeline(config, the_corpus, cache=cache, qdrant_url=spec.qdrant_url)
         info = {"pipeline": built.info()}
         return OpenedSource(built.retriever, built.chunks, config.name, info, built, the_corpus)

@@ -38,13 +38,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates, to_ranked_items
+from ragaudit.data.run import CaseRun, LeakRecord, RankedItem, Run, count_duplicates, to_ranked_items
 from ragaudit.data.schema import GoldenCase
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retry import Attempted, RetryPolicy, call_with_retries, describe
 from ragaudit.runner.checkpoint import ResultsWriter, open_results
 from ragaudit.runner.progress import progress_bar
-from ragaudit.runner.tenancy import assess_run, find_leaks
+from ragaudit.runner.tenancy import assess_run, find_leaks, response_leaks
 
 if TYPE_CHECKING:
     from ragaudit.runner.tenancy import ChunkOwnership
@@ -88,26 +88,37 @@ class _Job:
     shared: frozenset[str] = frozenset()
     """Shared tenants: their chunks may be returned to every tenant (:mod:`ragaudit.runner.tenancy`)."""
 
-    def outcome(self, tenant: str, got: Attempted[list[RankedItem]]) -> CaseRun:
+    def outcome(
+        self, tenant: str, got: Attempted[list[RankedItem]], beside: Sequence[LeakRecord] = ()
+    ) -> CaseRun:
+        """The case's run; ``beside``: the leaks in the response's other values (:func:`response_leaks`)."""
         if got.error is not None or got.value is None:
             return CaseRun(
                 [], got.error or "no result", got.latency_ms, attempts=got.attempts, tenant_id=tenant
             )
         items = got.value  # a repeated id keeps its slot (and gains nothing): the metrics policy
         leaks = find_leaks(items, tenant, self.require_tenant_labels, self.ownership, self.shared)
+        leaks += beside
         return CaseRun(items, None, got.latency_ms, count_duplicates(items), got.attempts, leaks, tenant)
+
+    def beside(self, returned: object, tenant: str, query: str) -> list[LeakRecord]:
+        return response_leaks(returned, tenant, query, self.ownership, self.shared)
 
     async def one(self, case: GoldenCase) -> CaseRun:
         tenant = case.tenant_id or self.default_tenant
         if not tenant:
             return CaseRun([], NO_TENANT, attempts=0)
 
-        async def fetch() -> list[RankedItem]:
-            return to_ranked_items(
-                await self.retriever.search(tenant_id=tenant, query=case.query, top_k=self.top_k)
-            )
+        beside: list[LeakRecord] = []  # of the attempt that answered
 
-        return self.outcome(tenant, await call_with_retries(fetch, self.retry, case.id, self.timeout_s))
+        async def fetch() -> list[RankedItem]:
+            returned = await self.retriever.search(tenant_id=tenant, query=case.query, top_k=self.top_k)
+            items = to_ranked_items(returned)
+            beside[:] = self.beside(returned, tenant, case.query)
+            return items
+
+        got = await call_with_retries(fetch, self.retry, case.id, self.timeout_s)
+        return self.outcome(tenant, got, beside)
 
     async def batch(self, tenant: str, cases: Sequence[GoldenCase]) -> list[CaseRun] | None:
         """One ``search_many`` call for ``cases``; ``None`` when the call as a whole failed."""
@@ -128,9 +139,10 @@ class _Job:
             return None
         each_ms = (time.perf_counter() - started) * 1000.0 / len(cases)
         outcomes: list[CaseRun] = []
-        for result in raw:
+        for case, result in zip(cases, raw, strict=True):
             try:
-                outcomes.append(self.outcome(tenant, Attempted(to_ranked_items(result), None, 1, each_ms)))
+                got = Attempted(to_ranked_items(result), None, 1, each_ms)
+                outcomes.append(self.outcome(tenant, got, self.beside(result, tenant, case.query)))
             except TypeError as exc:
                 outcomes.append(CaseRun([], describe(exc), each_ms, tenant_id=tenant))
         return outcomes

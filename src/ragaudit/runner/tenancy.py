@@ -51,6 +51,19 @@ class ChunkOwner(Protocol):
     # :mod:`ragaudit.security.semantic_attribution`); without it, ``corpus``.
 
 
+class ResponseOwnership(Protocol):
+    """An ownership index that also reads the whole response a ranking came in (an HTTP body's
+    ``debug``, ``facets``, ``suggest`` beside the results: the tenant audit's reading of it); the
+    runner asks it when it has this method."""
+
+    def response_foreign(
+        self, returned: object, caller: str, query: str
+    ) -> Sequence[tuple[str, frozenset[str]]]:
+        """Every value of ``returned`` outside its chunk list that another tenant than ``caller`` owns:
+        ``(JSON path, owners)``, e.g. ``("$.debug.nearest[0].doc_id", {"globex"})``."""
+        ...
+
+
 class ChunkOwnership(Protocol):
     """Decides who owns a returned chunk from the corpus, by id and content (the tenant audit's
     ``security.ownership.ChunkOwnership`` is one); the runner needs only this, so it does not import
@@ -138,6 +151,31 @@ def find_leaks(
 ) -> list[LeakRecord]:
     """Every item of ``items`` the caller's tenant must not see, with its 1-based rank."""
     return check_chunks(items, caller_tenant, ownership, require_labels, shared).leaks
+
+
+BESIDE_RANKING = 0
+"""The ``rank`` of a leak in the response's other values (its ``chunk_id`` is the value's JSON path)."""
+
+
+def response_leaks(
+    returned: object,
+    caller: str,
+    query: str,
+    ownership: ChunkOwnership | None,
+    shared: frozenset[str] = frozenset(),
+) -> list[LeakRecord]:
+    """The leak in the values of the whole response beside its chunks (when ``ownership`` reads them,
+    :class:`ResponseOwnership`): one record per response, as the tenant audit counts it, at the first
+    foreign value's path and naming every foreign owner (shared tenants' values are allowed)."""
+    check = getattr(ownership, "response_foreign", None)
+    if check is None:
+        return []
+    found = [(path, owners - shared) for path, owners in check(returned, caller, query)]
+    foreign = [(path, owners) for path, owners in found if owners]
+    if not foreign:
+        return []
+    owners = sorted({owner for _, found_owners in foreign for owner in found_owners})
+    return [LeakRecord(foreign[0][0], BESIDE_RANKING, ", ".join(owners), caller)]
 
 
 def _why_unverified(ownership: ChunkOwnership | None, no_caller: bool, claimed: int) -> str:

@@ -32,11 +32,12 @@ def adapter_name(spec: str) -> str | None:
     return head if colon and head in ADAPTERS and ":" in rest else None
 
 
-def load_adapter(spec: str, *, tenant_key: str = DEFAULT_TENANT_KEY) -> Retriever:
+def load_adapter(spec: str, *, tenant_key: str = DEFAULT_TENANT_KEY, where: str | None = None) -> Retriever:
     """Import the object ``spec`` names (``NAME:module:attribute``) and wrap it in adapter ``NAME``.
 
     A function that takes no arguments is called first (a factory that builds the framework's object);
-    the LlamaIndex adapter also takes a per-request factory ``(filters, top_k)`` as it is."""
+    the LlamaIndex adapter also takes a per-request factory ``(filters, top_k)`` as it is. ``where``
+    names the retriever in the adapter's errors (default ``spec``; a pipeline file gives its path and line)."""
     from ragaudit.retrieval.plugin import load_attribute
 
     name = adapter_name(spec)
@@ -60,7 +61,7 @@ def load_adapter(spec: str, *, tenant_key: str = DEFAULT_TENANT_KEY) -> Retrieve
                 "fix the factory",
             ) from None
     module = importlib.import_module(ADAPTERS[name])
-    adapted: Retriever = module.adapt(obj, tenant_key=tenant_key, where=spec)
+    adapted: Retriever = module.adapt(obj, tenant_key=tenant_key, where=where or spec)
     return adapted
 
 
