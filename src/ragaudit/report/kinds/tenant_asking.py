@@ -124,7 +124,9 @@ def asking_blocks(report: TenantAuditReport) -> list[Block]:
     served = hostile_table(report)
     if served is not None:
         blocks += [
-            *_listed(len(report.hostile_served), hostile["served"], "hostile-id requests that were served data"),
+            *_listed(
+                len(report.hostile_served), hostile["served"], "hostile-id requests that were served data"
+            ),
             served,
         ]
     unattributed = _unattributed_table(report)
