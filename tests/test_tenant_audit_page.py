@@ -166,6 +166,8 @@ def test_never_a_check_mark_the_report_does_not_earn(clean: dict[str, Any]) -> N
     _no_green(below)
     page = render_html(build_view(below))
     assert "verified 1 of" in page and "opaque-7" in page and "stemmed text" in page
+    terminal = render_terminal(below)  # what could not be checked is the finding: before the mutations
+    assert terminal.index("opaque-7") < terminal.index("request mutations:") < terminal.index("errors:")
     older = {k: v for k, v in clean.items() if k != "isolation"}  # an older report: "clean", never judged
     _no_green(older)
     assert "clean as the audit wrote it, but tenant isolation is NOT VERIFIED" in render_terminal(older)
