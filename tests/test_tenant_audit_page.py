@@ -166,6 +166,25 @@ def test_never_a_check_mark_the_report_does_not_earn(clean: dict[str, Any]) -> N
     _no_green(below)
     page = render_html(build_view(below))
     assert "verified 1 of" in page and "opaque-7" in page and "stemmed text" in page
+    terminal = render_terminal(below)  # what could not be checked is the finding: before the mutations
+    assert terminal.index("opaque-7") < terminal.index("request mutations:") < terminal.index("errors:")
     older = {k: v for k, v in clean.items() if k != "isolation"}  # an older report: "clean", never judged
     _no_green(older)
     assert "clean as the audit wrote it, but tenant isolation is NOT VERIFIED" in render_terminal(older)
+
+
+def test_a_leak_row_reads_its_methods_and_json_paths() -> None:
+    from ragaudit.report.kinds.fields import Fields
+    from ragaudit.report.kinds.tenant_leaks import leak_row
+    from ragaudit.report.kinds.tenant_view import AuditLeak
+
+    record = {"probe": {"id": "acme/title/3"}, "caller": "acmé", "hostile_caller": True, "chunk_id": "x-1",
+              "rank": 0, "owner": ["acme"], "attributed_by": "id@metadata.see_also[0]+title@title",
+              "asked": {"top_k": 100, "round": 2, "sequence": 7, "mutation": "?offset=10"}}  # fmt: skip
+    row = leak_row(AuditLeak.read(Fields(record, "tenant-audit")))
+    assert row == ("acme/title/3", "'acmé' (hostile id)", "top_k 100, round 2, request #7", "?offset=10", "x-1",
+                   "beside the results", "acme", None, "id+title", "metadata.see_also[0], title")  # fmt: skip
+    fields = [{"path": f"$.facets.customer[{i}]"} for i in range(5)]
+    row = leak_row(AuditLeak.read(Fields({**record, "fields": fields, "asked": None}, "tenant-audit")))
+    assert row[2] is None and row[3] is None
+    assert row[-1] == "$.facets.customer[0], $.facets.customer[1], $.facets.customer[2] (+2 more)"

@@ -14,6 +14,8 @@ from ragaudit.report.kinds.tenant_view import TenantAuditReport
 
 MUTATED_AXES = ("query-shape", "pagination", "tenant-channel", "credential-conflict")
 """The axes of request mutations proper (the others are the plan's depth, concurrency and hostile ids)."""
+EXCERPT = 80
+"""Characters of an unattributed chunk's excerpt shown (the JSON report holds 160)."""
 
 
 def _count(row: Mapping[str, Any], key: str) -> int:
@@ -75,9 +77,10 @@ def _joined(counts: Mapping[str, Any]) -> str:
     return ", ".join(f"{n} {k}" for k, n in counts.items())
 
 
-def asking_blocks(report: TenantAuditReport) -> list[Block]:
-    """Probes, requests, detection power, errors and unverified requests, hostile tenant ids (and the
-    ones served data), the unattributed chunks."""
+def asking_blocks(report: TenantAuditReport, reasons: bool = True) -> list[Block]:
+    """Probes, requests, detection power, errors, hostile tenant ids (and the ones served data); with
+    ``reasons``, the unverified requests and the unattributed chunks too (:func:`reason_blocks`: the
+    document puts them among the findings when they are why isolation is not verified)."""
     asking, hostile = report.asking, report.hostile
     rejected = asking.rejected_top_k
     capped = f" (the service rejected top_k {', '.join(map(str, rejected))})" if rejected else ""
@@ -96,44 +99,37 @@ def asking_blocks(report: TenantAuditReport) -> list[Block]:
             f"errors: {report.failed} of {report.requests} requests failed"
             + (f" ({_joined(report.failed_by_kind)})" if report.failed else "")
         ),
-    ]
-    if report.unverified:
-        listed = report.unverified_records
-        blocks.append(
-            Items(
-                f"UNVERIFIED: {report.unverified} probe requests failed even in plain form (not checked)"
-                + (f"; the report lists the first {len(listed)}" if len(listed) < report.unverified else "")
-                + ":",
-                tuple(
-                    (
-                        f"probe {u.get('probe_id')} as {u.get('caller')!r} at top_k {u.get('top_k')}",
-                        str(u.get("reason")),
-                    )
-                    for u in listed
-                ),
-            )
-        )
-    blocks.append(
+        *(_unverified(report) if reasons else []),
         Paragraph(
             f"hostile tenant ids: {hostile['requests']} requests ({hostile['refused']} refused, "
             f"{hostile['empty']} empty, {hostile['served']} served data"
             + (f", {hostile['failed']} not answered: no connection or timeout" if hostile["failed"] else "")
             + ")"
-        )
-    )
+        ),
+    ]
     served = hostile_table(report)
     if served is not None:
-        blocks += [
-            *_listed(
-                len(report.hostile_served), hostile["served"], "hostile-id requests that were served data"
-            ),
-            served,
-        ]
-    unattributed = _unattributed_table(report)
-    if unattributed is not None:
-        shown = len(report.unattributed_records)
-        blocks += [*_listed(shown, report.unattributed, "unattributed chunks"), unattributed]
-    return blocks
+        what = "hostile-id requests that were served data"
+        blocks += [*_listed(len(report.hostile_served), hostile["served"], what), served]
+    return blocks + (_unattributed(report) if reasons else [])
+
+
+def reason_blocks(report: TenantAuditReport) -> list[Block]:
+    """What could not be checked: the unattributed chunks, the requests that failed even in plain form."""
+    return [*_unattributed(report), *_unverified(report)]
+
+
+def _unverified(report: TenantAuditReport) -> list[Block]:
+    if not report.unverified:
+        return []
+    listed = report.unverified_records
+    more = f"; the report lists the first {len(listed)}" if len(listed) < report.unverified else ""
+    items = tuple(
+        (f"probe {u.get('probe_id')} as {u.get('caller')!r} at top_k {u.get('top_k')}", str(u.get("reason")))
+        for u in listed
+    )
+    intro = f"UNVERIFIED: {report.unverified} probe requests failed even in plain form (not checked){more}:"
+    return [Items(intro, items)]
 
 
 def _listed(listed: int, total: int, what: str) -> list[Block]:
@@ -141,18 +137,18 @@ def _listed(listed: int, total: int, what: str) -> list[Block]:
     return [Paragraph(f"the report lists the first {listed} of {total} {what}")] if listed < total else []
 
 
-def _unattributed_table(report: TenantAuditReport) -> Table | None:
+def _unattributed(report: TenantAuditReport) -> list[Block]:
     """The returned chunks nothing attributes to a tenant (the first ones the report lists)."""
     records = report.unattributed_records
     if not records:
-        return None
+        return []
     rows = tuple(
         (
             str(r.get("probe_id")),
             repr(r.get("caller")),
             str(r.get("chunk_id")),
             r.get("rank"),
-            r.get("excerpt"),
+            _short(r.get("excerpt")),
         )
         for r in records
     )
@@ -160,4 +156,12 @@ def _unattributed_table(report: TenantAuditReport) -> Table | None:
         Column("probe", "id"), Column("asked as"), Column("unattributed chunk", "id"), Column("rank", "count"),
         Column("excerpt"),
     )  # fmt: skip
-    return Table(columns, rows, name="unattributed")
+    listed = _listed(len(records), report.unattributed, "unattributed chunks")
+    return [*listed, Table(columns, rows, name="unattributed")]
+
+
+def _short(text: Any, width: int = EXCERPT) -> str | None:
+    """The first ``width`` characters of an excerpt (the JSON report holds it whole)."""
+    if not isinstance(text, str):
+        return None
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"

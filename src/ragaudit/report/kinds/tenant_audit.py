@@ -2,9 +2,10 @@
 
 Its document, findings first: the tenant-isolation verdict (pass / FAIL / NOT VERIFIED with its reason
 and how many chunks were checked) and the audit's verdict, how many chunks were checked, the leaks
-(counts per class and per owner -> caller, the leak table), then the request mutations (which found
-foreign chunks, which the service rejected), then what was asked and answered (errors, unverified
-requests, hostile tenant ids, unattributed chunks). The typed view is :mod:`.tenant_view`.
+(counts per class and per owner -> caller, the leak table) and, when isolation is not verified, what
+could not be checked (unattributed chunks, unverified requests); then the request mutations (which
+found foreign chunks, which the service rejected), then what was asked and answered (errors,
+unverified requests, hostile tenant ids, unattributed chunks). The typed view is :mod:`.tenant_view`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from ragaudit.report.document import Block, Document, Lead, Paragraph, Section, Verdict
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.fields import Fields
-from ragaudit.report.kinds.tenant_asking import asking_blocks, mutation_blocks
+from ragaudit.report.kinds.tenant_asking import asking_blocks, mutation_blocks, reason_blocks
 from ragaudit.report.kinds.tenant_leaks import leak_blocks
 from ragaudit.report.kinds.tenant_view import TenantAuditReport, read_audit
 
@@ -78,12 +79,19 @@ class TenantAuditKind(ReportKind):
         if report.stopped:
             findings.append(Paragraph(f"STOPPED EARLY: {report.stopped}"))
         findings += [Paragraph(_checked(report)), *leak_blocks(report)]
+        unchecked = iso.state == "not_verified"  # then what was not checked is the finding
+        if unchecked:
+            findings += reason_blocks(report)
         sections = [Section("tenant-audit", "Tenant isolation audit", tuple(findings))]
         mutations = mutation_blocks(report.asking.mutations)
         if mutations:
             sections.append(Section("audit-mutations", "Request mutations", tuple(mutations)))
         sections.append(
-            Section("audit-asking", "Requests, errors and hostile tenant ids", tuple(asking_blocks(report)))
+            Section(
+                "audit-asking",
+                "Requests, errors and hostile tenant ids",
+                tuple(asking_blocks(report, reasons=not unchecked)),
+            )
         )
         return Document(tuple(sections))
 

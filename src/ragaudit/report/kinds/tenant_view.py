@@ -41,13 +41,17 @@ class AuditLeak:
     """As recorded: ``method@path`` parts joined by ``+`` (``id@$.related[0]+id@$.related[1]``)."""
     claimed_tenant: str | None
     paths: tuple[str, ...] = ()
-    """The JSON paths of the foreign values (its ``fields``), first seen first."""
+    """The JSON paths of the foreign values (its ``fields``; else those named in ``attributed_by``),
+    first seen first."""
 
     @classmethod
     def read(cls, leak: Fields) -> AuditLeak:
         asked = leak.opt("asked")
         claimed = leak.opt("claimed_tenant")
+        attributed_by = str(leak.need("attributed_by"))
         paths = [str(f.opt("path")) for f in leak.each("fields", required=False) if f.opt("path")]
+        if not paths:  # a record without its fields: the paths of ``method@path`` parts
+            paths = [part.split("@", 1)[1] for part in attributed_by.split("+") if "@" in part]
         return cls(
             str(leak.obj("probe").need("id")),
             str(leak.need("caller")),
@@ -56,7 +60,7 @@ class AuditLeak:
             str(leak.need("chunk_id")),
             int(leak.need("rank")),
             leak.texts("owner"),
-            str(leak.need("attributed_by")),
+            attributed_by,
             None if claimed is None else str(claimed),
             tuple(dict.fromkeys(paths)),
         )
