@@ -9,8 +9,10 @@ One row per mutation, every axis in one table (``asking.mutations`` in the JSON)
   (:mod:`ragaudit.security.request_mutations`), including those not applicable to the retriever.
 
 Each row counts the requests sent, answered, ``rejected`` (refused: an HTTP 4xx, a raised error; a
-right answer to a hostile or odd request, never a failure of the audit), ``failed`` (no answer: no
-connection or a timeout) and ``leaks`` (foreign chunks served), and says what leak it looks for.
+right answer to a hostile or odd request, never a failure of the audit), ``errored`` (the service
+answered, but with a server error, a rate limit or a malformed body: nothing could be checked, and it is
+not a refusal either), ``failed`` (no answer: no connection or a timeout) and ``leaks`` (foreign chunks
+served), and says what leak it looks for.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from ragaudit.security.error_rate import classify_error
 from ragaudit.security.request_loop import UNREACHABLE_KINDS, Answer
 from ragaudit.security.request_mutations import Mutation
 
+ERRORED_KINDS = frozenset({"http-5xx", "http-429", "malformed-response"})
+"""Answers that are neither results nor a refusal: the request was not checked."""
 NO_KEYS = (
     "no key per tenant to send one tenant's key with another's id (give --endpoint-keys keys-client.toml)"
 )
@@ -44,6 +48,7 @@ class _Row:
     requests: int = 0
     answered: int = 0
     rejected: int = 0
+    errored: int = 0
     failed: int = 0
     leaks: int = 0
     applicable: bool = True
@@ -56,6 +61,8 @@ class _Row:
             self.answered += 1
         elif answer.error is not None and classify_error(answer.error) in UNREACHABLE_KINDS:
             self.failed += 1
+        elif answer.error is not None and classify_error(answer.error) in ERRORED_KINDS:
+            self.errored += 1
         else:
             self.rejected += 1
 
@@ -68,6 +75,7 @@ class _Row:
             "requests": self.requests,
             "answered": self.answered,
             "rejected": self.rejected,
+            "errored": self.errored,
             "failed": self.failed,
             "leaks": self.leaks,
         }

@@ -56,6 +56,21 @@ def mutation_blocks(rows: list[Mapping[str, Any]]) -> list[Block]:
                     f"{unanswered} mutated request(s) got no answer (no connection or a timeout): not checked"
                 )
             )
+        errored = [r for r in sent if _count(r, "errored")]
+        if errored:
+            blocks.append(
+                Items(
+                    "NOT CHECKED: mutated requests answered with a server error, a rate limit or a malformed "
+                    "body (no results to check, and not a refusal):",
+                    tuple(
+                        (
+                            str(r.get("mutation")),
+                            f"{_count(r, 'errored')} of {_count(r, 'requests')} requests",
+                        )
+                        for r in errored
+                    ),
+                )
+            )
     found = tuple(
         (str(r.get("mutation")), f"{_count(r, 'leaks')} foreign chunk(s)") for r in rows if _count(r, "leaks")
     )
