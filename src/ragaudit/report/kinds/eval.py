@@ -8,7 +8,7 @@ notes, and each metric per tenant.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -26,11 +26,11 @@ from ragaudit.report.document import (
     Span,
     Table,
     Value,
-    Verdict,
 )
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.comparison import delta_columns, delta_values, forest
 from ragaudit.report.kinds.fields import Fields, Holes, Latency, Leak, MetricSummary, Paired, number
+from ragaudit.report.kinds.isolation import isolation_section
 from ragaudit.report.kinds.judged_power import holes_line
 from ragaudit.report.kinds.tenants import TenantComparisons, TenantSlices, tenants_section
 from ragaudit.verdict import CheckVerdict, isolation_of
@@ -153,7 +153,7 @@ class EvalKind(ReportKind):
             else None,
             _latency_section(report),
             _problems_section(report),
-            _security_section(report.isolation, report.leaks),
+            isolation_section(report.isolation, report.leaks),
             Section("notes", "Notes", tuple(Paragraph(f"note: {n}") for n in report.notes))
             if report.notes
             else None,
@@ -357,35 +357,6 @@ def _problems_section(report: EvalReport) -> Section | None:
     if report.errors:
         blocks.append(Items(f"errors ({len(report.errors)}, scored 0):", tuple(report.errors)))
     return Section("problems", "Missing & errors", tuple(blocks)) if blocks else None
-
-
-def _security_section(isolation: CheckVerdict | None, leaks: Sequence[Leak]) -> Section | None:
-    """The tenant-isolation verdict as recorded (only a verified pass is a pass), then every leak."""
-    if isolation is None:
-        return None
-    blocks: list[Block] = [Verdict(isolation.check, isolation.state, isolation.reason)]
-    if leaks:
-        cases = len({leak.case_id for leak in leaks})
-        blocks += [
-            Paragraph(
-                f"SECURITY: {len(leaks)} cross-tenant chunk(s) returned in {cases} case(s) - a release blocker"
-            ),
-            Table(
-                (
-                    Column("case", "id"),
-                    Column("chunk", "id"),
-                    Column("rank", "count"),
-                    Column("owner", "id"),
-                    Column("asked as", "id"),
-                ),
-                tuple(
-                    (k.case_id, k.chunk_id, k.rank, k.claimed_tenant or "(unlabelled)", k.caller_tenant)
-                    for k in leaks
-                ),
-                name="leaks",
-            ),
-        ]
-    return Section("security", "Security", tuple(blocks))
 
 
 KIND = EvalKind()
