@@ -249,7 +249,8 @@ def _metrics_section(report: EvalReport) -> Section:
             f"missing {c.missing} (scored 0), errors {c.errors} (scored 0)"
         ),
         Paragraph(
-            f"policy: nDCG gain {policy.get('gain')}, relevance threshold {policy.get('relevance_threshold')}"
+            f"policy: nDCG gain {_given(policy.get('gain'))}, relevance threshold "
+            f"{_given(policy.get('relevance_threshold'))}"
             + (f", top {policy['max_depth']} per case (--max-depth)" if policy.get("max_depth") else "")
         ),
     ]
@@ -312,6 +313,16 @@ def _changes_section(m: Measured) -> Section:
     return Section("changes", "Changes", tuple(blocks))
 
 
+def _given(value: object) -> str:
+    """A setting as written, ``–`` where the report leaves it out (as a missing cell reads)."""
+    return "–" if value is None or value == "" else str(value)
+
+
+def _ms(value: float | None) -> str:
+    """Milliseconds to one decimal; ``–`` where the report has none (never a made-up 0.0)."""
+    return "–" if value is None else f"{value:.1f}"
+
+
 def _signed(value: float | None, digits: int = 4) -> str:
     """A delta in a sentence (``+0.0123``; ``–`` where missing, as a ``signed`` cell reads)."""
     return "–" if value is None else f"{value:+.{digits}f}"
@@ -323,7 +334,7 @@ def _latency_section(report: EvalReport) -> Section | None:
         return None
     blocks: list[Block] = [
         Paragraph(
-            f"latency ms: p50 {latency.p50 or 0:.1f}  p95 {latency.p95 or 0:.1f}  p99 {latency.p99 or 0:.1f}"
+            f"latency ms: p50 {_ms(latency.p50)}  p95 {_ms(latency.p95)}  p99 {_ms(latency.p99)}"
             + (f" ({report.latency_basis})" if report.latency_basis else "")
         )
     ]
