@@ -113,7 +113,10 @@ class EvalKind(ReportKind):
             case_ids=[str(c.need("id")) for c in per_case],
             latency=Latency.read(report.opt("latency_ms")),
             missing=report.texts("missing"),
-            errors=[(str(e.need("id")), str(e.opt("error"))) for e in report.each("errors", required=False)],
+            errors=[
+                (str(e.need("id")), str(e.opt("error") or "(no message)"))
+                for e in report.each("errors", required=False)
+            ],
             notes=report.texts("notes"),
             policy=report.obj("policy", required=False).data,
             isolation=isolation_of(report.data),
