@@ -4,6 +4,7 @@ report content."""
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 from dataclasses import dataclass, replace
@@ -14,8 +15,9 @@ import pytest
 from ragaudit.artifacts import json_text
 from ragaudit.artifacts.envelope import schema_errors
 from ragaudit.artifacts.history import record
-from ragaudit.evaluation.fast_report import fast_report
+from ragaudit.evaluation.fast_report import collector_paused, fast_outcome, fast_report
 from ragaudit.evaluation.fast_trec import evaluate_trec_files
+from ragaudit.evaluation.outcome import report_outcome
 from ragaudit.metrics.policy import Policy
 from test_fast_trec import write_collection
 
@@ -29,6 +31,21 @@ def test_fast_report_equals_the_report_of_its_eval_result(tmp_path: Path, seed: 
     written = json.loads(json_text.report_bytes(report))
     assert written == json.loads(json_text.report_bytes(reference.to_dict()))  # NaN == NaN as null
     assert written["per_case"] and not schema_errors(written)
+    assert fast_outcome(result, "--run run") == report_outcome(report, "--run run", "run")
+
+
+def test_the_collector_is_paused_only_inside_the_block() -> None:
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
 
 
 @dataclass

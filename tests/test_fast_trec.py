@@ -15,7 +15,7 @@ from ragaudit.data.fast_text import TextBlock, token_words, tokenize
 from ragaudit.data.loading import qrels_dataset
 from ragaudit.errors import InputError, ValidationError
 from ragaudit.evaluation.evaluate import evaluate
-from ragaudit.evaluation.fast_trec import FastResult, evaluate_trec_files
+from ragaudit.evaluation.fast_trec import FastResult, _query_blocks, evaluate_trec_files
 from ragaudit.evaluation.result import EvalResult
 from ragaudit.metrics.policy import Policy
 
@@ -272,6 +272,18 @@ def test_bad_qrels_and_missing_files_are_input_errors(tmp_path: Path) -> None:
         evaluate_trec_files(tmp_path / "nope.qrels", run)
 
 
+def test_the_qrels_errors_come_first_while_run_blocks_are_being_parsed(tmp_path: Path) -> None:
+    """The pool parses the run's first blocks while the qrels are read: a bad qrels line is still the
+    error reported (as when the qrels were read first), and the blocks in flight are dropped."""
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("a 0 d1 1\na 0 d2 x\n", encoding="utf-8")
+    run = tmp_path / "r.run"
+    good = "".join(f"a{i} Q0 d1 1 1 t\n" for i in range(2000))
+    run.write_text("a Q0 d1 1 t\n" + good, encoding="utf-8")
+    with pytest.raises(ValidationError, match=r"q.qrels:2: grade 'x' is not an integer"):
+        evaluate_trec_files(qrels, run, METRICS, block_bytes=256)
+
+
 def test_hash_collisions_cost_time_never_correctness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With a hash that maps most ids alike, every decision falls to the id words."""
 
@@ -321,3 +333,25 @@ def test_scores_parse_exactly_like_float() -> None:
     parsed = parse_scores(token_words(block, start, length), length)
     expected = np.array([float(t) for t in texts]) + 0.0
     assert parsed.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("block_bytes", [7, 40, 64, 1000])
+def test_run_blocks_are_whole_queries_read_in_place(tmp_path: Path, block_bytes: int) -> None:
+    """``_query_blocks`` reads each block into the buffer its array views: the blocks hold the file
+    (a BOM dropped, a newline added at the end), each ends on a line break between two query ids,
+    and the padding after each block is zero."""
+    lines = [f"q{q} Q0 d{d} {d} 1.{d} t" for q in (1, 22, 3) for d in range(q + 2)]
+    run = tmp_path / "r.run"
+    run.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode())
+    blocks = list(_query_blocks(str(run), block_bytes))
+    assert b"".join(b.text() for b in blocks) == ("\n".join(lines) + "\n").encode()
+    offsets = [b.offset for b in blocks]
+    assert offsets == [3 + sum(b.size for b in blocks[:i]) for i in range(len(blocks))]
+    for block in blocks:
+        assert block.data[block.size - 1] == 0x0A and not block.data[block.size :].any()
+        ids = {line.split()[0] for line in block.text().decode().splitlines()}
+        assert all(
+            not (ids & {line.split()[0] for line in other.text().decode().splitlines()})
+            for other in blocks
+            if other is not block
+        )

@@ -31,9 +31,7 @@ from ragaudit.report.view import build_view
 
 GOLD = Path(__file__).parent / "gold"
 REGEN = os.environ.get("RAGAUDIT_REGEN_GOLD") == "1"
-LEGACY = {
-    "tenant-audit",
-}
+LEGACY: set[str] = set()
 """Built-in kinds that still draw themselves (their own terminal / markdown / html hooks)."""
 
 

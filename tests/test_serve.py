@@ -247,7 +247,9 @@ def test_other_paths_and_methods_are_json_and_healthz_names_no_tenant(bm25_serve
     assert missing.status_code == 404 and missing.json() == {"error": "not found"}
     health = httpx.get(bm25_serve.base + "/healthz")
     assert health.status_code == 200
-    assert health.json() == {"status": "ok", "pipeline": "bm25", "documents": 75, "chunks": 75}
+    body = health.json()
+    assert body.pop("index") in ("built", "loaded")  # the default --index-dir: built once per cache folder
+    assert body == {"status": "ok", "pipeline": "bm25", "documents": 75, "chunks": 75}
     assert not any(t in health.text for t in TENANTS)
 
 
@@ -555,41 +557,6 @@ def test_tenant_audit_is_clean_against_serve_hybrid(
     assert code == 0 and report["verdict"] == "clean" and report["leaks"]["count"] == 0
     assert report["isolation"]["verified"] > 0 and report["unattributed"]["count"] == 0
     assert report["hostile_tenants"]["served"] == 0
-
-
-def test_a_qdrant_engine_on_disk_serves_the_same_after_a_restart(
-    keyfiles: tuple[Path, Path, dict[str, str]], tmp_path: Path
-) -> None:
-    """A dense stage on an embedded on-disk Qdrant collection (tenant as an ``is_tenant`` payload
-    index, filtered inside the engine): each tenant gets only its own chunks, and a second start over
-    the same folder reuses the collection and answers identically."""
-    pytest.importorskip("qdrant_client")
-    config = tmp_path / "qdrant.toml"
-    config.write_text(
-        f'name = "dense-qdrant"\n[retriever]\ntype = "dense"\nstore = "qdrant"\nqdrant_path = "{tmp_path / "qdrant"}"\n',
-        encoding="utf-8",
-    )
-    keys = keyfiles[2]
-
-    def answers() -> dict[str, list[str]]:
-        server = ServeProcess("--pipeline", str(config), "--corpus", CORPUS, "--keys", str(keyfiles[0]))
-        try:
-            out = {}
-            for tenant in TENANTS:
-                reply = post(
-                    server.url, keys[tenant], {"query": "refund policy for annual plans", "top_k": 8}
-                )
-                assert reply.status_code == 200
-                results = reply.json()["results"]
-                assert results and all(c["chunk_id"].startswith(tenant + "-") for c in results)
-                out[tenant] = [c["chunk_id"] for c in results]
-            return out
-        finally:
-            server.stop()
-
-    first = answers()
-    assert (tmp_path / "qdrant").is_dir()
-    assert answers() == first
 
 
 def test_the_listening_socket_lets_asyncio_set_tcp_nodelay() -> None:

@@ -441,7 +441,7 @@ def test_cli_exits_1_on_unattributable_output_unless_allowed(
     body = re.sub(r"<script.*?</script>", "", html, flags=re.S)  # the page's script draws other tables
     for text in (markdown, body):
         assert "NOT VERIFIED" in text and "✅" not in text and "✓" not in text
-    assert "**⚠️ Tenant isolation NOT VERIFIED: none of the" in markdown
+    assert "**⚠️ tenant isolation: NOT VERIFIED**: none of the" in markdown
     assert AUDIT_KIND.from_json(report).isolation.state == "not_verified"
 
 
@@ -457,7 +457,7 @@ def test_the_gate_does_not_take_a_not_verified_audit_as_verified(
     assert any("does not verify isolation" in n and "none of the" in n for n in blocked.notes)
     assert security_gate(eval_report, lenient, [("opaque.json", opaque)]).accepted
     assert security_gate(eval_report, strict, [("clean.json", clean)]).status == "pass"
-    assert "**✅ Tenant isolation verified: no foreign chunk served" in render_markdown(build_view(clean))
+    assert "**✅ tenant isolation: pass**: no foreign chunk served" in render_markdown(build_view(clean))
     verified = {
         "check": "tenant isolation",
         "state": "pass",

@@ -4,7 +4,6 @@ golden dataset; print a table, write a JSON report."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -150,9 +149,6 @@ def _live_source(
 
 
 def run(args: argparse.Namespace) -> int:
-    from ragaudit.data.loading import load_dataset, load_run
-    from ragaudit.evaluation.evaluate import evaluate
-    from ragaudit.evaluation.live import RunOptions, evaluate_live, retrieval_depth
     from ragaudit.metrics.names import DEFAULT_METRICS, parse_metrics
 
     if args.resume and not args.results:
@@ -177,14 +173,20 @@ def run(args: argparse.Namespace) -> int:
             f"fast path: {args.run} is scored with the vectorised TREC engine (per-case retrieved lists "
             "are left out of the report)"
         )
-        from ragaudit.evaluation.fast_report import fast_report
-        from ragaudit.evaluation.outcome import report_outcome
+        from ragaudit.evaluation.fast_report import fast_outcome, fast_report
 
+        _provenance_meanwhile()
         with step(f"eval: scoring {args.run} against {args.dataset}"):
             fast_result = evaluate_trec_files(args.dataset, args.run, specs, policy)
         _warn(fast_result.dataset_notes)
         report = fast_report(fast_result, args.min_judged)
-        return _report_and_exit(args, report, report_outcome(report, f"--run {args.run}", "run"))
+        return _report_and_exit(args, report, fast_outcome(fast_result, f"--run {args.run}"))
+    import asyncio  # the paths below only: the fast path above starts sooner without them
+
+    from ragaudit.data.loading import load_dataset, load_run
+    from ragaudit.evaluation.evaluate import evaluate
+    from ragaudit.evaluation.live import RunOptions, evaluate_live, retrieval_depth
+
     dataset = load_dataset(args.dataset, args.dataset_format, args.split, policy.relevance_threshold)
     _warn(dataset.notes)
     if args.corpus:
@@ -253,6 +255,16 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     return _finish(args, result)
+
+
+def _provenance_meanwhile() -> None:
+    """Read the report's provenance (``git`` twice, the installed versions; both cached) in a background
+    thread while the run is scored, instead of after it: about 50 ms off the end of a fast eval."""
+    import threading
+
+    from ragaudit.artifacts.provenance import environment, git_state
+
+    threading.Thread(target=lambda: (git_state(), environment()), daemon=True).start()
 
 
 def _what_runs(args: argparse.Namespace, context: dict[str, Any], name: str) -> str:

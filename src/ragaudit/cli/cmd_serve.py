@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from ragaudit.cli.argtypes import input_file, positive_float, positive_int
 
@@ -22,6 +23,7 @@ EXAMPLES = """\
 ragaudit serve --new-key acme >> keys.toml
 ragaudit serve --pipeline bm25 --corpus corpus.jsonl --keys keys.toml --port 8000
 ragaudit serve --pipeline dense --corpus corpus.jsonl --keys keys.toml --min-score 0.3
+ragaudit serve --pipeline hybrid-rerank:fusion.json --corpus corpus.jsonl --keys keys.toml --index-dir /var/lib/ragaudit
 """
 
 
@@ -40,6 +42,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--min-score", type=float, help="drop chunks scoring below this (the pipeline's scale)"
     )
     parser.add_argument("--qdrant-url", help="use this Qdrant server as the dense store of --pipeline")
+    parser.add_argument(
+        "--index-dir",
+        help="where indexes are saved and reloaded at start, keyed by their inputs "
+        "(default: $RAGAUDIT_CACHE_DIR/serve-indexes, else ./.ragaudit/cache/serve-indexes)",
+    )
+    parser.add_argument(
+        "--no-index-dir", action="store_true", help="build the index in memory at every start (save nothing)"
+    )
     limits = parser.add_argument_group("limits")
     limits.add_argument("--max-query-chars", type=positive_int, default=2000, help="default 2000")
     limits.add_argument("--max-top-k", type=positive_int, default=100, help="largest top_k (default 100)")
@@ -90,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
         serve_superseded=args.serve_superseded,
         min_score=args.min_score,
         qdrant_url=args.qdrant_url,
+        index_dir=_index_dir(args),
+        say=lambda line: print(line, flush=True),
     )
     limits = Limits(args.max_query_chars, args.max_top_k, args.max_body_bytes, args.request_timeout)
     app = create_app(engine, keys, limits, ServeMetrics())
@@ -106,6 +118,16 @@ def run(args: argparse.Namespace) -> int:
     print("stop with Ctrl-C", flush=True)
     run_server(app, sock, max_connections=args.max_connections)
     return 0
+
+
+def _index_dir(args: argparse.Namespace) -> Path | None:
+    from ragaudit.cache import default_cache_dir
+
+    if args.no_index_dir:
+        if args.index_dir:
+            _usage("--no-index-dir", "give --index-dir or --no-index-dir, not both", "drop one of them")
+        return None
+    return Path(args.index_dir).expanduser() if args.index_dir else default_cache_dir() / "serve-indexes"
 
 
 def _keys(args: argparse.Namespace) -> int:

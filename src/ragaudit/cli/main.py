@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from importlib import import_module
 from types import ModuleType
+from typing import TextIO, cast
 
 from ragaudit.errors import RagauditError, ValidationError
 from ragaudit.version import __version__
@@ -148,11 +149,15 @@ def _run(args: argparse.Namespace) -> int:
     """Run the command: ``--quiet`` silences standard output and progress; ``--out -`` sends the JSON
     report to standard output and everything else the command prints to stderr."""
     from ragaudit.cli import console
+    from ragaudit.cli.pipe_safe import PipeSafeStdout
 
     console.set_quiet(args.quiet)
     if args.quiet and hasattr(args, "no_progress"):
         args.no_progress = True
+    stdout = PipeSafeStdout(sys.stdout)  # a reader that went away (| head) does not end the command
     with contextlib.ExitStack() as stack:
+        stack.callback(stdout.flush)
+        stack.enter_context(contextlib.redirect_stdout(cast(TextIO, stdout)))
         if args.json_out and getattr(args, "out", None) == console.STDOUT:
             args.out = stack.enter_context(console.json_to_stdout(sys.stdout))
         if args.quiet:

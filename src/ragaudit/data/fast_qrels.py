@@ -66,8 +66,8 @@ class QrelsIndex:
     doc_words: WordArray
     """Doc id words of each key (little-endian, zero-padded), to confirm a key match."""
     grades: npt.NDArray[np.int32]
-    key_filter: npt.NDArray[np.bool_]
-    """:func:`membership_table` of ``keys``: a key whose slot is False is not judged."""
+    key_filter: WordArray
+    """:func:`membership_table` of ``keys``: a key whose slot is not set is not judged."""
     notes: tuple[str, ...] = ()
     """How unusual input was read (negative grades, pairs judged twice), as ``read_qrels`` says it."""
 

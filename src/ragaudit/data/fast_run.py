@@ -20,10 +20,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ragaudit.data.fast_keys import (
-    filter_slots,
     float_order,
     grouped_keys,
     hash_rows,
+    in_table,
     lex_argsort,
     pad_words,
     repeated,
@@ -153,8 +153,7 @@ def _grades(qrels: QrelsIndex, query: IntArray, docs: WordArray, hashes: npt.NDA
     if qrels.keys.size == 0:
         return grade
     keys = grouped_keys(np.maximum(query, 0), qrels.n_queries, hashes, qrels.hash_bits)
-    bits = qrels.key_filter.size.bit_length() - 1
-    rows = np.flatnonzero(qrels.key_filter[filter_slots(keys, bits)] & (query >= 0))
+    rows = np.flatnonzero(in_table(qrels.key_filter, keys) & (query >= 0))
     keys = keys[rows]
     at = np.searchsorted(qrels.keys, keys)
     width = max(docs.shape[1], qrels.doc_words.shape[1])

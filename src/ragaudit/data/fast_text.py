@@ -69,6 +69,20 @@ class TextBlock:
             data[size] = 0x0A
         return cls(data, size + int(needs_newline), offset)
 
+    @classmethod
+    def in_place(cls, buffer: bytearray, size: int, offset: int = 0) -> TextBlock:
+        """A block holding ``buffer[:size]`` without copying it: the array is a view of ``buffer``, which
+        must have ``PAD + 1`` bytes to spare after ``size`` (they are overwritten) and must not change
+        afterwards."""
+        if len(buffer) < size + 1 + PAD:
+            raise ValueError("the buffer needs PAD + 1 spare bytes after the data")
+        needs_newline = size > 0 and buffer[size - 1] != 0x0A
+        end = size + int(needs_newline)
+        buffer[size : end + PAD] = bytes(end + PAD - size)
+        if needs_newline:
+            buffer[size] = 0x0A
+        return cls(np.frombuffer(buffer, dtype=np.uint8, count=end + PAD), end, offset)
+
     def text(self, start: int = 0, stop: int | None = None) -> bytes:
         return self.data[start : self.size if stop is None else stop].tobytes()
 

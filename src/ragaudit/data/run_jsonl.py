@@ -12,6 +12,7 @@ file evaluated with ``ragaudit eval --run`` keeps its leaks.
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +136,21 @@ def read_jsonl_run(path: str | Path, name: str | None = None) -> tuple[Run, list
     notes = [
         f"{cid}: {c.duplicates} duplicate id(s) counted once" for cid, c in cases.items() if c.duplicates
     ]
+    unsorted = [cid for cid, c in cases.items() if _scores_rise(c.items)]
+    if unsorted:
+        notes.append(
+            f"{len(unsorted)} case(s) list a higher score below a lower one ({', '.join(unsorted[:3])}"
+            f"{' ...' if len(unsorted) > 3 else ''}): a JSONL run is ranked by its list order, not by score "
+            "(docs/datasets.md); sort each list by score if the scores are the ranking"
+        )
     return Run(cases, name or Path(p).stem, p, sha256_of(path), notes), problems
+
+
+def _scores_rise(items: list[RankedItem]) -> bool:
+    """Whether a later item of the list has a higher score than an earlier one (items without a score
+    are left out of the check)."""
+    scores = [it.score for it in items if it.score is not None]
+    return any(later > earlier for earlier, later in pairwise(scores))
 
 
 def load_jsonl_run(path: str | Path, name: str | None = None) -> Run:

@@ -16,8 +16,9 @@ import numpy as np
 
 from ragaudit.artifacts.envelope import envelope, read_report
 from ragaudit.artifacts.in_sample import first_in_sample
-from ragaudit.errors import InputError
+from ragaudit.errors import InputError, MetricNameError
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED, report_holes
+from ragaudit.metrics.names import parse_metric
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.stats.correction import bonferroni_confidence, ci_method, holm_bonferroni
 from ragaudit.stats.paired import paired_effect_size, paired_t_test, randomization_test, win_tie_loss
@@ -254,6 +255,41 @@ def compare_reports(
         "reports": {r.label: r.path for r in everyone},
         "comparisons": [c.to_json() for c in final],
         "holes": [h.to_json() for h in holes],
-        "notes": [f"incomplete judgments: {w}" for h in holes if (w := h.warning())],
+        "notes": [
+            *([depth] if (depth := depth_note(everyone, names)) else []),
+            *(f"incomplete judgments: {w}" for h in holes if (w := h.warning())),
+        ],
         **first_in_sample((r.label, r.data) for r in everyone),
     }
+
+
+def depth_note(reports: Sequence[LoadedReport], metrics: Sequence[str]) -> str | None:
+    """The note when the reports asked for different numbers of results (``retrieval.top_k``) and a
+    compared metric's cut-off is deeper than the shallowest: part of such a difference is the depth,
+    not the ranking. ``None`` when the depths agree, are unknown (run files), or cover every cut-off."""
+    depths: dict[str, int] = {}
+    for report in reports:
+        retrieval = report.data.get("retrieval")
+        top_k = retrieval.get("top_k") if isinstance(retrieval, Mapping) else None
+        if isinstance(top_k, int) and not isinstance(top_k, bool):
+            depths[report.label] = top_k
+    if len(set(depths.values())) < 2:
+        return None
+    cutoffs: dict[str, int] = {}
+    for name in metrics:
+        try:
+            k = parse_metric(name).k
+        except MetricNameError:
+            continue
+        if k is not None:
+            cutoffs[name] = k
+    shallow = min(depths.values())
+    deeper = [m for m, k in cutoffs.items() if k > shallow]
+    if not deeper:
+        return None
+    asked = ", ".join(f"{label} top_k {k}" for label, k in depths.items())
+    return (
+        f"the reports asked for different depths ({asked}): {', '.join(deeper)} scored on fewer "
+        f"results in some of them, so their differences are partly the depth, not the ranking; evaluate "
+        f"every system with the same --top-k ({max(cutoffs.values())} or more)"
+    )

@@ -63,6 +63,25 @@ def _report_depth(specs: Sequence[MetricSpec]) -> int:
     return max(cutoffs) if cutoffs else 100
 
 
+def cut_by_top_k(specs: Sequence[MetricSpec], context: Mapping[str, Any] | None) -> str | None:
+    """The note for a live run that asked for fewer results than a metric's cut-off (``--top-k 5`` with
+    ``nDCG@10``): those metrics were scored on a shorter list than their name says, so they are neither
+    the figures of the system at that depth nor comparable with a run that asked for enough; ``None``
+    when ``context`` records no ``retrieval.top_k`` or it covers every cut-off."""
+    retrieval = (context or {}).get("retrieval")
+    top_k = retrieval.get("top_k") if isinstance(retrieval, Mapping) else None
+    if not isinstance(top_k, int) or isinstance(top_k, bool):
+        return None
+    deeper = [s.name for s in specs if s.k is not None and s.k > top_k]
+    if not deeper:
+        return None
+    return (
+        f"{', '.join(deeper)} scored on the top {top_k} only: top_k {top_k} asked for fewer results than "
+        f"their cut-off, so they are the figures of a {top_k}-deep list, not comparable with a run at full "
+        f"depth (ask for --top-k {_report_depth(specs)} or more)"
+    )
+
+
 def in_sample_of(
     dataset: Dataset, context: Mapping[str, Any] | None, threshold: int
 ) -> dict[str, Any] | None:
@@ -176,6 +195,8 @@ def evaluate(
     if extra:
         shown = ", ".join(extra[:5]) + (" ..." if len(extra) > 5 else "")
         notes.append(f"{len(extra)} run result(s) for ids not in the dataset were ignored: {shown}")
+    if cut := cut_by_top_k(specs, context):
+        notes.append(cut)
     if ds.skipped:
         notes += [
             f"dataset input left out: {n} {reason.replace('_', ' ')}" for reason, n in ds.skipped.items() if n

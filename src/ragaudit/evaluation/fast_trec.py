@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,9 +38,10 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
+from ragaudit.data.fast_keys import sorted_distinct
 from ragaudit.data.fast_qrels import QrelsIndex, read_qrels_index
 from ragaudit.data.fast_run import RankedBatch, RunRows, concat_rows, parse_run_block, rank_judged
-from ragaudit.data.fast_text import BOM, SlowPath, TextBlock, iter_blocks, line_number
+from ragaudit.data.fast_text import BOM, PAD, SlowPath, TextBlock, iter_blocks, line_number
 from ragaudit.data.trec import read_trec_run
 from ragaudit.errors import InputError, ValidationError
 from ragaudit.metrics.bulk import FloatArray, RankMatrix, compute, width_groups
@@ -52,6 +53,9 @@ if TYPE_CHECKING:
     from ragaudit.evaluation.result import EvalResult
 
 DEFAULT_BLOCK_BYTES = 4 * 1024 * 1024
+LOOKAHEAD_BLOCKS = 12
+"""Run blocks handed to the pool before the qrels are read (parsed meanwhile; each holds its block's
+bytes and then its parsed rows, under twice ``block_bytes``, until it is ranked)."""
 Mode = Literal["stream", "memory", "reference"]
 
 
@@ -196,7 +200,7 @@ def _parse(path: str, block: TextBlock) -> RunRows:
         raise
 
 
-def _first_column(buffer: bytes, start: int, end: int) -> tuple[bytes | None, int]:
+def _first_column(buffer: bytes | bytearray, start: int, end: int) -> tuple[bytes | bytearray | None, int]:
     """First column of the first non-blank line in ``buffer[start:end]`` and where that line starts."""
     while start < end:
         stop = buffer.find(b"\n", start, end)
@@ -208,7 +212,7 @@ def _first_column(buffer: bytes, start: int, end: int) -> tuple[bytes | None, in
     return None, end
 
 
-def _tail_start(buffer: bytes, end: int) -> int:
+def _tail_start(buffer: bytes | bytearray, end: int) -> int:
     """Start of the lines at the end of ``buffer[:end]`` that share the last line's query id.
 
     A binary search over byte offsets (a few dozen ``find`` calls whatever the block holds), so
@@ -236,26 +240,32 @@ def _tail_start(buffer: bytes, end: int) -> int:
 
 
 def _query_blocks(path: str, block_bytes: int) -> Iterator[TextBlock]:
-    """Blocks of whole lines of the run, cut between two query ids."""
+    """Blocks of whole lines of the run, cut between two query ids.
+
+    Each block's bytes are read straight into the buffer its array views (the lines carried over
+    from the previous block first), so a block is copied once, by the read itself.
+    """
     with Path(path).open("rb") as handle:
         carry = handle.read(len(BOM))
         offset = 0
         if carry == BOM:
             carry, offset = b"", len(BOM)
         while True:
-            data = handle.read(block_bytes)
-            buffer = carry + data
-            if not data:
-                if buffer:
-                    yield TextBlock.of(buffer, offset)
+            buffer = bytearray(len(carry) + block_bytes + 1 + PAD)
+            buffer[: len(carry)] = carry
+            got = handle.readinto(memoryview(buffer)[len(carry) : len(carry) + block_bytes])
+            size = len(carry) + got
+            if not got:
+                if size:
+                    yield TextBlock.in_place(buffer, size, offset)
                 return
-            cut = _tail_start(buffer, buffer.rfind(b"\n") + 1)
+            cut = _tail_start(buffer, buffer.rfind(b"\n", 0, size) + 1)
             if cut == 0:
-                carry = buffer
+                carry = bytes(buffer[:size])
                 continue
-            yield TextBlock.of(buffer, offset, cut)
+            carry = bytes(buffer[cut:size])
+            yield TextBlock.in_place(buffer, cut, offset)
             offset += cut
-            carry = buffer[cut:]
 
 
 def _whole_run(path: str, block_bytes: int) -> Iterator[RunRows]:
@@ -289,7 +299,7 @@ class _Scorer:
 
     def add(self, batch: RankedBatch) -> None:
         known = batch.block_query >= 0
-        self.strays.append(np.unique(batch.block_ids[~known]))
+        self.strays.append(sorted_distinct(batch.block_ids[~known]))
         queries = batch.block_query[known]
         if self.seen[queries].any():
             raise _NotGrouped
@@ -348,42 +358,66 @@ class _Scorer:
         if missing.size:
             empty = np.zeros(0, dtype=np.int64)
             self._score(missing, np.zeros(missing.size, dtype=np.int64), empty, empty, empty)
-        strays = np.unique(np.concatenate(self.strays)) if self.strays else np.zeros(0, dtype="S1")
+        strays = sorted_distinct(np.concatenate(self.strays)) if self.strays else np.zeros(0, dtype="S1")
         return self.seen, [s.decode("utf-8") for s in strays.tolist()]
 
 
-def _rank_block(path: str, block: TextBlock, qrels: QrelsIndex, wanted: npt.NDArray[np.bool_]) -> RankedBatch:
-    return rank_judged(_parse(path, block), qrels, wanted)
+def _score_whole(scorer: _Scorer, run_path: str, block_bytes: int) -> _Scorer:
+    for rows in _whole_run(run_path, block_bytes):
+        scorer.add(rank_judged(rows, scorer.qrels, scorer.answerable))
+    return scorer
 
 
 def _score_run(
-    qrels: QrelsIndex,
-    run_path: str,
-    specs: tuple[MetricSpec, ...],
-    policy: Policy,
-    block_bytes: int,
-    mode: Mode,
-    workers: int,
+    read_scorer: Callable[[], _Scorer], run_path: str, block_bytes: int, stream: bool, workers: int
 ) -> tuple[_Scorer, Mode]:
-    scorer = _Scorer(qrels, specs, policy)
-    if mode == "memory":
-        for rows in _whole_run(run_path, block_bytes):
-            scorer.add(rank_judged(rows, qrels, scorer.answerable))
-        return scorer, mode
-    pending: deque[Future[RankedBatch]] = deque()
+    """Score the run with the scorer ``read_scorer`` makes (it reads the qrels).
+
+    Streaming, each block is parsed, then ranked, by the pool's threads, and this thread adds the
+    ranked blocks to the scorer, keeping a few blocks in flight. The first :data:`LOOKAHEAD_BLOCKS`
+    blocks are parsed while this thread reads the qrels (parsing needs no qrels; ranking does), so
+    the qrels read does not leave a core idle. A run found not grouped by query is scored again,
+    read whole (``memory``).
+    """
+    if not stream:
+        return _score_whole(read_scorer(), run_path, block_bytes), "memory"
+    parsed: deque[Future[RunRows]] = deque()
+    ranked: deque[Future[RankedBatch]] = deque()
     with ThreadPoolExecutor(max_workers=workers) as pool:
+        blocks = _query_blocks(run_path, block_bytes)
+
+        def parse_next() -> None:
+            block = next(blocks, None)
+            if block is not None:
+                parsed.append(pool.submit(_parse, run_path, block))
+
         try:
-            for block in _query_blocks(run_path, block_bytes):
-                pending.append(pool.submit(_rank_block, run_path, block, qrels, scorer.answerable))
-                while len(pending) > workers:
-                    scorer.add(pending.popleft().result())
-            while pending:
-                scorer.add(pending.popleft().result())
+            for _ in range(LOOKAHEAD_BLOCKS):
+                parse_next()
+            scorer = read_scorer()
+            while parsed:
+                rows = parsed.popleft().result()
+                ranked.append(pool.submit(rank_judged, rows, scorer.qrels, scorer.answerable))
+                if len(parsed) <= workers:
+                    parse_next()
+                while len(ranked) > workers:
+                    scorer.add(ranked.popleft().result())
+            while ranked:
+                scorer.add(ranked.popleft().result())
         except _NotGrouped:
-            for future in pending:
-                future.cancel()
-            return _score_run(qrels, run_path, specs, policy, block_bytes, "memory", workers)
-    return scorer, mode
+            _cancel(parsed, ranked)
+            fresh = _Scorer(scorer.qrels, scorer.specs, scorer.policy)
+            return _score_whole(fresh, run_path, block_bytes), "memory"
+        except BaseException:
+            _cancel(parsed, ranked)
+            raise
+    return scorer, "stream"
+
+
+def _cancel(*queues: deque[Future[RunRows]] | deque[Future[RankedBatch]]) -> None:
+    for queue in queues:
+        for future in queue:
+            future.cancel()
 
 
 def _reference(qrels_path: str, run_path: str, specs: tuple[MetricSpec, ...], policy: Policy) -> FastResult:
@@ -444,13 +478,18 @@ def evaluate_trec_files(
     if any(measure_of(s.family).reads_judged for s in specs):  # the array reader keeps only grades > 0
         return _reference(qrels_p, run_p, specs, policy)
     try:
-        qrels = read_qrels_index(qrels_p, policy.relevance_threshold, block_bytes)
-        mode: Mode = "stream" if stream else "memory"
         scorer, mode = _score_run(
-            qrels, run_p, specs, policy, block_bytes, mode, workers or _default_workers()
+            lambda: _Scorer(
+                read_qrels_index(qrels_p, policy.relevance_threshold, block_bytes), specs, policy
+            ),
+            run_p,
+            block_bytes,
+            stream,
+            workers or _default_workers(),
         )
     except SlowPath:
         return _reference(qrels_p, run_p, specs, policy)
+    qrels = scorer.qrels
     in_run, strays = scorer.finish()
     n_answerable = int(scorer.answerable_queries.size)
     if not n_answerable:

@@ -134,7 +134,9 @@ def tenant_comparisons(
 ) -> dict[str, Any]:
     """The paired test of every system against ``baseline`` per tenant and metric, Holm-corrected across
     every row whose tenant has at least ``min_cases`` paired cases (``family`` of them)."""
-    tenants = list(cases_by_tenant(baseline.data.get("per_case", [])))
+    tenants = sorted(  # a tenant one side lacks is a row with 0 paired cases, never left out unseen
+        {t for r in (baseline, *systems) for t in cases_by_tenant(r.data.get("per_case", []))}
+    )
     empty = LoadedReport(baseline.label, baseline.path, {"per_case": []})
     split = {id(r): _by_tenant(r) for r in [baseline, *systems]}  # two runs may share a label
 

@@ -32,12 +32,12 @@ from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import Run
 from ragaudit.data.schema import Dataset
 from ragaudit.evaluation.compare import DEFAULT_DELTA, DEFAULT_POWER, LoadedReport, compare_reports
-from ragaudit.evaluation.evaluate import evaluate
+from ragaudit.evaluation.evaluate import cut_by_top_k, evaluate
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED
 from ragaudit.evaluation.live import RunOptions
 from ragaudit.evaluation.result import EvalResult
 from ragaudit.evaluation.slices import tenant_slices, with_tenant_comparisons
-from ragaudit.metrics.names import MetricSpec
+from ragaudit.metrics.names import MetricSpec, parse_metrics
 from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.build import ComponentCache
 from ragaudit.pipelines.config import PipelineConfig
@@ -125,10 +125,20 @@ class BenchmarkResult:
                 if "tenant_comparisons" in self.comparison
                 else {}
             ),
-            "notes": [f"incomplete judgments: {w}" for h in holes.values() if (w := h.warning())],
+            "notes": [
+                *self._depth_notes(),
+                *(f"incomplete judgments: {w}" for h in holes.values() if (w := h.warning())),
+            ],
             **({"ranking": self.ranking} if self.ranking is not None else {}),
             **self._in_sample(),
         }
+
+    def _depth_notes(self) -> list[str]:
+        """The note when ``top_k`` is shallower than a metric's cut-off (every pipeline asked the same)."""
+        names = list(dict.fromkeys(m for o in self.outcomes for m in o.result.metrics))
+        retrieval = {"retrieval": {"top_k": self.invariants.get("top_k")}}
+        cut = cut_by_top_k(parse_metrics(names), retrieval) if names else None
+        return [cut] if cut else []
 
     def _in_sample(self) -> dict[str, Any]:
         """``{"in_sample": section}`` when a pipeline's fitted stage scored cases it was fitted on (the

@@ -142,9 +142,11 @@ def _floors(report: LoadedReport, floors: Mapping[str, float]) -> tuple[list[str
         value = float(raw) if isinstance(raw, (int, float)) else None
         numbers[metric] = {"value": value, "floor": floor}
         per_case = report.per_case(metric)
-        failure = floor_failure(metric, value, floor, per_case) or _unearned_mean(
-            report, metric, value, per_case
-        )
+        unearned = _unearned_mean(report, metric, value, per_case)
+        if value is not None and not math.isfinite(value) and unearned:  # not "no answerable case"
+            failure: str | None = unearned
+        else:
+            failure = floor_failure(metric, value, floor, per_case) or unearned
         if failure:
             findings.append(failure)
     return findings, numbers
@@ -156,7 +158,13 @@ def _unearned_mean(
     """Why a report's mean of ``metric`` is not its cases' mean (a report edited by hand or corrupt), or
     ``None`` when it is: a floor is met by the cases, never by a number written beside them."""
     if value is None or not math.isfinite(value):
-        return None
+        if not per_case:
+            return None
+        mean = math.fsum(per_case.values()) / len(per_case)
+        return (
+            f"{metric}: the report's mean is {value!r}, not a number, but its {len(per_case)} answerable cases "
+            f"average {mean:.4f}: it was edited or is corrupt; gate the report 'ragaudit eval' wrote"
+        )
     answerable = sum(
         1
         for case in report.data.get("per_case", [])
@@ -451,14 +459,20 @@ def _corpus_of(data: Mapping[str, Any]) -> str | None:
     return str(sha) if isinstance(sha, str) else None
 
 
+def _short(kind: str, name: str) -> str:
+    """A system as messages name it: a pipeline's config sha256 cut to 16 characters; an endpoint or a
+    retriever whole (cut, ``http://localhost:8001/search`` and ``:8002`` would read the same)."""
+    return name[:16] if kind == "pipeline" else name
+
+
 def _audited_elsewhere(report: Mapping[str, Any], audit: Mapping[str, Any]) -> str | None:
     """Why a clean audit says nothing about the report's system (``None``: as far as both say, it
     does): it audited another system or another corpus."""
     mine, theirs = _system_of(report), _system_of(audit)
     if mine is not None and theirs is not None and mine != theirs:
         return (
-            f"it audited another system ({theirs[0]} {theirs[1][:16]}, the report evaluated {mine[0]} "
-            f"{mine[1][:16]})"
+            f"it audited another system ({theirs[0]} {_short(*theirs)}, the report evaluated {mine[0]} "
+            f"{_short(*mine)})"
         )
     mine_corpus, their_corpus = _corpus_of(report), _corpus_of(audit)
     if mine_corpus is not None and their_corpus is not None and mine_corpus != their_corpus:
@@ -549,7 +563,10 @@ def security_gate(
             "security",
             "not_verified",
             f"tenant isolation NOT VERIFIED{waived}: {unverifying[0]}",
-            notes=(*notes, "re-run 'ragaudit audit-tenants' until it is clean (its summary names the fix)"),
+            notes=(
+                *notes,
+                "re-run 'ragaudit audit-tenants' on the system and corpus this report evaluated until it is clean (its summary names the fix)",
+            ),
             numbers=numbers,
             accepted=policy.allow_unverified,
         )

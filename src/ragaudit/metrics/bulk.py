@@ -44,7 +44,7 @@ def width_groups(widths: npt.NDArray[np.int64]) -> Iterator[tuple[npt.NDArray[np
     widen the short ones (memory proportional to the sum of the widths, not rows × the widest).
     """
     bucket = np.ceil(np.log2(np.maximum(widths, 1))).astype(np.int64)
-    for b in np.unique(bucket).tolist():
+    for b in np.flatnonzero(np.bincount(bucket)).tolist():
         rows = np.flatnonzero(bucket == b)
         yield rows, max(int(widths[rows].max(initial=1)), 1)
 

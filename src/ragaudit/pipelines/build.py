@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from ragaudit.pipelines.config import PipelineConfig, StageConfig
 from ragaudit.retrieval.protocol import Retriever
 
 if TYPE_CHECKING:
+    from ragaudit.retrieval.dense import StoreKind
     from ragaudit.retrieval.embedding_types import TextEncoder
 
 
@@ -153,11 +154,11 @@ def stage_encoder(stage: StageConfig, overrides: Mapping[str, Any] | None = None
     return make_encoder(p.get("model"), p.get("cache_dir", True), backend=p.get("backend"))
 
 
-def _dense(
-    stage: StageConfig, chunks: Sequence[Chunk], overrides: Mapping[str, Any], chunk_key: str
-) -> Retriever:
-    from ragaudit.retrieval.dense import DenseRetriever, StoreKind
-
+def dense_store(
+    stage: StageConfig, overrides: Mapping[str, Any], chunk_key: str
+) -> tuple[StoreKind, dict[str, Any]]:
+    """The vector store a dense stage indexes into and its options (``overrides`` win over the stage's
+    keys: ``qdrant_url`` from ``--qdrant-url``, ``collection`` from a caller that names its own)."""
     p = _stage_params(stage, overrides)
     store: StoreKind = (
         "qdrant" if p.get("qdrant_url") or p.get("qdrant_path") or p.get("store") == "qdrant" else "exact"
@@ -179,7 +180,36 @@ def _dense(
         for key, option in QDRANT_CLUSTER_KEYS.items():
             if p.get(key) is not None:
                 options[option] = p[key]
+    return store, options
+
+
+def _dense(
+    stage: StageConfig, chunks: Sequence[Chunk], overrides: Mapping[str, Any], chunk_key: str
+) -> Retriever:
+    from ragaudit.retrieval.dense import DenseRetriever
+
+    store, options = dense_store(stage, overrides, chunk_key)
     return DenseRetriever.from_chunks(chunks, store=store, model=stage_encoder(stage, overrides), **options)
+
+
+def make_hybrid(stage: StageConfig, parts: Sequence[Retriever]) -> Retriever:
+    """A ``hybrid`` stage over its built components (fused by its ``method``, ``weights``, ...)."""
+    from ragaudit.retrieval.fusion import HybridRetriever
+
+    p = dict(stage.params)
+    return HybridRetriever(
+        list(parts),
+        method=p.get("method", "rrf"),
+        weights=p.get("weights"),
+        rrf_k=p.get("rrf_k", 60.0),
+        normalize=p.get("normalize", "minmax"),
+        depth=p.get("depth", 100),
+    )
+
+
+FirstStageBuilder = Callable[[StageConfig, Sequence[Chunk], str], tuple[Retriever, float]]
+"""Builds (or loads) a pipeline's first stage from its configuration, chunks and chunk key; returns it
+and the seconds it took (``ragaudit serve``'s persisted index is one)."""
 
 
 def build_first_stage(
@@ -201,21 +231,10 @@ def build_first_stage(
     elif stage.type == "dense":
         retriever = _dense(stage, chunks, overrides, chunk_key)
     else:
-        from ragaudit.retrieval.fusion import HybridRetriever
-
         built = [build_first_stage(c, chunks, cache, chunk_key, overrides) for c in stage.components]
-        parts = [b[0] for b in built]
         parts_seconds = sum(b[1] for b in built)
         started = time.perf_counter()
-        p = dict(stage.params)
-        retriever = HybridRetriever(
-            parts,
-            method=p.get("method", "rrf"),
-            weights=p.get("weights"),
-            rrf_k=p.get("rrf_k", 60.0),
-            normalize=p.get("normalize", "minmax"),
-            depth=p.get("depth", 100),
-        )
+        retriever = make_hybrid(stage, [b[0] for b in built])
     elapsed = parts_seconds + time.perf_counter() - started
     cache.retrievers[key] = (retriever, elapsed)
     return retriever, elapsed
@@ -236,15 +255,21 @@ def build_pipeline(
     *,
     cache: ComponentCache | None = None,
     qdrant_url: str | None = None,
+    first_stage: FirstStageBuilder | None = None,
 ) -> BuiltPipeline:
-    """Chunk the corpus, build (or reuse) the first stage, wrap it in the rerank and rewrite stages."""
+    """Chunk the corpus, build (or reuse) the first stage, wrap it in the rerank and rewrite stages.
+
+    ``first_stage`` replaces :func:`build_first_stage` (``cache`` then holds the chunking only)."""
     from ragaudit.pipelines.stages import wrap_rerank, wrap_rewrite
 
     shared = cache if cache is not None else ComponentCache()
     chunks = chunk_with(config, corpus, shared)
     overrides = {"qdrant_url": qdrant_url}
     key = chunk_key(config, corpus)
-    retriever, index_seconds = build_first_stage(config.retriever, chunks, shared, key, overrides)
+    if first_stage is not None:
+        retriever, index_seconds = first_stage(config.retriever, chunks, key)
+    else:
+        retriever, index_seconds = build_first_stage(config.retriever, chunks, shared, key, overrides)
     embeddings = embedding_counts(retriever)  # before any query (queries bypass the cache anyway)
     started = time.perf_counter()
     models: dict[str, Any] = {"embedding": _models(config.retriever)}

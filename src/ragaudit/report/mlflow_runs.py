@@ -3,8 +3,8 @@
 One :class:`MlflowRun` per pipeline: an ``eval`` report is one run, a ``benchmark`` report one per
 pipeline. Params carry the pipeline (name, config and its hash), the dataset and corpus hashes and the
 scoring policy; metrics their MLflow-safe names (:func:`mlflow_name`: ``nDCG@10`` -> ``ndcg_at_10``,
-MLflow rejects ``@``); tags the report kind, the tenant-isolation state and the gate verdict where the
-report has one. :mod:`ragaudit.report.mlflow_export` logs them.
+MLflow rejects ``@``); tags the report kind, the tenant-isolation state, the gate verdict where the
+report has one, and whether a fitted stage was scored in-sample. :mod:`ragaudit.report.mlflow_export` logs them.
 """
 
 from __future__ import annotations
@@ -95,6 +95,7 @@ def _eval_run(report: Mapping[str, Any], shared: dict[str, str]) -> MlflowRun:
     security = report.get("security")
     isolation = security.get("isolation") if isinstance(security, Mapping) else None
     _verdict_tags(run, isolation, report.get("gate"))
+    _fitted_tag(run, report.get("in_sample"))
     return run
 
 
@@ -110,7 +111,17 @@ def _bench_run(report: Mapping[str, Any], pipeline: Mapping[str, Any], shared: d
     if isinstance(counts, Mapping):
         run.metrics.update({f"cases_{k}": float(v) for k, v in counts.items() if _number(v)})
     _verdict_tags(run, pipeline.get("isolation"), report.get("gate"))
+    in_sample = report.get("in_sample")  # a benchmark names the (first) pipeline that is IN-SAMPLE
+    if isinstance(in_sample, Mapping) and in_sample.get("system") == f"pipeline {name}":
+        _fitted_tag(run, in_sample)
     return run
+
+
+def _fitted_tag(run: MlflowRun, section: Any) -> None:
+    """``ragaudit.in_sample``: ``in_sample`` (a fitted stage scored on cases it was fitted on: the
+    figures flatter it), ``held_out`` or ``unknown``; absent when the pipeline has no fitted stage."""
+    if isinstance(section, Mapping) and section.get("state"):
+        run.tags["ragaudit.in_sample"] = str(section["state"])
 
 
 def _verdict_tags(run: MlflowRun, isolation: Any, gate: Any) -> None:

@@ -26,9 +26,11 @@ What a search returns:
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,6 +42,8 @@ from ragaudit.retrieval.protocol import RetrievedChunk, chunk_result
 from ragaudit.retrieval.tenancy import require_tenant, require_top_k
 
 BM25_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
+BM25_MANIFEST = "bm25.json"
+"""What :meth:`BM25Retriever.save` writes beside the per-tenant bm25s folders."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +136,13 @@ class _Partition:
     """Position of each chunk in chunk-id-descending order: the tie-breaker of equal scores."""
 
 
+def _tie_key(group: Sequence[Chunk]) -> npt.NDArray[np.int64]:
+    order = sorted(range(len(group)), key=lambda i: group[i].chunk_id, reverse=True)
+    tie_key = np.empty(len(group), dtype=np.int64)
+    tie_key[order] = np.arange(len(group))
+    return tie_key
+
+
 def _group_by_tenant(chunks: Iterable[Chunk]) -> dict[str, list[Chunk]]:
     groups: dict[str, list[Chunk]] = {}
     seen: dict[str, set[str]] = {}
@@ -191,11 +202,49 @@ class BM25Retriever:
             if any(tokens):
                 index = bm25s.BM25(k1=params.k1, b=params.b, delta=params.delta, method=params.method)
                 index.index(tokens, show_progress=False)
-            order = sorted(range(len(group)), key=lambda i: group[i].chunk_id, reverse=True)
-            tie_key = np.empty(len(group), dtype=np.int64)
-            tie_key[order] = np.arange(len(group))
-            partitions[tenant] = _Partition(tuple(group), index, tie_key)
+            partitions[tenant] = _Partition(tuple(group), index, _tie_key(group))
         retriever = cls(partitions, analyzer, params)
+        retriever.build_seconds = time.perf_counter() - started
+        return retriever
+
+    def save(self, folder: Path) -> None:
+        """Write the index to ``folder`` (created): ``bm25.json`` (the settings, and each tenant's chunk
+        ids in index order) and one bm25s folder per tenant (numpy ``.npy`` arrays without pickle, the
+        vocabulary as JSON). :meth:`load` reads it back over the same chunks."""
+        folder.mkdir(parents=True, exist_ok=True)
+        tenants = []
+        for position, (tenant, part) in enumerate(sorted(self._partitions.items())):
+            index_dir = f"tenant-{position}" if part.index is not None else None
+            if part.index is not None:
+                part.index.save(str(folder / f"tenant-{position}"), show_progress=False)
+            tenants.append(
+                {"tenant": tenant, "chunks": [c.chunk_id for c in part.chunks], "index": index_dir}
+            )
+        manifest = {"params": self.params.to_dict(), "bm25s": _import_bm25s().__version__, "tenants": tenants}
+        (folder / BM25_MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: Path, chunks: Iterable[Chunk]) -> BM25Retriever:
+        """The index :meth:`save` wrote to ``folder``, over ``chunks`` (the chunks it was built from; a
+        tenant whose chunk ids differ from the saved ones is a ``ValueError``: the index is stale)."""
+        started = time.perf_counter()
+        manifest = json.loads((folder / BM25_MANIFEST).read_text(encoding="utf-8"))
+        params = BM25Params(**manifest["params"])
+        bm25s = _import_bm25s()
+        groups = _group_by_tenant(chunks)
+        saved = {entry["tenant"]: entry for entry in manifest["tenants"]}
+        if set(saved) != set(groups):
+            raise ValueError(f"{folder}: the saved index has other tenants than the chunks")
+        partitions: dict[str, _Partition] = {}
+        for tenant, group in groups.items():
+            entry = saved[tenant]
+            if entry["chunks"] != [c.chunk_id for c in group]:
+                raise ValueError(f"{folder}: the saved index of tenant {tenant!r} has other chunks")
+            index = None
+            if entry["index"] is not None:
+                index = bm25s.BM25.load(str(folder / entry["index"]), show_progress=False)
+            partitions[tenant] = _Partition(tuple(group), index, _tie_key(group))
+        retriever = cls(partitions, Analyzer(params), params)
         retriever.build_seconds = time.perf_counter() - started
         return retriever
 

@@ -136,6 +136,15 @@ class DenseRetriever:
             self.timings["index_s"] += time.perf_counter() - embedded
             self.chunks_indexed += len(chunks)
 
+    def add_embedded(self, chunks: Sequence[Chunk], vectors: Any) -> None:
+        """Index chunks whose embeddings are given (row i for chunk i), e.g. read back from a saved
+        index: what :meth:`add` does after embedding them."""
+        with self._lock:
+            started = time.perf_counter()
+            self.store.add(chunks, vectors)
+            self.timings["index_s"] += time.perf_counter() - started
+            self.chunks_indexed += len(chunks)
+
     def search_many(self, tenant_id: str, queries: Sequence[str], top_k: int) -> list[list[RetrievedChunk]]:
         """Rankings for many queries of one tenant: one embedding batch, one store batch."""
         tenant = require_tenant(tenant_id)

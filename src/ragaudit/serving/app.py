@@ -13,7 +13,8 @@ headers or query string (403), JSON body (400), tenant named in the body (403), 
 ``top_k`` (422). Every refusal is a JSON ``{"error": ...}``; an unexpected failure is a JSON 500
 without a traceback; a search that takes longer than the timeout is a 504.
 
-``GET /healthz``: ``{"status": "ok", pipeline, documents, chunks}`` (no tenant names).
+``GET /healthz``: ``{"status": "ok", pipeline, documents, chunks, index}`` (no tenant names; ``index``:
+``loaded`` / ``built`` / ``not-persisted`` with ``--index-dir``, absent without).
 ``GET /metrics``: Prometheus text (:mod:`ragaudit.serving.metrics`).
 """
 
@@ -191,7 +192,8 @@ def create_app(engine: ServeEngine, keys: ServerKeys, limits: Limits, metrics: S
             return JSONResponse({"error": "internal error"}, 500, headers=no_store)
 
     async def healthz(request: Request) -> Response:
-        info = {k: engine.info[k] for k in ("pipeline", "documents", "chunks") if k in engine.info}
+        shown = ("pipeline", "documents", "chunks", "index")
+        info = {k: engine.info[k] for k in shown if k in engine.info}
         return JSONResponse({"status": "ok", **info}, headers=no_store)
 
     async def metrics_page(request: Request) -> Response:

@@ -13,16 +13,25 @@ chunking of the whole file is never reused for the active subset.
 
 ``min_score``: chunks scoring below it are dropped after ranking (the seed's candidate threshold; the
 scale is the pipeline's own: BM25 scores, cosine similarities, fused scores).
+
+``index_dir``: the first stage is loaded from there when it was saved for the same inputs, else built,
+saved and switched in atomically (:mod:`ragaudit.serving.persisted`); ``None`` builds it in memory.
+Either way the pipeline is assembled by :func:`ragaudit.pipelines.build.build_pipeline`, as ``eval
+--pipeline`` assembles it.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ragaudit.corpus.loading import Corpus, load_corpus
 from ragaudit.errors import InputError
+from ragaudit.pipelines.build import build_pipeline
+from ragaudit.pipelines.config import resolve_pipeline
 from ragaudit.pipelines.sources import SourceSpec, open_source
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 
@@ -63,8 +72,12 @@ def build_engine(
     serve_superseded: bool = False,
     min_score: float | None = None,
     qdrant_url: str | None = None,
+    index_dir: Path | None = None,
+    say: Callable[[str], None] = lambda line: None,
 ) -> ServeEngine:
-    """Load the corpus, drop superseded documents (unless asked not to), build ``pipeline`` over it."""
+    """Load the corpus, drop superseded documents (unless asked not to), build ``pipeline`` over it
+    (its first stage loaded from ``index_dir`` when saved there for the same inputs; ``say`` gets the
+    ``index: ...`` lines)."""
     whole = load_corpus(corpus_path)
     served = whole if serve_superseded else active_corpus(whole)
     if not served.documents:
@@ -74,14 +87,29 @@ def build_engine(
             "no active document to serve (every document is superseded)",
             "mark current versions status: active, or pass --serve-superseded",
         )
-    opened = open_source(SourceSpec(pipeline=pipeline, qdrant_url=qdrant_url), corpus=served)
     left_out = len(whole.documents) - len(served.documents)
+    index: dict[str, Any] = {}
+    if index_dir is None:
+        opened = open_source(SourceSpec(pipeline=pipeline, qdrant_url=qdrant_url), corpus=served)
+        retriever, label, chunks = opened.retriever, opened.label, len(opened.chunks)
+    else:
+        from ragaudit.serving.persisted import PersistedFirstStage
+
+        config = resolve_pipeline(pipeline)
+        persisted = PersistedFirstStage(index_dir, served, config.chunking, qdrant_url, say)
+        built = build_pipeline(config, served, qdrant_url=qdrant_url, first_stage=persisted)
+        retriever, label, chunks = built.retriever, config.name, len(built.chunks)
+        index = {
+            "index": persisted.outcome,
+            **({"index_path": str(persisted.path)} if persisted.path else {}),
+        }
     info = {
-        "pipeline": opened.label,
+        "pipeline": label,
         "documents": len(served.documents),
         "superseded_left_out": left_out,
-        "chunks": len(opened.chunks),
+        "chunks": chunks,
         "tenants": len(served.tenants),
+        **index,
         **({"min_score": min_score} if min_score is not None else {}),
     }
-    return ServeEngine(opened.retriever, opened.label, served, left_out, min_score, info)
+    return ServeEngine(retriever, label, served, left_out, min_score, info)

@@ -1,0 +1,163 @@
+"""How a tenant audit asked, as document blocks: the request mutations (what was sent, which found
+foreign chunks, which the service rejected, which did not apply), and what was asked and answered
+(probes, requests, detection power, failed and unverified requests, hostile tenant ids, unattributed
+chunks)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ragaudit.report.document import Block, Column, Items, Paragraph, Table
+from ragaudit.report.kinds.tenant_leaks import hostile_table
+from ragaudit.report.kinds.tenant_view import TenantAuditReport
+
+MUTATED_AXES = ("query-shape", "pagination", "tenant-channel", "credential-conflict")
+"""The axes of request mutations proper (the others are the plan's depth, concurrency and hostile ids)."""
+
+
+def _count(row: Mapping[str, Any], key: str) -> int:
+    value = row.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _why(row: Mapping[str, Any]) -> str:
+    """Why a mutation was not applicable, without the channel it needs (``"X sends only ..."``)."""
+    reason = str(row.get("reason") or "no channel for it")
+    return reason.split(": ", 1)[-1]
+
+
+def mutation_blocks(rows: list[Mapping[str, Any]]) -> list[Block]:
+    """What was sent, rejected or not applicable, then every row of the plan that found foreign chunks
+    (``offset=10 (body): 412 foreign chunk(s)``) and every row the service rejected."""
+    blocks: list[Block] = []
+    mutated = [r for r in rows if r.get("axis") in MUTATED_AXES]
+    if mutated:
+        sent = [r for r in mutated if r.get("applicable")]
+        skipped = [r for r in mutated if not r.get("applicable")]
+        rejected = [
+            r for r in sent if _count(r, "requests") and _count(r, "rejected") == _count(r, "requests")
+        ]
+        axes = ", ".join(dict.fromkeys(str(r.get("axis")) for r in skipped))
+        blocks.append(
+            Paragraph(
+                f"request mutations: {len(sent)} of {len(mutated)} sent "
+                f"({sum(_count(r, 'requests') for r in sent)} requests), {len(rejected)} rejected by the "
+                f"service every time, {len(skipped)} not applicable"
+                + (f" ({axes}: {_why(skipped[0])})" if skipped else "")
+            )
+        )
+        unanswered = sum(_count(r, "failed") for r in sent)
+        if unanswered:
+            blocks.append(
+                Paragraph(
+                    f"{unanswered} mutated request(s) got no answer (no connection or a timeout): not checked"
+                )
+            )
+    found = tuple(
+        (str(r.get("mutation")), f"{_count(r, 'leaks')} foreign chunk(s)") for r in rows if _count(r, "leaks")
+    )
+    if found:
+        blocks.append(Items("found by:", found))
+    refused = tuple(
+        (str(r.get("mutation")), f"{_count(r, 'rejected')} of {_count(r, 'requests')} requests rejected")
+        for r in mutated
+        if _count(r, "rejected")
+    )
+    if refused:
+        blocks.append(
+            Items("rejected mutations (refused by the service, not failures of the audit):", refused)
+        )
+    return blocks
+
+
+def _joined(counts: Mapping[str, Any]) -> str:
+    return ", ".join(f"{n} {k}" for k, n in counts.items())
+
+
+def asking_blocks(report: TenantAuditReport) -> list[Block]:
+    """Probes, requests, detection power, errors and unverified requests, hostile tenant ids (and the
+    ones served data), the unattributed chunks."""
+    asking, hostile = report.asking, report.hostile
+    rejected = asking.rejected_top_k
+    capped = f" (the service rejected top_k {', '.join(map(str, rejected))})" if rejected else ""
+    blocks: list[Block] = [
+        Paragraph(
+            f"tenants {len(report.tenants)}, probes {report.probes} ({_joined(report.probes_by_kind)}), "
+            f"top_k {report.top_k}"
+        ),
+        Paragraph(
+            f"requests: {asking.requests} sent in {asking.rounds} rounds ({_joined(asking.by_part)}); "
+            f"top_k {', '.join(map(str, asking.top_k_values))}{capped}; "
+            f"concurrency {', '.join(map(str, asking.concurrency_levels))}; owner asks first"
+        ),
+        Paragraph(f"detection power: {asking.detection_power}"),
+        Paragraph(
+            f"errors: {report.failed} of {report.requests} requests failed"
+            + (f" ({_joined(report.failed_by_kind)})" if report.failed else "")
+        ),
+    ]
+    if report.unverified:
+        listed = report.unverified_records
+        blocks.append(
+            Items(
+                f"UNVERIFIED: {report.unverified} probe requests failed even in plain form (not checked)"
+                + (f"; the report lists the first {len(listed)}" if len(listed) < report.unverified else "")
+                + ":",
+                tuple(
+                    (
+                        f"probe {u.get('probe_id')} as {u.get('caller')!r} at top_k {u.get('top_k')}",
+                        str(u.get("reason")),
+                    )
+                    for u in listed
+                ),
+            )
+        )
+    blocks.append(
+        Paragraph(
+            f"hostile tenant ids: {hostile['requests']} requests ({hostile['refused']} refused, "
+            f"{hostile['empty']} empty, {hostile['served']} served data"
+            + (f", {hostile['failed']} not answered: no connection or timeout" if hostile["failed"] else "")
+            + ")"
+        )
+    )
+    served = hostile_table(report)
+    if served is not None:
+        blocks += [
+            *_listed(
+                len(report.hostile_served), hostile["served"], "hostile-id requests that were served data"
+            ),
+            served,
+        ]
+    unattributed = _unattributed_table(report)
+    if unattributed is not None:
+        shown = len(report.unattributed_records)
+        blocks += [*_listed(shown, report.unattributed, "unattributed chunks"), unattributed]
+    return blocks
+
+
+def _listed(listed: int, total: int, what: str) -> list[Block]:
+    """What a table of the first records holds when the report lists fewer than there are."""
+    return [Paragraph(f"the report lists the first {listed} of {total} {what}")] if listed < total else []
+
+
+def _unattributed_table(report: TenantAuditReport) -> Table | None:
+    """The returned chunks nothing attributes to a tenant (the first ones the report lists)."""
+    records = report.unattributed_records
+    if not records:
+        return None
+    rows = tuple(
+        (
+            str(r.get("probe_id")),
+            repr(r.get("caller")),
+            str(r.get("chunk_id")),
+            r.get("rank"),
+            r.get("excerpt"),
+        )
+        for r in records
+    )
+    columns = (
+        Column("probe", "id"), Column("asked as"), Column("unattributed chunk", "id"), Column("rank", "count"),
+        Column("excerpt"),
+    )  # fmt: skip
+    return Table(columns, rows, name="unattributed")

@@ -1,0 +1,44 @@
+"""compare of two reports that asked for different depths (``--top-k 5`` and ``--top-k 100``) says that
+part of a difference in a deeper metric is the depth: the same system otherwise looks like a significant
+nDCG@10 regression of itself."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import ragaudit
+
+GOLDEN = "".join(
+    f'{{"id": "q{i}", "query": "x", "tenant_id": "acme", "relevance": {{"d{i % 9 + 1}": 1}}}}\n'
+    for i in range(12)
+)
+
+
+class NineDeep:
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[dict[str, object]]:
+        ids = [f"d{i}" for i in range(1, 10)]
+        return [
+            {"chunk_id": d, "score": 1.0 / r, "tenant_id": tenant_id} for r, d in enumerate(ids[:top_k], 1)
+        ]
+
+
+def _report(golden: Path, top_k: int, name: str) -> ragaudit.Evaluation:
+    return asyncio.run(
+        ragaudit.evaluate_retriever(NineDeep(), golden, metrics="nDCG@10,R@3", top_k=top_k, name=name)
+    )
+
+
+def test_reports_at_different_depths_carry_a_note(tmp_path: Path) -> None:
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(GOLDEN, encoding="utf-8")
+    deep, shallow = _report(golden, 10, "deep"), _report(golden, 3, "shallow")
+    notes = ragaudit.compare(deep, shallow).to_dict()["notes"]
+    (note,) = [n for n in notes if "different depths" in n]
+    assert note.startswith(
+        "the reports asked for different depths (deep top_k 10, shallow top_k 3): nDCG@10 "
+    )
+    same_depth = ragaudit.compare(deep, _report(golden, 10, "again")).to_dict()["notes"]
+    assert not [n for n in same_depth if "different depths" in n]
+    only_shallow_metric = ragaudit.compare(deep, shallow, metrics="R@3").to_dict()["notes"]
+    assert not [n for n in only_shallow_metric if "different depths" in n]

@@ -1,0 +1,53 @@
+"""The gate names the audited system in full when it is an endpoint (two services on one host differ by
+port, which a cut name hid), and its fix for an audit of another system is to audit this one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import ragaudit
+from ragaudit.gates.policy import load_policy
+from ragaudit.gates.verdict import run_gates
+
+GOLDEN = "".join(f'{{"id": "q{i}", "query": "x", "relevance": {{"d{i}": 1}}}}\n' for i in range(6))
+
+
+def test_an_audit_of_another_endpoint_is_named_with_its_port(tmp_path: Path) -> None:
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(GOLDEN, encoding="utf-8")
+    report = tmp_path / "report.json"
+    ragaudit.evaluate(golden, {f"q{i}": [f"d{i}"] for i in range(6)}, metrics="MRR").write_json(report)
+    data = json.loads(report.read_text(encoding="utf-8"))
+    data["source"] = {"endpoint": "http://localhost:8001/search"}
+    report.write_text(json.dumps(data), encoding="utf-8")
+    audit = tmp_path / "audit.json"
+    isolation = {
+        "check": "tenant isolation",
+        "state": "pass",
+        "reason": "no foreign chunk served",
+        "verified": 9,
+    }
+    audit.write_text(
+        json.dumps(
+            {
+                "kind": "tenant-audit",
+                "passed": True,
+                "verdict": "clean",
+                "leaks": {"count": 0},
+                "isolation": isolation,
+                "source": {"endpoint": "http://localhost:8002/search"},
+            }
+        ),
+        encoding="utf-8",
+    )
+    policy = tmp_path / "gates.toml"
+    policy.write_text('[quality]\nfloors = { "MRR" = 0.5 }\n', encoding="utf-8")
+    verdict = run_gates(report, load_policy(policy), audit_paths=[audit])
+    security = next(g for g in verdict.gates if g.gate == "security")
+    assert security.status == "not_verified" and not verdict.passed
+    assert (
+        "it audited another system (endpoint http://localhost:8002/search, the report evaluated endpoint "
+        "http://localhost:8001/search)" in security.summary
+    )
+    assert any("on the system and corpus this report evaluated" in n for n in security.notes)
