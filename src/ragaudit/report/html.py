@@ -19,7 +19,6 @@ from ragaudit.artifacts.escape import script_json
 from ragaudit.report.draw.html import draw_html
 from ragaudit.report.html_assets import CSS, JS
 from ragaudit.report.html_parts import Section, card, html_table
-from ragaudit.report.kinds import is_builtin
 from ragaudit.report.kinds.fields import Latency
 from ragaudit.report.sections import (
     gate_state,
@@ -232,18 +231,16 @@ def _case_data(view: ReportView) -> dict[str, Any]:
 
 
 def _kind_sections(view: ReportView) -> list[Section]:
-    """The kind's part: its document drawn (:func:`ragaudit.report.draw.html.draw_html`), else the older
-    ``html`` hook of a built-in kind; a third-party kind's hook output is shown as text, never as HTML."""
+    """The kind's part: its document drawn (:func:`ragaudit.report.draw.html.draw_html`); a kind without
+    one (a third party's older ``html`` hook) is shown as text, never as HTML: every built-in kind builds
+    a document, so no kind's own HTML is trusted."""
     kind = view.report_kind()
     if kind is None:
         return []
     document = kind.document(kind.read(view))
     if document is not None:
         return draw_html(document)
-    sections = kind.html(view)
-    if is_builtin(kind):
-        return sections
-    return [(esc(anchor), title, f"<pre>{esc(inner)}</pre>") for anchor, title, inner in sections]
+    return [(esc(anchor), title, f"<pre>{esc(inner)}</pre>") for anchor, title, inner in kind.html(view)]
 
 
 def render_html(view: ReportView) -> str:
