@@ -118,6 +118,28 @@ def test_no_missing_value_reads_as_python_text(kind: str, fmt: str) -> None:
     assert not PYTHON_WORDS.search(text), PYTHON_WORDS.search(text)
 
 
+def test_a_minimal_eval_draws_missing_values_as_missing() -> None:
+    """Undefined means, a policy, percentiles and a k the report does not have read ``–`` (or ``k``)."""
+    report = {
+        "kind": "eval",
+        "metrics": {"nDCG@10": None, "R@5": float("nan")},
+        "counts": {"cases": 1, "answerable": 1, "unanswerable": 0, "missing": 0, "errors": 0},
+        "per_case": [{"id": "q", "metrics": {}}],
+        "latency_ms": {"p95": 3.0},
+        "security": {},
+        "holes": {"status": "not_measured"},
+    }
+    for text in (
+        render_terminal(report),
+        render_markdown(build_view(report)),
+        render_html(build_view(report)),
+    ):
+        assert not PYTHON_WORDS.search(text.split("<script")[0]), PYTHON_WORDS.search(text)
+    terminal = render_terminal(report)
+    assert "latency ms: p50 –  p95 3.0  p99 –" in terminal and "policy: nDCG gain –" in terminal
+    assert "Judged@k: not measured" in terminal and "NOT VERIFIED" in terminal
+
+
 def test_a_minimal_rewrite_eval_draws_missing_values_as_missing() -> None:
     """Counts, latencies and a rewrite the report does not have read ``–`` (or say so), never None / nan / 0."""
     report = {

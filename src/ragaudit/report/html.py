@@ -5,8 +5,8 @@ the page any network request. The page loop (:func:`render_html`): the header (w
 the summary cards (the report's counts), the kind's part (its document drawn by
 :func:`ragaudit.report.draw.html.draw_html`; ``tenant-audit``, not yet migrated, supplies its own
 sections), then the page's own sections where the kind's document has none of the same anchor: the
-per-query table of a report with cases, a report's own ``k_sweep`` / ``chunking`` sections, security,
-missing and errors, provenance.
+per-query table of a report with cases, a report's own ``k_sweep`` / ``chunking`` sections, missing
+cases and errors, provenance.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from ragaudit.artifacts.escape import script_json
 from ragaudit.report.draw.html import draw_html
 from ragaudit.report.html_assets import CSS, JS
 from ragaudit.report.html_parts import Section, card, html_table
-from ragaudit.report.kinds import is_builtin
 from ragaudit.report.kinds.fields import Latency
 from ragaudit.report.sections import (
     gate_state,
@@ -144,42 +143,6 @@ def _chunking(view: ReportView) -> Section | None:
     return "chunking", "Chunking", chart + table
 
 
-def _security(view: ReportView) -> Section | None:
-    verdict = view.isolation()
-    if verdict is None:
-        return None
-    if verdict.state == "pass":
-        return (
-            "security",
-            "Security",
-            f'<p class="ok-line">{verdict.mark} Tenant isolation verified: {esc(verdict.reason)}.</p>',
-        )
-    if verdict.state == "not_verified":
-        return (
-            "security",
-            "Security",
-            f'<p class="warn-line">{verdict.mark} Tenant isolation NOT VERIFIED: {esc(verdict.reason)}.</p>',
-        )
-    leaks = view.leaks()
-    cases = len({leak.case_id for leak in leaks})
-    rows = [
-        [
-            esc(leak.case_id),
-            esc(leak.chunk_id),
-            esc(leak.rank),
-            esc(leak.claimed_tenant or "(unlabelled)"),
-            esc(leak.caller_tenant),
-        ]
-        for leak in leaks
-    ]
-    head = (
-        f'<p class="bad-line">{verdict.mark} {len(leaks)} cross-tenant chunk(s) returned in {cases} case(s): '
-        f"a release blocker.</p><p>Tenant isolation FAILED: {esc(verdict.reason)}.</p>"
-    )
-    table = html_table(["case", "chunk", "rank", "owner", "asked as"], rows, 5) if rows else ""
-    return "security", "Security", head + table
-
-
 def _problems(view: ReportView) -> Section | None:
     problems = view.problems()
     parts = []
@@ -206,7 +169,6 @@ SECTIONS: tuple[Callable[[ReportView], Section | None], ...] = (
     _queries,
     _k_sweep,
     _chunking,
-    _security,
     _problems,
     _provenance,
 )
@@ -269,24 +231,22 @@ def _case_data(view: ReportView) -> dict[str, Any]:
 
 
 def _kind_sections(view: ReportView) -> list[Section]:
-    """The kind's part: its document drawn (:func:`ragaudit.report.draw.html.draw_html`), else the older
-    ``html`` hook of a built-in kind; a third-party kind's hook output is shown as text, never as HTML."""
+    """The kind's part: its document drawn (:func:`ragaudit.report.draw.html.draw_html`); a kind without
+    one (a third party's older ``html`` hook) is shown as text, never as HTML: every built-in kind builds
+    a document, so no kind's own HTML is trusted."""
     kind = view.report_kind()
     if kind is None:
         return []
     document = kind.document(kind.read(view))
     if document is not None:
         return draw_html(document)
-    sections = kind.html(view)
-    if is_builtin(kind):
-        return sections
-    return [(esc(anchor), title, f"<pre>{esc(inner)}</pre>") for anchor, title, inner in sections]
+    return [(esc(anchor), title, f"<pre>{esc(inner)}</pre>") for anchor, title, inner in kind.html(view)]
 
 
 def render_html(view: ReportView) -> str:
     """The whole page as one string: the summary, the kind's sections, then the page's own sections
-    (queries, sweeps, security, missing and errors, provenance) that the kind's document does not
-    already hold (the document wins: a kind with a ``security`` section shows its own)."""
+    (queries, sweeps, missing and errors, provenance) that the kind's document does not already hold
+    (the document wins: the eval kind shows its own ``problems``)."""
     own = _kind_sections(view)
     anchors = {anchor for anchor, _, _ in own}
     made = [

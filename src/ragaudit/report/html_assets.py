@@ -17,8 +17,8 @@ body { margin:0; font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvet
   color:var(--fg); background:var(--bg); }
 header { background:#0f172a; color:#f8fafc; padding:22px 32px 18px; }
 header .brand { font-size:12px; letter-spacing:.12em; text-transform:uppercase; color:#93c5fd; }
-header h1 { margin:4px 0 4px; font-size:24px; font-weight:650; }
-header .sub { color:#cbd5e1; font-size:13px; }
+header h1 { margin:4px 0 4px; font-size:24px; font-weight:650; overflow-wrap:anywhere; }
+header .sub { color:#cbd5e1; font-size:13px; overflow-wrap:anywhere; }
 nav { margin-top:12px; display:flex; flex-wrap:wrap; gap:4px 16px; }
 nav a { color:#93c5fd; text-decoration:none; font-size:13px; }
 nav a:hover { color:#fff; text-decoration:underline; }

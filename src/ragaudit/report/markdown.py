@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from ragaudit.artifacts.escape import escape_md as md
 from ragaudit.report.draw.markdown import draw_markdown, table_lines
-from ragaudit.report.kinds import is_builtin
 from ragaudit.report.sections import GATE_MARKS, gate_state, gate_verdict
 from ragaudit.report.sections import num as _num
 from ragaudit.report.view import ReportView
@@ -52,10 +51,6 @@ def _gate(view: ReportView) -> list[str]:
         detail = "; ".join(md(m) for m in g.messages)
         lines.append(f"- {mark} {md(g.name)}" + (f": {detail}" if detail else ""))
     return [*lines, ""] if gates else lines
-
-
-SECURITY_MARKS = {"pass": "✅", "fail": "❌", "not_verified": "⚠️"}
-"""Only a verified pass gets a check mark (the ``tenant-audit`` kind's sections)."""
 
 
 def _problems(problems: Problems) -> list[str]:
@@ -114,16 +109,16 @@ def _sweeps(view: ReportView) -> list[str]:
 
 
 def _kind_lines(view: ReportView) -> list[str]:
-    """The kind's part: its document drawn (:func:`ragaudit.report.draw.markdown.draw_markdown`), else
-    the older ``markdown`` hook of a built-in kind; a third-party kind's hook output is shown as text."""
+    """The kind's part: its document drawn (:func:`ragaudit.report.draw.markdown.draw_markdown`); a kind
+    without one (a third party's older ``markdown`` hook) is shown as text: every built-in kind builds a
+    document, so no kind's own lines are trusted as Markdown."""
     kind = view.report_kind()
     if kind is None:
         return []
     document = kind.document(kind.read(view))
     if document is not None:
         return draw_markdown(document)
-    lines = kind.markdown(view)
-    return lines if is_builtin(kind) else [md(line) for line in lines]
+    return [md(line) for line in kind.markdown(view)]
 
 
 def render_markdown(view: ReportView) -> str:

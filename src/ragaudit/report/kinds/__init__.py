@@ -5,7 +5,6 @@ from ragaudit.report.kinds.base import KindReport, ReportKind
 from ragaudit.report.kinds.registry import (
     GROUP,
     broken_kinds,
-    is_builtin,
     load_kind,
     register_kind,
     registered_kinds,
@@ -18,7 +17,6 @@ __all__ = [
     "ReportFieldError",
     "ReportKind",
     "broken_kinds",
-    "is_builtin",
     "load_kind",
     "register_kind",
     "registered_kinds",

@@ -5,8 +5,8 @@ cannot do without and fails loudly (:class:`ReportFieldError`, naming the kind a
 instead of rendering ``–``, and returns the kind's typed view (a dataclass; :class:`KindReport` for a
 kind without one); ``document`` builds its content once from that view, as a format-free
 :class:`ragaudit.report.document.Document` that the terminal, Markdown and HTML back-ends draw.
-``terminal``, ``markdown`` and ``html`` are the older hooks, kept for ``tenant-audit``, not yet
-migrated (their output is trusted only from a built-in kind: a third-party kind's is shown as text).
+``terminal``, ``markdown`` and ``html`` are the older hooks: every built-in kind builds a document,
+and a third-party kind that still uses them has their output shown as text (never as Markdown or HTML).
 Optional fields stay optional: the typed views hold None. ``read`` may add what a page computes to the
 typed view (the eval kind: bootstrap CIs and the comparison with a baseline).
 """
@@ -83,7 +83,7 @@ class ReportKind:
 
     def document(self, report: Any) -> Document | None:
         """This kind's content, built once from its typed view: findings first, then the figures behind
-        them (None: the kind still draws itself through ``terminal`` / ``markdown`` / ``html``)."""
+        them (None: a third-party kind that draws through the older hooks, shown as text)."""
         return None
 
     def read(self, view: Any) -> Any:
@@ -118,7 +118,7 @@ class ReportKind:
         return []
 
     def html(self, view: Any) -> list[tuple[str, str, str]]:
-        """Older hook: its own HTML sections ``(anchor, title, inner HTML)`` (after the metrics)."""
+        """Older hook: its own sections ``(anchor, title, text)``, shown as text on the page."""
         return []
 
     shows_notes: ClassVar[bool] = False

@@ -8,7 +8,9 @@ from typing import Any
 from ragaudit.artifacts.tables import fmt_number
 from ragaudit.report.document import Column, Details, Document, Items, KeyValues, Paragraph, Section, Table
 from ragaudit.report.kinds.base import ReportKind
-from ragaudit.report.kinds.fields import Fields
+from ragaudit.report.kinds.fields import Fields, Leak
+from ragaudit.report.kinds.isolation import isolation_section
+from ragaudit.verdict import CheckVerdict, isolation_of
 
 QUALITY_FIGURES = (
     "precision_chunks",
@@ -79,6 +81,9 @@ class ContextReport:
     attribution), else answerable cases whose context misses the most evidence."""
     failing: int = 0
     """How many cases are as bad as those in :attr:`worst` (it shows at most :data:`WORST_SHOWN`)."""
+    isolation: CheckVerdict | None = None
+    """The tenant-isolation verdict of the retrieval behind the contexts (None: not recorded)."""
+    leaks: tuple[Leak, ...] = ()
 
 
 def _worst(per_case: list[Fields]) -> tuple[tuple[tuple[str, str, str], ...], int]:
@@ -143,11 +148,13 @@ class ContextKind(ReportKind):
             dict(report.obj("attribution", required=False).obj("counts", required=False).data),
             worst,
             failing,
+            isolation_of(report.data),
+            tuple(Leak.all_in(report)),
         )
 
     def document(self, report: ContextReport) -> Document:
         """The settings, the figures (context quality, abstention, answers, attribution), the worst
-        cases and how to read the figures."""
+        cases and how to read the figures, then the tenant-isolation verdict with any leaks."""
         rows: list[tuple[str, Any]] = [(f"context {key}", report.quality[key]) for key in QUALITY_FIGURES]
         rows.append(("abstention AUROC (top score)", report.auroc))
         best = report.best_threshold
@@ -175,12 +182,12 @@ class ContextKind(ReportKind):
         scored = s.get("scored_chunks")
         said = (Paragraph(str(scored["text"])),) if isinstance(scored, dict) and scored.get("text") else ()
         title = "Context and answers" if report.answers is not None else "Context quality"
-        return Document(
-            (
-                Section("context", title, (settings, *said, figures)),
-                Section("worst-cases", "Worst cases", (_worst_items(report), guide)),
-            )
+        sections = (
+            Section("context", title, (settings, *said, figures)),
+            Section("worst-cases", "Worst cases", (_worst_items(report), guide)),
+            isolation_section(report.isolation, report.leaks),
         )
+        return Document(tuple(s for s in sections if s is not None))
 
 
 def _worst_items(report: ContextReport) -> Items:

@@ -8,7 +8,7 @@ notes, and each metric per tenant.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -26,11 +26,11 @@ from ragaudit.report.document import (
     Span,
     Table,
     Value,
-    Verdict,
 )
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.comparison import delta_columns, delta_values, forest
 from ragaudit.report.kinds.fields import Fields, Holes, Latency, Leak, MetricSummary, Paired, number
+from ragaudit.report.kinds.isolation import isolation_section
 from ragaudit.report.kinds.judged_power import holes_line
 from ragaudit.report.kinds.tenants import TenantComparisons, TenantSlices, tenants_section
 from ragaudit.verdict import CheckVerdict, isolation_of
@@ -113,7 +113,10 @@ class EvalKind(ReportKind):
             case_ids=[str(c.need("id")) for c in per_case],
             latency=Latency.read(report.opt("latency_ms")),
             missing=report.texts("missing"),
-            errors=[(str(e.need("id")), str(e.opt("error"))) for e in report.each("errors", required=False)],
+            errors=[
+                (str(e.need("id")), str(e.opt("error") or "(no message)"))
+                for e in report.each("errors", required=False)
+            ],
             notes=report.texts("notes"),
             policy=report.obj("policy", required=False).data,
             isolation=isolation_of(report.data),
@@ -153,7 +156,7 @@ class EvalKind(ReportKind):
             else None,
             _latency_section(report),
             _problems_section(report),
-            _security_section(report.isolation, report.leaks),
+            isolation_section(report.isolation, report.leaks),
             Section("notes", "Notes", tuple(Paragraph(f"note: {n}") for n in report.notes))
             if report.notes
             else None,
@@ -249,7 +252,8 @@ def _metrics_section(report: EvalReport) -> Section:
             f"missing {c.missing} (scored 0), errors {c.errors} (scored 0)"
         ),
         Paragraph(
-            f"policy: nDCG gain {policy.get('gain')}, relevance threshold {policy.get('relevance_threshold')}"
+            f"policy: nDCG gain {_given(policy.get('gain'))}, relevance threshold "
+            f"{_given(policy.get('relevance_threshold'))}"
             + (f", top {policy['max_depth']} per case (--max-depth)" if policy.get("max_depth") else "")
         ),
     ]
@@ -312,6 +316,16 @@ def _changes_section(m: Measured) -> Section:
     return Section("changes", "Changes", tuple(blocks))
 
 
+def _given(value: object) -> str:
+    """A setting as written, ``–`` where the report leaves it out (as a missing cell reads)."""
+    return "–" if value is None or value == "" else str(value)
+
+
+def _ms(value: float | None) -> str:
+    """Milliseconds to one decimal; ``–`` where the report has none (never a made-up 0.0)."""
+    return "–" if value is None else f"{value:.1f}"
+
+
 def _signed(value: float | None, digits: int = 4) -> str:
     """A delta in a sentence (``+0.0123``; ``–`` where missing, as a ``signed`` cell reads)."""
     return "–" if value is None else f"{value:+.{digits}f}"
@@ -323,7 +337,7 @@ def _latency_section(report: EvalReport) -> Section | None:
         return None
     blocks: list[Block] = [
         Paragraph(
-            f"latency ms: p50 {latency.p50 or 0:.1f}  p95 {latency.p95 or 0:.1f}  p99 {latency.p99 or 0:.1f}"
+            f"latency ms: p50 {_ms(latency.p50)}  p95 {_ms(latency.p95)}  p99 {_ms(latency.p99)}"
             + (f" ({report.latency_basis})" if report.latency_basis else "")
         )
     ]
@@ -357,35 +371,6 @@ def _problems_section(report: EvalReport) -> Section | None:
     if report.errors:
         blocks.append(Items(f"errors ({len(report.errors)}, scored 0):", tuple(report.errors)))
     return Section("problems", "Missing & errors", tuple(blocks)) if blocks else None
-
-
-def _security_section(isolation: CheckVerdict | None, leaks: Sequence[Leak]) -> Section | None:
-    """The tenant-isolation verdict as recorded (only a verified pass is a pass), then every leak."""
-    if isolation is None:
-        return None
-    blocks: list[Block] = [Verdict(isolation.check, isolation.state, isolation.reason)]
-    if leaks:
-        cases = len({leak.case_id for leak in leaks})
-        blocks += [
-            Paragraph(
-                f"SECURITY: {len(leaks)} cross-tenant chunk(s) returned in {cases} case(s) - a release blocker"
-            ),
-            Table(
-                (
-                    Column("case", "id"),
-                    Column("chunk", "id"),
-                    Column("rank", "count"),
-                    Column("owner", "id"),
-                    Column("asked as", "id"),
-                ),
-                tuple(
-                    (k.case_id, k.chunk_id, k.rank, k.claimed_tenant or "(unlabelled)", k.caller_tenant)
-                    for k in leaks
-                ),
-                name="leaks",
-            ),
-        ]
-    return Section("security", "Security", tuple(blocks))
 
 
 KIND = EvalKind()

@@ -39,7 +39,7 @@ def worst_text(h: Holes) -> str:
 def holes_line(h: Holes) -> str:
     """One system's judged share in a sentence (the eval report's line)."""
     if h.judged is None:
-        return f"Judged@{h.k}: not measured"
+        return f"Judged@{'k' if h.k is None else h.k}: not measured"
     line = (
         f"Judged@{h.k}: {h.judged:.1%} of the top {h.k} judged (mean over {h.cases} answered cases; "
         f"{h.below} under {_share(h.min_judged)}) - "

@@ -6,8 +6,8 @@ with ``[project.entry-points."ragaudit.report_kinds"] my-kind = "my_pkg.kinds:KI
 
 A third-party kind is isolated: an entry point that fails to load is reported once, by name (a
 ``RuntimeWarning``, and :func:`broken_kinds` for the error a report of that kind gets), and never keeps
-the built-in kinds from loading; its older ``markdown`` / ``html`` hooks are not trusted
-(:func:`is_builtin`: the pages show their output as text), so it draws through a document.
+the built-in kinds from loading; its older ``markdown`` / ``html`` hooks are not trusted (the pages
+show their output as text), so it draws through a document, as every built-in kind does.
 """
 
 from __future__ import annotations
@@ -81,8 +81,3 @@ def broken_kinds() -> dict[str, str]:
     """``{entry-point name: why it failed to load}`` of the third-party kinds that were skipped."""
     _ensure_loaded()
     return dict(_BROKEN)
-
-
-def is_builtin(kind: ReportKind) -> bool:
-    """A kind shipped with ragaudit (its older ``markdown`` / ``html`` hooks are trusted)."""
-    return kind.name in REPORT_KINDS and type(kind).__module__.startswith("ragaudit.report.kinds.")
