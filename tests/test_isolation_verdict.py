@@ -294,3 +294,32 @@ def test_experiment_tables_never_show_an_unchecked_zero_or_check_mark() -> None:
     assert "✓" not in html.split("<main>")[1].split("</main>")[0]
     checked = render_markdown(build_view({**rewrite, "constraints": {**cons, "checked": 10}}))
     assert "**✅ constraint preservation: pass**: no rewrite(s) that lost" in checked
+
+
+@pytest.mark.parametrize("kind", ["context", "check-answers"])
+def test_a_recorded_pass_of_golden_questions_is_read_as_not_verified_everywhere(kind: str) -> None:
+    """A report of golden questions that says ``pass`` (an older ragaudit, a hand-edited file; the gold
+    inputs are such reports) never reaches a page, the gate or an MLflow tag as green: questions asked
+    by their own tenants test no isolation."""
+    from ragaudit.report.html import render_html
+    from ragaudit.report.markdown import render_markdown
+    from ragaudit.report.mlflow_runs import runs_of
+    from ragaudit.report.terminal import render_terminal
+    from ragaudit.report.view import build_view
+    from ragaudit.verdict import isolation_of
+
+    report = json.loads((Path(__file__).parent / "gold" / "inputs" / f"{kind}.json").read_text())
+    recorded = report["security"]["isolation"]
+    assert recorded["state"] == "pass"  # what the file records
+    read = isolation_of(report)
+    assert read is not None and read.state == "not_verified"
+    assert "recorded as a pass" in read.reason and "audit-tenants" in read.reason
+    assert read.verified == read.total > 0 and read.methods
+    terminal, markdown = render_terminal(report), render_markdown(build_view(report))
+    page = render_html(build_view(report))
+    for drawn in (terminal, markdown, page):
+        assert "NOT VERIFIED" in drawn and "recorded as a pass" in drawn
+        assert "✅" not in drawn and "tenant isolation: pass" not in drawn
+    evaluated = json.loads((Path(__file__).parent / "gold" / "inputs" / "eval.json").read_text())
+    evaluated["security"] = {**evaluated["security"], "leaks": 0, "records": [], "isolation": recorded}
+    assert [run.tags["ragaudit.isolation"] for run in runs_of(evaluated)] == ["not_verified"]

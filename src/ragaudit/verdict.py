@@ -147,14 +147,35 @@ def not_verified(check: str, reason: str) -> CheckVerdict:
     return CheckVerdict(check, "not_verified", reason)
 
 
+def golden_question_isolation(data: object) -> CheckVerdict | None:
+    """The isolation verdict a run of golden questions recorded (an eval report's ``security.isolation``,
+    a benchmark pipeline's ``isolation``), as such a run can earn it: each question is asked by its own
+    tenant, which tests no isolation, so a recorded ``pass`` (an older ragaudit, a hand-edited file) is
+    read as ``not_verified`` with that reason. Only a cross-tenant audit earns a pass."""
+    found = CheckVerdict.from_json(data)
+    if found is None or found.state != "pass":
+        return found
+    return CheckVerdict(
+        found.check,
+        "not_verified",
+        f"recorded as a pass ({found.reason}), but golden questions asked by their own tenants test no "
+        "isolation; verify it with 'ragaudit audit-tenants'",
+        found.verified,
+        found.total,
+        0,
+        found.methods,
+    )
+
+
 def isolation_of(report: Mapping[str, Any]) -> CheckVerdict | None:
     """The tenant-isolation verdict an eval report records (``security.isolation``); for a report without
     one (written before verdicts had three states): fail when it lists leaks, else not verified.
-    ``None`` for a report with no security section."""
+    ``None`` for a report with no security section. A recorded pass is read as not verified
+    (:func:`golden_question_isolation`), so no page, gate or history row shows it green."""
     security = report.get("security")
     if not isinstance(security, Mapping):
         return None
-    found = CheckVerdict.from_json(security.get("isolation"))
+    found = golden_question_isolation(security.get("isolation"))
     if found is not None:
         return found
     leaks = security.get("leaks")

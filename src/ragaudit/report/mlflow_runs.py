@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragaudit.errors import InputError
+from ragaudit.verdict import golden_question_isolation
 
 PARAM_LIMIT = 6000
 """MLflow's longest param value; a longer one (a big pipeline config) is logged as an artifact only."""
@@ -125,9 +126,8 @@ def _fitted_tag(run: MlflowRun, section: Any) -> None:
 
 
 def _verdict_tags(run: MlflowRun, isolation: Any, gate: Any) -> None:
-    run.tags["ragaudit.isolation"] = (
-        str(isolation.get("state")) if isinstance(isolation, Mapping) else "not_verified"
-    )
+    verdict = golden_question_isolation(isolation)  # a recorded pass of golden questions earns nothing
+    run.tags["ragaudit.isolation"] = verdict.state if verdict is not None else "not_verified"
     if isinstance(gate, Mapping) and "passed" in gate:
         run.tags["ragaudit.gate"] = "pass" if gate["passed"] else "fail"
 

@@ -32,7 +32,7 @@ from ragaudit.report.kinds.fields import Fields, Holes, Latency, Paired
 from ragaudit.report.kinds.judged_power import holes_section, power_section
 from ragaudit.report.kinds.tenants import TenantComparisons, TenantSlices, tenants_section
 from ragaudit.report.sections import build_text
-from ragaudit.verdict import CheckVerdict
+from ragaudit.verdict import CheckVerdict, golden_question_isolation
 
 
 @dataclass(frozen=True)
@@ -235,7 +235,7 @@ def _pipeline(p: Fields) -> BenchPipeline:
         float(build) if isinstance(build, (int, float)) else None,
         tokens if isinstance(tokens, (int, float)) and not isinstance(tokens, bool) else None,
         leaks if isinstance(leaks, int) and not isinstance(leaks, bool) else None,
-        CheckVerdict.from_json(p.opt("isolation")),
+        golden_question_isolation(p.opt("isolation")),
         p.data,
         basis if isinstance(basis, str) else None,
         _embeddings(p),
