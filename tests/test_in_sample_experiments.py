@@ -1,19 +1,22 @@
 """ablate and sweep-chunking name an IN-SAMPLE variant or grid point, as bench, compare, eval-reranker
-and k-sweep do: a learned stage scored on the cases it was fitted on (before: their artifacts and
+and k-sweep do, and the pytest plugin's floors do not pass on one: a learned stage scored on the cases it was fitted on (before: their artifacts and
 terminal views said nothing; on the demo KB the in-sample sweep point scored nDCG@10 0.9594)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
+import ragaudit
 from conftest import KB
 from ragaudit.artifacts.envelope import schema_errors
 from ragaudit.artifacts.in_sample import fitted_cases
 from ragaudit.cli.main import main
 from ragaudit.data.loading import load_dataset
+from ragaudit.pytest_plugin import assert_floors
 from ragaudit.retrieval.fusion_features import FEATURES
 from ragaudit.retrieval.learned_fusion import FusionModel
 
@@ -67,3 +70,20 @@ def test_sweep_chunking_names_the_in_sample_point(tmp_path: Path, capsys: pytest
     assert report["in_sample"]["system"] == "chunking fixed-256-0"
     assert schema_errors(report) == []
     assert "IN-SAMPLE: chunking fixed-256-0: all " in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_the_pytest_plugin_does_not_pass_floors_on_an_in_sample_result(tmp_path: Path) -> None:
+    golden, model = _fitted_on_its_golden(tmp_path)
+    fused = ragaudit.pipeline(f"hybrid-rerank:{model}", CORPUS)
+    result = asyncio.run(ragaudit.evaluate_retriever(fused, golden, metrics="nDCG@10"))
+    with pytest.raises(
+        AssertionError, match=r"IN-SAMPLE: all .*a floor met on the cases a stage was fitted on"
+    ):
+        assert_floors(result, {"nDCG@10": 0.0})
+    with pytest.raises(AssertionError, match="IN-SAMPLE"):  # the report dict the plugin writes, too
+        assert_floors(result.to_dict(), {"nDCG@10": 0.0})
+    plain = asyncio.run(
+        ragaudit.evaluate_retriever(ragaudit.pipeline("bm25", CORPUS), golden, metrics="nDCG@10")
+    )
+    assert_floors(plain, {"nDCG@10": 0.0})
