@@ -1,6 +1,7 @@
-"""compare of two reports that asked for different depths (``--top-k 5`` and ``--top-k 100``) says that
-part of a difference in a deeper metric is the depth: the same system otherwise looks like a significant
-nDCG@10 regression of itself."""
+"""compare says when its figures are not those of the reports it reads: two reports that asked for
+different depths (``--top-k 3`` and ``--top-k 10``; part of a difference in a deeper metric is the depth,
+and the same system looks like a significant regression of itself), and two reports that scored
+different cases (the paired test and the means use the cases both scored)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,17 @@ def test_reports_at_different_depths_carry_a_note(tmp_path: Path) -> None:
     assert not [n for n in same_depth if "different depths" in n]
     only_shallow_metric = ragaudit.compare(deep, shallow, metrics="R@3").to_dict()["notes"]
     assert not [n for n in only_shallow_metric if "different depths" in n]
+
+
+def test_reports_that_scored_different_cases_say_the_comparison_is_on_the_shared_ones(tmp_path: Path) -> None:
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(GOLDEN, encoding="utf-8")
+    full = _report(golden, 10, "full").to_dict()
+    cut = {**full, "per_case": [c for c in full["per_case"] if c["id"] not in ("q0", "q1", "q2")]}
+    compared = ragaudit.compare(cut, {**full, "run": {**full["run"], "name": "again"}}, metrics="R@3")
+    (note,) = [n for n in compared.to_dict()["notes"] if "scored different cases" in n]
+    assert note.startswith(
+        "again and full scored different cases (3 only in again, 0 only in full): compared on the 9"
+    )
+    same = ragaudit.compare(full, {**full, "run": {**full["run"], "name": "again"}}, metrics="R@3")
+    assert not [n for n in same.to_dict()["notes"] if "scored different cases" in n]

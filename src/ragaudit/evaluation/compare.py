@@ -257,10 +257,31 @@ def compare_reports(
         "holes": [h.to_json() for h in holes],
         "notes": [
             *([depth] if (depth := depth_note(everyone, names)) else []),
+            *unpaired_notes(base, everyone[1:], names),
             *(f"incomplete judgments: {w}" for h in holes if (w := h.warning())),
         ],
         **first_in_sample((r.label, r.data) for r in everyone),
     }
+
+
+def unpaired_notes(base: LoadedReport, systems: Sequence[LoadedReport], metrics: Sequence[str]) -> list[str]:
+    """One note per system whose scored cases and the baseline's differ (a report cut by hand, or
+    corrupt; two reports of one dataset normally hold the same cases): the paired test and the means
+    shown use only the cases both scored, so they are not the reports' own means."""
+    if not metrics:
+        return []
+    ours = set(base.per_case(metrics[0]))
+    notes = []
+    for system in systems:
+        theirs = set(system.per_case(metrics[0]))
+        only_system, only_base = len(theirs - ours), len(ours - theirs)
+        if only_system or only_base:
+            notes.append(
+                f"{system.label} and {base.label} scored different cases ({only_system} only in {system.label}, "
+                f"{only_base} only in {base.label}): compared on the {len(theirs & ours)} both scored, so the "
+                "means shown are not the reports' own"
+            )
+    return notes
 
 
 def depth_note(reports: Sequence[LoadedReport], metrics: Sequence[str]) -> str | None:
