@@ -9,6 +9,8 @@ import asyncio
 from pathlib import Path
 
 import ragaudit
+from ragaudit.gates.policy import load_policy
+from ragaudit.gates.verdict import run_gates
 
 GOLDEN = "".join(
     f'{{"id": "q{i}", "query": "x", "tenant_id": "acme", "relevance": {{"d{i % 9 + 1}": 1}}}}\n'
@@ -57,3 +59,21 @@ def test_reports_that_scored_different_cases_say_the_comparison_is_on_the_shared
     )
     same = ragaudit.compare(full, {**full, "run": {**full["run"], "name": "again"}}, metrics="R@3")
     assert not [n for n in same.to_dict()["notes"] if "scored different cases" in n]
+
+
+def test_the_gate_notes_a_baseline_of_another_depth_even_under_the_same_name(tmp_path: Path) -> None:
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(GOLDEN, encoding="utf-8")
+    shallow, deep = tmp_path / "shallow.json", tmp_path / "deep.json"
+    _report(golden, 3, "same").write_json(shallow)
+    _report(golden, 10, "same").write_json(deep)
+    policy = tmp_path / "gates.toml"
+    policy.write_text(
+        '[quality]\nfloors = { "nDCG@10" = 0.1 }\n[security]\nallow_unverified = true\n', encoding="utf-8"
+    )
+    verdict = run_gates(deep, load_policy(policy), baseline_path=shallow, resamples=200)
+    quality = next(g for g in verdict.gates if g.gate == "quality")
+    assert any(
+        n.startswith("the reports asked for different depths (same top_k 3, same top_k 10)")
+        for n in quality.notes
+    )

@@ -288,13 +288,13 @@ def depth_note(reports: Sequence[LoadedReport], metrics: Sequence[str]) -> str |
     """The note when the reports asked for different numbers of results (``retrieval.top_k``) and a
     compared metric's cut-off is deeper than the shallowest: part of such a difference is the depth,
     not the ranking. ``None`` when the depths agree, are unknown (run files), or cover every cut-off."""
-    depths: dict[str, int] = {}
+    depths: list[tuple[str, int]] = []  # a list: two reports may share a label
     for report in reports:
         retrieval = report.data.get("retrieval")
         top_k = retrieval.get("top_k") if isinstance(retrieval, Mapping) else None
         if isinstance(top_k, int) and not isinstance(top_k, bool):
-            depths[report.label] = top_k
-    if len(set(depths.values())) < 2:
+            depths.append((report.label, top_k))
+    if len({k for _, k in depths}) < 2:
         return None
     cutoffs: dict[str, int] = {}
     for name in metrics:
@@ -304,11 +304,11 @@ def depth_note(reports: Sequence[LoadedReport], metrics: Sequence[str]) -> str |
             continue
         if k is not None:
             cutoffs[name] = k
-    shallow = min(depths.values())
+    shallow = min(k for _, k in depths)
     deeper = [m for m, k in cutoffs.items() if k > shallow]
     if not deeper:
         return None
-    asked = ", ".join(f"{label} top_k {k}" for label, k in depths.items())
+    asked = ", ".join(f"{label} top_k {k}" for label, k in depths)
     return (
         f"the reports asked for different depths ({asked}): {', '.join(deeper)} scored on fewer "
         f"results in some of them, so their differences are partly the depth, not the ranking; evaluate "

@@ -36,7 +36,7 @@ from typing import Any, Literal
 from ragaudit.artifacts.tables import fmt_p
 from ragaudit.data.run import MISSING
 from ragaudit.errors import InputError
-from ragaudit.evaluation.compare import LoadedReport, compare_reports
+from ragaudit.evaluation.compare import LoadedReport, compare_reports, depth_note, unpaired_notes
 from ragaudit.evaluation.outcome import report_outcome
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.selftest import run_selftest
@@ -212,6 +212,8 @@ def _regressions(
         return findings, notes, []
     result = compare_reports([baseline, report], baseline, metrics, policy.alpha, resamples, seed)
     rows = result["comparisons"]
+    notes += unpaired_notes(baseline, [report], metrics)  # what the paired check could not see
+    notes += [depth] if (depth := depth_note([baseline, report], metrics)) else []
     for c in rows:
         drop = -c["delta"]
         where = (
