@@ -536,6 +536,11 @@ def security_gate(
                 else None
             )
             verified_by.append(f"audit {path}" + (f" ({checked})" if checked else ""))
+            if _system_of(report.data) is None and _corpus_of(report.data) is None:
+                notes.append(
+                    f"the report names no system and no corpus (a run-file evaluation): that audit {path} is of "
+                    "the system behind the run is taken on trust, not checked"
+                )
         elif audit[0] == 0:
             unverifying.append(f"audit {path} found no leak but does not verify isolation: {why}")
     total = sum(n for _, n, _ in sources)
