@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,13 +48,17 @@ def _listed_items(case_id: str, ids: Any) -> list[RankedItem]:
 
 
 def _scored_items(case_id: str, scores: Mapping[Any, Any]) -> list[RankedItem]:
-    bad = [d for d, v in scores.items() if isinstance(v, bool) or not isinstance(v, (int, float))]
+    bad = [
+        d
+        for d, v in scores.items()
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+    ]  # NaN or inf cannot be ranked: trec_eval's order is undefined for them
     if bad:
         raise InputError(
             "run",
             None,
             f"case {case_id!r}: the score of {bad[0]!r} is {scores[bad[0]]!r}, not a number",
-            "give every id a numeric score, or pass a list of ids ranked by position",
+            "give every id a finite numeric score, or pass a list of ids ranked by position",
         )
     return order_trec([RankedItem(str(d), float(v)) for d, v in scores.items()])
 
