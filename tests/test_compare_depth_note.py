@@ -1,6 +1,7 @@
-"""compare of two reports that asked for different depths (``--top-k 5`` and ``--top-k 100``) says that
-part of a difference in a deeper metric is the depth: the same system otherwise looks like a significant
-nDCG@10 regression of itself."""
+"""compare says when its figures are not those of the reports it reads: two reports that asked for
+different depths (``--top-k 3`` and ``--top-k 10``; part of a difference in a deeper metric is the depth,
+and the same system looks like a significant regression of itself), and two reports that scored
+different cases (the paired test and the means use the cases both scored)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import asyncio
 from pathlib import Path
 
 import ragaudit
+from ragaudit.gates.policy import load_policy
+from ragaudit.gates.verdict import run_gates
 
 GOLDEN = "".join(
     f'{{"id": "q{i}", "query": "x", "tenant_id": "acme", "relevance": {{"d{i % 9 + 1}": 1}}}}\n'
@@ -42,3 +45,35 @@ def test_reports_at_different_depths_carry_a_note(tmp_path: Path) -> None:
     assert not [n for n in same_depth if "different depths" in n]
     only_shallow_metric = ragaudit.compare(deep, shallow, metrics="R@3").to_dict()["notes"]
     assert not [n for n in only_shallow_metric if "different depths" in n]
+
+
+def test_reports_that_scored_different_cases_say_the_comparison_is_on_the_shared_ones(tmp_path: Path) -> None:
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(GOLDEN, encoding="utf-8")
+    full = _report(golden, 10, "full").to_dict()
+    cut = {**full, "per_case": [c for c in full["per_case"] if c["id"] not in ("q0", "q1", "q2")]}
+    compared = ragaudit.compare(cut, {**full, "run": {**full["run"], "name": "again"}}, metrics="R@3")
+    (note,) = [n for n in compared.to_dict()["notes"] if "scored different cases" in n]
+    assert note.startswith(
+        "again and full scored different cases (3 only in again, 0 only in full): compared on the 9"
+    )
+    same = ragaudit.compare(full, {**full, "run": {**full["run"], "name": "again"}}, metrics="R@3")
+    assert not [n for n in same.to_dict()["notes"] if "scored different cases" in n]
+
+
+def test_the_gate_notes_a_baseline_of_another_depth_even_under_the_same_name(tmp_path: Path) -> None:
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(GOLDEN, encoding="utf-8")
+    shallow, deep = tmp_path / "shallow.json", tmp_path / "deep.json"
+    _report(golden, 3, "same").write_json(shallow)
+    _report(golden, 10, "same").write_json(deep)
+    policy = tmp_path / "gates.toml"
+    policy.write_text(
+        '[quality]\nfloors = { "nDCG@10" = 0.1 }\n[security]\nallow_unverified = true\n', encoding="utf-8"
+    )
+    verdict = run_gates(deep, load_policy(policy), baseline_path=shallow, resamples=200)
+    quality = next(g for g in verdict.gates if g.gate == "quality")
+    assert any(
+        n.startswith("the reports asked for different depths (same top_k 3, same top_k 10)")
+        for n in quality.notes
+    )

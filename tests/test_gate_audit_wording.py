@@ -51,3 +51,31 @@ def test_an_audit_of_another_endpoint_is_named_with_its_port(tmp_path: Path) -> 
         "http://localhost:8001/search)" in security.summary
     )
     assert any("on the system and corpus this report evaluated" in n for n in security.notes)
+
+
+def test_a_run_file_report_passes_on_an_audit_taken_on_trust_and_says_so(tmp_path: Path) -> None:
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(GOLDEN, encoding="utf-8")
+    report = tmp_path / "report.json"
+    ragaudit.evaluate(golden, {f"q{i}": [f"d{i}"] for i in range(6)}, metrics="MRR").write_json(report)
+    audit = tmp_path / "audit.json"
+    isolation = {
+        "check": "tenant isolation",
+        "state": "pass",
+        "reason": "no foreign chunk served",
+        "verified": 9,
+    }
+    audit.write_text(
+        json.dumps({"kind": "tenant-audit", "passed": True, "verdict": "clean", "leaks": {"count": 0},
+                    "isolation": isolation, "source": {"pipeline": {"config_sha256": "a" * 64}}}),
+        encoding="utf-8",
+    )  # fmt: skip
+    policy = tmp_path / "gates.toml"
+    policy.write_text('[quality]\nfloors = { "MRR" = 0.5 }\n', encoding="utf-8")
+    security = next(
+        g for g in run_gates(report, load_policy(policy), audit_paths=[audit]).gates if g.gate == "security"
+    )
+    assert security.status == "pass"
+    assert any(
+        "names no system and no corpus" in n and "taken on trust, not checked" in n for n in security.notes
+    )

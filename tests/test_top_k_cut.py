@@ -72,3 +72,18 @@ def test_a_shallow_benchmark_says_so_once() -> None:
         kb / "golden.jsonl", kb / "corpus.jsonl", ["bm25"], metrics="nDCG@10,R@5", top_k=10, resamples=200
     )
     assert not [n for n in deep.to_dict()["notes"] if "scored on the top" in n]
+
+
+class Greedy:
+    """Ignores ``top_k``: always returns d1..d20."""
+
+    async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[dict[str, object]]:
+        return [{"chunk_id": f"d{i}", "score": 1.0 / i, "tenant_id": tenant_id} for i in range(1, 21)]
+
+
+def test_a_source_that_returned_longer_lists_than_asked_gets_no_cut_note(tmp_path: Path) -> None:
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(GOLDEN, encoding="utf-8")
+    result = asyncio.run(ragaudit.evaluate_retriever(Greedy(), golden, metrics="R@10", top_k=5))
+    assert result.metrics["R@10"] == 1.0  # d7 at rank 7 was returned and counted: nothing was cut
+    assert not [n for n in result.notes if "scored on the top" in n]

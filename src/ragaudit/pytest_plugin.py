@@ -539,8 +539,23 @@ def assert_floors(
     __tracebackhide__ = True
     messages = [m for metric, floor in floors.items() if (m := _floor_message(result, metric, floor))]
     messages += _run_failed(result, max_error_rate)
+    messages += _in_sample(result)
     if messages:
         raise AssertionError("\n".join(messages))
+
+
+def _in_sample(result: EvalResult | Mapping[str, Any]) -> list[str]:
+    """Why floors met by an IN-SAMPLE result are not earned (a fitted stage scored on the cases it was
+    fitted on; ``ragaudit gate`` calls its quality gate NOT VERIFIED then), or nothing."""
+    from ragaudit.artifacts.in_sample import in_sample_line, is_in_sample
+    from ragaudit.evaluation.result import EvalResult
+
+    report = result.context if isinstance(result, EvalResult) else result
+    if not is_in_sample(report):
+        return []
+    return [
+        f"{in_sample_line(report) or 'IN-SAMPLE'} (a floor met on the cases a stage was fitted on is not earned)"
+    ]
 
 
 def assert_no_leaks(result: EvalResult | Mapping[str, Any], *, allow_unverified: bool = False) -> None:

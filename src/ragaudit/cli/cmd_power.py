@@ -42,6 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ragaudit.artifacts.envelope import write_artifact
+    from ragaudit.artifacts.in_sample import first_in_sample
     from ragaudit.artifacts.tables import fmt_number, render_table
     from ragaudit.cli.common import check_share
     from ragaudit.errors import InputError
@@ -73,6 +74,9 @@ def run(args: argparse.Namespace) -> int:
             f"no per-case {unknown[0]} in the report",
             f"use one of: {', '.join(available)}",
         )
+    in_sample = first_in_sample((r.label, r.data) for r in (report, baseline) if r is not None)
+    if in_sample:  # the spread of a fitted stage's in-sample scores is not that of new queries
+        print(in_sample["in_sample"]["text"])
     rows, out, unestimable = [], [], []
     for metric in metrics:
         scores = report.per_case(metric)
@@ -131,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
                 "alpha": args.alpha,
                 "power": args.power,
                 "metrics": out,
+                **in_sample,
             },
             args.out,
         )

@@ -128,15 +128,41 @@ def unknown_ids_warning(dataset: Dataset, corpus: str | Path) -> list[str]:
     index, problems = read_corpus_index(corpus)
     if any(p.severity == "error" for p in problems):
         return [f"labelled ids were not checked against {corpus}: it has unreadable lines (see validate)"]
+    warnings = _unknown_tenants_warning(dataset, corpus, index)
     missing = list(
         dict.fromkeys(d for case in dataset.cases for d in labelled_ids(case) if not index.known(d))
     )
     if not missing:
-        return []
+        return warnings
     cases = sum(1 for case in dataset.cases if any(not index.known(d) for d in labelled_ids(case)))
     return [
         f"{len(missing)} labelled id(s) in {cases} case(s) are not in the corpus {corpus}: {_shown(missing)}; "
-        f"they can never be retrieved (run `ragaudit validate {dataset.path} --corpus {corpus}`)"
+        f"they can never be retrieved (run `ragaudit validate {dataset.path} --corpus {corpus}`)",
+        *warnings,
+    ]
+
+
+def _unknown_tenants_warning(dataset: Dataset, corpus: str | Path, index: CorpusIndex) -> list[str]:
+    """Cases asked as a tenant that owns nothing in the corpus (``Acme`` for ``acme``): the source can only
+    return another tenant's chunks or nothing, so they score 0 with no error (or nothing, when the
+    corpus names no tenants)."""
+    if not index.tenants:
+        return []
+    strays: dict[str, int] = {}
+    for case in dataset.cases:
+        if case.tenant_id is not None and case.tenant_id not in index.tenants:
+            strays[case.tenant_id] = strays.get(case.tenant_id, 0) + 1
+    if not strays:
+        return []
+    named = ", ".join(
+        f"{tenant!r} ({n} case(s)"
+        + (f"; did you mean {best!r}?)" if (best := closest_tenant(tenant, index.tenants)) else ")")
+        for tenant, n in sorted(strays.items())
+    )
+    return [
+        f"{sum(strays.values())} case(s) are asked as a tenant the corpus {corpus} does not have: {named}; "
+        f"they can retrieve none of their own chunks and score 0 (run `ragaudit validate {dataset.path} "
+        f"--corpus {corpus}`)"
     ]
 
 

@@ -257,23 +257,44 @@ def compare_reports(
         "holes": [h.to_json() for h in holes],
         "notes": [
             *([depth] if (depth := depth_note(everyone, names)) else []),
+            *unpaired_notes(base, everyone[1:], names),
             *(f"incomplete judgments: {w}" for h in holes if (w := h.warning())),
         ],
         **first_in_sample((r.label, r.data) for r in everyone),
     }
 
 
+def unpaired_notes(base: LoadedReport, systems: Sequence[LoadedReport], metrics: Sequence[str]) -> list[str]:
+    """One note per system whose scored cases and the baseline's differ (a report cut by hand, or
+    corrupt; two reports of one dataset normally hold the same cases): the paired test and the means
+    shown use only the cases both scored, so they are not the reports' own means."""
+    if not metrics:
+        return []
+    ours = set(base.per_case(metrics[0]))
+    notes = []
+    for system in systems:
+        theirs = set(system.per_case(metrics[0]))
+        only_system, only_base = len(theirs - ours), len(ours - theirs)
+        if only_system or only_base:
+            notes.append(
+                f"{system.label} and {base.label} scored different cases ({only_system} only in {system.label}, "
+                f"{only_base} only in {base.label}): compared on the {len(theirs & ours)} both scored, so the "
+                "means shown are not the reports' own"
+            )
+    return notes
+
+
 def depth_note(reports: Sequence[LoadedReport], metrics: Sequence[str]) -> str | None:
     """The note when the reports asked for different numbers of results (``retrieval.top_k``) and a
     compared metric's cut-off is deeper than the shallowest: part of such a difference is the depth,
     not the ranking. ``None`` when the depths agree, are unknown (run files), or cover every cut-off."""
-    depths: dict[str, int] = {}
+    depths: list[tuple[str, int]] = []  # a list: two reports may share a label
     for report in reports:
         retrieval = report.data.get("retrieval")
         top_k = retrieval.get("top_k") if isinstance(retrieval, Mapping) else None
         if isinstance(top_k, int) and not isinstance(top_k, bool):
-            depths[report.label] = top_k
-    if len(set(depths.values())) < 2:
+            depths.append((report.label, top_k))
+    if len({k for _, k in depths}) < 2:
         return None
     cutoffs: dict[str, int] = {}
     for name in metrics:
@@ -283,11 +304,11 @@ def depth_note(reports: Sequence[LoadedReport], metrics: Sequence[str]) -> str |
             continue
         if k is not None:
             cutoffs[name] = k
-    shallow = min(depths.values())
+    shallow = min(k for _, k in depths)
     deeper = [m for m, k in cutoffs.items() if k > shallow]
     if not deeper:
         return None
-    asked = ", ".join(f"{label} top_k {k}" for label, k in depths.items())
+    asked = ", ".join(f"{label} top_k {k}" for label, k in depths)
     return (
         f"the reports asked for different depths ({asked}): {', '.join(deeper)} scored on fewer "
         f"results in some of them, so their differences are partly the depth, not the ranking; evaluate "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,13 +48,17 @@ def _listed_items(case_id: str, ids: Any) -> list[RankedItem]:
 
 
 def _scored_items(case_id: str, scores: Mapping[Any, Any]) -> list[RankedItem]:
-    bad = [d for d, v in scores.items() if isinstance(v, bool) or not isinstance(v, (int, float))]
+    bad = [
+        d
+        for d, v in scores.items()
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+    ]  # NaN or inf cannot be ranked: trec_eval's order is undefined for them
     if bad:
         raise InputError(
             "run",
             None,
             f"case {case_id!r}: the score of {bad[0]!r} is {scores[bad[0]]!r}, not a number",
-            "give every id a numeric score, or pass a list of ids ranked by position",
+            "give every id a finite numeric score, or pass a list of ids ranked by position",
         )
     return order_trec([RankedItem(str(d), float(v)) for d, v in scores.items()])
 
@@ -63,21 +68,25 @@ def _report_depth(specs: Sequence[MetricSpec]) -> int:
     return max(cutoffs) if cutoffs else 100
 
 
-def cut_by_top_k(specs: Sequence[MetricSpec], context: Mapping[str, Any] | None) -> str | None:
+def cut_by_top_k(
+    specs: Sequence[MetricSpec], context: Mapping[str, Any] | None, deepest: int | None = None
+) -> str | None:
     """The note for a live run that asked for fewer results than a metric's cut-off (``--top-k 5`` with
     ``nDCG@10``): those metrics were scored on a shorter list than their name says, so they are neither
     the figures of the system at that depth nor comparable with a run that asked for enough; ``None``
-    when ``context`` records no ``retrieval.top_k`` or it covers every cut-off."""
+    when ``context`` records no ``retrieval.top_k`` or it covers every cut-off, or when the source returned
+    longer lists than it was asked for (``deepest``, the longest returned list: nothing was cut)."""
     retrieval = (context or {}).get("retrieval")
     top_k = retrieval.get("top_k") if isinstance(retrieval, Mapping) else None
     if not isinstance(top_k, int) or isinstance(top_k, bool):
         return None
-    deeper = [s.name for s in specs if s.k is not None and s.k > top_k]
+    depth = max(top_k, deepest or 0)
+    deeper = [s.name for s in specs if s.k is not None and s.k > depth]
     if not deeper:
         return None
     return (
-        f"{', '.join(deeper)} scored on the top {top_k} only: top_k {top_k} asked for fewer results than "
-        f"their cut-off, so they are the figures of a {top_k}-deep list, not comparable with a run at full "
+        f"{', '.join(deeper)} scored on the top {depth} only: top_k {top_k} asked for fewer results than "
+        f"their cut-off, so they are the figures of a {depth}-deep list, not comparable with a run at full "
         f"depth (ask for --top-k {_report_depth(specs)} or more)"
     )
 
@@ -195,7 +204,9 @@ def evaluate(
     if extra:
         shown = ", ".join(extra[:5]) + (" ..." if len(extra) > 5 else "")
         notes.append(f"{len(extra)} run result(s) for ids not in the dataset were ignored: {shown}")
-    if cut := cut_by_top_k(specs, context):
+    live = isinstance((context or {}).get("retrieval"), Mapping)  # a run file asked for no top_k
+    deepest = max((len(cr.items) for cr in the_run.cases.values()), default=0) if live else 0
+    if cut := cut_by_top_k(specs, context, deepest):
         notes.append(cut)
     if ds.skipped:
         notes += [

@@ -43,6 +43,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
+from ragaudit.artifacts.in_sample import first_in_sample
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.schema import Dataset
 from ragaudit.errors import InputError
@@ -308,6 +309,9 @@ class AblationResult:
             "full-minus-t, add-one: bare-plus-t vs bare",
             "variants": [self._variant_json(v) for v in self.variants],
             "gains": [g.to_json() for g in self.gains],
+            **first_in_sample(
+                (f"variant {v.name}", self.outcomes[v.name].result.context) for v in self.variants
+            ),
         }
 
     def _variant_json(self, v: Variant) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.artifacts.envelope import envelope, utc_timestamp, write_artifact
+from ragaudit.artifacts.in_sample import first_in_sample
 from ragaudit.corpus.chunkers import count_tokens
 from ragaudit.corpus.loading import Corpus
 from ragaudit.corpus.model import Chunk
@@ -371,6 +372,7 @@ class SweepResult:
             "skipped": self.skipped,
             "points": [{**p.to_json(), "versus_best": self.versus_best(p.name)} for p in self.points],
             "comparisons": self.comparison.get("comparisons", []),
+            **first_in_sample((f"chunking {p.name}", p.result.context) for p in self.points),
         }
 
     def write_json(self, path: str | Path) -> None:

@@ -76,6 +76,8 @@ class KSweep:
     created_at: str = field(default_factory=utc_timestamp)
     executor: dict[str, Any] | None = None
     """Where the sweep ran (``--executor ray``: the cluster); ``None`` for a local run."""
+    in_sample: dict[str, Any] | None = None
+    """The swept report's ``in_sample`` section (a fitted stage scored on the cases it was fitted on)."""
 
     @property
     def max_k(self) -> int:
@@ -103,6 +105,7 @@ class KSweep:
             "contents": self.contents,
             "notes": self.notes,
             "rows": self.rows,
+            **({"in_sample": self.in_sample} if self.in_sample is not None else {}),
         }
 
     def write_json(self, path: str | Path) -> None:
@@ -385,7 +388,11 @@ def sweep_report(
     source = {"kind": "report", "path": where, "run": report.get("run", {}), "known_depth": known_depth}
     if report.get("pipeline"):
         source["pipeline"] = {key: report["pipeline"].get(key) for key in ("name", "config_sha256")}
-    return sweep(ds, run, k, policy, families=families, contents=contents, source=source, executor=executor)
+    swept = sweep(ds, run, k, policy, families=families, contents=contents, source=source, executor=executor)
+    section = report.get("in_sample")
+    if isinstance(section, Mapping) and section.get("state") == "in_sample":  # say so, as the report does
+        swept.in_sample = dict(section)
+    return swept
 
 
 def sweep_run(

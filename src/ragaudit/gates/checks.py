@@ -36,7 +36,7 @@ from typing import Any, Literal
 from ragaudit.artifacts.tables import fmt_p
 from ragaudit.data.run import MISSING
 from ragaudit.errors import InputError
-from ragaudit.evaluation.compare import LoadedReport, compare_reports
+from ragaudit.evaluation.compare import LoadedReport, compare_reports, depth_note, unpaired_notes
 from ragaudit.evaluation.outcome import report_outcome
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.selftest import run_selftest
@@ -212,6 +212,8 @@ def _regressions(
         return findings, notes, []
     result = compare_reports([baseline, report], baseline, metrics, policy.alpha, resamples, seed)
     rows = result["comparisons"]
+    notes += unpaired_notes(baseline, [report], metrics)  # what the paired check could not see
+    notes += [depth] if (depth := depth_note([baseline, report], metrics)) else []
     for c in rows:
         drop = -c["delta"]
         where = (
@@ -534,6 +536,11 @@ def security_gate(
                 else None
             )
             verified_by.append(f"audit {path}" + (f" ({checked})" if checked else ""))
+            if _system_of(report.data) is None and _corpus_of(report.data) is None:
+                notes.append(
+                    f"the report names no system and no corpus (a run-file evaluation): that audit {path} is of "
+                    "the system behind the run is taken on trust, not checked"
+                )
         elif audit[0] == 0:
             unverifying.append(f"audit {path} found no leak but does not verify isolation: {why}")
     total = sum(n for _, n, _ in sources)

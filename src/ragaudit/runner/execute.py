@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragaudit.data.run import CaseRun, LeakRecord, RankedItem, Run, count_duplicates, to_ranked_items
 from ragaudit.data.schema import GoldenCase
+from ragaudit.errors import InputError
 from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retry import Attempted, RetryPolicy, call_with_retries, describe
 from ragaudit.runner.checkpoint import ResultsWriter, open_results
@@ -254,6 +255,7 @@ async def run_cases(
     if timeout_s is not None and timeout_s <= 0:
         raise ValueError(f"timeout_s must be positive or None (got {timeout_s})")
     unique = _unique(cases)
+    _check_questions(unique)
     writer: ResultsWriter | None = None
     finished: dict[str, CaseRun] = {}
     if results_path is not None:
@@ -307,6 +309,22 @@ async def run_cases(
     tenants = {case.id: case.tenant_id or default_tenant for case in unique}
     assess_run(run, tenants, ownership, require_tenant_labels, shared_tenants)
     return run
+
+
+def _check_questions(cases: Sequence[GoldenCase]) -> None:
+    """Refuse cases with no question to send: a TREC qrels file holds judgments only, and querying a live
+    source with "" returned nothing for every case, a run of zeros that exited 0 as if it had worked."""
+    blank = [case.id for case in cases if not case.query.strip()]
+    if blank:
+        shown = ", ".join(repr(i) for i in blank[:3]) + (" ..." if len(blank) > 3 else "")
+        raise InputError(
+            "dataset",
+            None,
+            f"{len(blank)} of {len(cases)} case(s) have no question to send ({shown}): a TREC qrels file holds "
+            "judgments, not queries",
+            "give the questions (a golden JSONL, or a BEIR folder with queries.jsonl), or score a run file "
+            "with --run",
+        )
 
 
 async def run_interleaved(

@@ -102,6 +102,8 @@ class BenchmarkReport:
     """Each pipeline's metrics per tenant (none with one tenant)."""
     tenant_tests: TenantComparisons | None = None
     """The paired test per tenant against the baseline (None with one tenant)."""
+    in_sample: str | None = None
+    """The pipeline scored on cases its fitted stage was fitted on (the report's ``in_sample.system``)."""
 
     @property
     def metric_names(self) -> list[str]:
@@ -172,12 +174,23 @@ class BenchmarkReport:
                 + ("every other pipeline, " if every and len(ranking.order) > 2 else "")
                 + f"the runner-up {ranking.runner_up} ({lead} {metric})"
             )
+        if self.in_sample == winner.name:
+            parts.append(
+                f"but {winner.name}'s figures are IN-SAMPLE (its fitted stage was fitted on these cases): they "
+                "flatter it and are no evidence for new queries; score it on held-out cases before choosing it"
+            )
         state = winner.isolation_state
         if state == "fail":
             parts.append(f"but {winner.name} returned other tenants' chunks: do not ship it")
         elif state == "not_verified":
             parts.append(f"{winner.name}'s tenant isolation was not verified")
         return "; ".join(parts)
+
+
+def _in_sample_pipeline(report: Fields) -> str | None:
+    """The pipeline a benchmark's ``in_sample`` section names (``"system": "pipeline NAME"``)."""
+    system = report.obj("in_sample", required=False).opt("system")
+    return system.removeprefix("pipeline ") if isinstance(system, str) else None
 
 
 def gain_base(report: BenchmarkReport) -> str:
@@ -271,6 +284,7 @@ class BenchmarkKind(ReportKind):
                 if (s := TenantSlices.read(p.opt("tenant_slices"), str(p.need("name")))) is not None
             ),
             TenantComparisons.read(report),
+            _in_sample_pipeline(report),
         )
 
     def title(self, report: Mapping[str, Any]) -> str:
