@@ -32,6 +32,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -373,51 +374,50 @@ def _score_run(
 ) -> tuple[_Scorer, Mode]:
     """Score the run with the scorer ``read_scorer`` makes (it reads the qrels).
 
-    Streaming, each block is parsed, then ranked, by the pool's threads, and this thread adds the
-    ranked blocks to the scorer, keeping a few blocks in flight. The first :data:`LOOKAHEAD_BLOCKS`
-    blocks are parsed while this thread reads the qrels (parsing needs no qrels; ranking does), so
-    the qrels read does not leave a core idle. A run found not grouped by query is scored again,
-    read whole (``memory``).
+    Streaming, the pool's threads parse and rank each block (one task, while the block is in the
+    processor's cache) and this thread adds the ranked blocks to the scorer, a few blocks in flight.
+    The first :data:`LOOKAHEAD_BLOCKS` blocks are parsed while this thread reads the qrels (parsing
+    needs no qrels, ranking does), so the qrels read does not leave a core idle. A run found not
+    grouped by query is scored again, read whole (``memory``).
     """
     if not stream:
         return _score_whole(read_scorer(), run_path, block_bytes), "memory"
-    parsed: deque[Future[RunRows]] = deque()
     ranked: deque[Future[RankedBatch]] = deque()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         blocks = _query_blocks(run_path, block_bytes)
-
-        def parse_next() -> None:
-            block = next(blocks, None)
-            if block is not None:
-                parsed.append(pool.submit(_parse, run_path, block))
-
+        early = [pool.submit(_parse, run_path, block) for block in islice(blocks, LOOKAHEAD_BLOCKS)]
         try:
-            for _ in range(LOOKAHEAD_BLOCKS):
-                parse_next()
             scorer = read_scorer()
-            while parsed:
-                rows = parsed.popleft().result()
-                ranked.append(pool.submit(rank_judged, rows, scorer.qrels, scorer.answerable))
-                if len(parsed) <= workers:
-                    parse_next()
+            qrels, wanted = scorer.qrels, scorer.answerable
+            ranked.extend(pool.submit(_rank_parsed, parsed, qrels, wanted) for parsed in early)
+            for block in blocks:
+                ranked.append(pool.submit(_rank_block, run_path, block, qrels, wanted))
                 while len(ranked) > workers:
                     scorer.add(ranked.popleft().result())
             while ranked:
                 scorer.add(ranked.popleft().result())
         except _NotGrouped:
-            _cancel(parsed, ranked)
+            _cancel([*early, *ranked])
             fresh = _Scorer(scorer.qrels, scorer.specs, scorer.policy)
             return _score_whole(fresh, run_path, block_bytes), "memory"
         except BaseException:
-            _cancel(parsed, ranked)
+            _cancel([*early, *ranked])
             raise
     return scorer, "stream"
 
 
-def _cancel(*queues: deque[Future[RunRows]] | deque[Future[RankedBatch]]) -> None:
-    for queue in queues:
-        for future in queue:
-            future.cancel()
+def _rank_block(path: str, block: TextBlock, qrels: QrelsIndex, wanted: npt.NDArray[np.bool_]) -> RankedBatch:
+    return rank_judged(_parse(path, block), qrels, wanted)
+
+
+def _rank_parsed(parsed: Future[RunRows], qrels: QrelsIndex, wanted: npt.NDArray[np.bool_]) -> RankedBatch:
+    """Rank a block parsed by an earlier task (the pool runs tasks in order: it has started)."""
+    return rank_judged(parsed.result(), qrels, wanted)
+
+
+def _cancel(futures: Iterable[Future[RunRows] | Future[RankedBatch]]) -> None:
+    for future in futures:
+        future.cancel()
 
 
 def _reference(qrels_path: str, run_path: str, specs: tuple[MetricSpec, ...], policy: Policy) -> FastResult:
