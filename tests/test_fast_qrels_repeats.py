@@ -65,3 +65,18 @@ def test_the_note_names_each_repeat_line_and_both_grades(tmp_path: Path) -> None
         "line 5: q1 a (1 then 3); line 6: q1 a (3 then 0) (fix: keep one judgment per pair)",
     )
     assert index.n_relevant.tolist() == [0, 1]  # q1's a ends at grade 0, q2's a is relevant
+
+
+@pytest.mark.parametrize("header", ["", "query-id corpus-id score\n"])
+@pytest.mark.parametrize("block_bytes", [16, 1 << 20])
+def test_rows_on_consecutive_lines_name_their_lines_without_a_second_pass(
+    tmp_path: Path, header: str, block_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No blank line: row ``r`` is on line ``first + r``, so the note needs no second read of the file."""
+    path = tmp_path / "qrels.txt"
+    rows = ["q1 a 1", "q1 b 0", "q2 a 2", "q1 a 3", "q2 c 1", "q1 a 0"]
+    path.write_text(header + "".join(f"{r}\n" for r in rows), encoding="utf-8")
+    monkeypatch.setattr(fast_qrels, "_row_lines", None)  # called, it would fail
+    index = fast_qrels.read_qrels_index(path, block_bytes=block_bytes)
+    assert index.notes == tuple(load_qrels_noted(path)[1])
+    assert f"line {4 + bool(header)}: q1 a (1 then 3)" in index.notes[0]

@@ -272,9 +272,9 @@ def test_bad_qrels_and_missing_files_are_input_errors(tmp_path: Path) -> None:
         evaluate_trec_files(tmp_path / "nope.qrels", run)
 
 
-def test_the_qrels_errors_come_first_while_run_blocks_are_being_parsed(tmp_path: Path) -> None:
-    """The pool parses the run's first blocks while the qrels are read: a bad qrels line is still the
-    error reported (as when the qrels were read first), and the blocks in flight are dropped."""
+def test_the_qrels_errors_come_before_the_run_errors(tmp_path: Path) -> None:
+    """The qrels are read before any block of the run: with a bad line in both, the qrels' line is
+    the error reported."""
     qrels = tmp_path / "q.qrels"
     qrels.write_text("a 0 d1 1\na 0 d2 x\n", encoding="utf-8")
     run = tmp_path / "r.run"

@@ -115,9 +115,16 @@ def membership_table(keys: WordArray) -> WordArray:
     the processor's caches (2**25 slots, 4 MB, for a million keys; at most 2**27, 16 MB).
     """
     bits = min(27, max(12, keys.size.bit_length() + 5))
-    flags = np.zeros(1 << bits, dtype=np.bool_)
-    flags[_slots(keys, bits).view(np.int64)] = True
-    return np.packbits(flags, bitorder="little").view("<u8").astype(np.uint64, copy=False)
+    table = np.zeros(1 << (bits - 6), dtype=np.uint64)
+    slots = _slots(keys, bits)
+    words = (slots >> np.uint64(6)).view(np.int64)
+    bit = (slots & np.uint64(63)).astype(np.uint8)
+    order = np.argsort(bit, kind="stable")  # one group per bit: repeated words in a group set one bit
+    ends = np.cumsum(np.bincount(bit, minlength=64))
+    for b, (start, end) in enumerate(zip([0, *ends[:-1].tolist()], ends.tolist(), strict=True)):
+        if end > start:
+            table[words[order[start:end]]] |= np.uint64(1 << b)
+    return table
 
 
 def in_table(table: WordArray, keys: WordArray) -> BoolArray:

@@ -150,13 +150,16 @@ def _repeats_note(
     pairs: tuple[IntArray, IntArray],
     found: tuple[IntArray, WordArray, npt.NDArray[np.int32], IntArray],
     block_bytes: int,
+    first_line: int | None = None,
 ) -> str:
     """The validated reader's note on pairs judged twice (:func:`ragaudit.data.trec.repeated_pairs_note`),
-    from the array reader's entries: ``found`` is each entry's query index, doc words, grade and row."""
+    from the array reader's entries: ``found`` is each entry's query index, doc words, grade and row;
+    ``first_line`` (rows on consecutive lines from there) spares the second pass that finds the lines."""
     earlier, later = pairs
     qidx, docs, grades, rows = found
     shown = later[:EXAMPLES]
-    lines = _row_lines(path, rows[later], block_bytes)
+    wanted = rows[later]
+    lines = wanted + first_line if first_line is not None else _row_lines(path, wanted, block_bytes)
     repeats = [
         (int(line), q.decode("utf-8"), d.decode("utf-8"), int(old), int(new))
         for line, q, d, old, new in zip(
@@ -192,6 +195,9 @@ class _Judgments:
     grades: npt.NDArray[np.int32]
     hashes: WordArray
     notes: tuple[str, ...] = ()
+    first_line: int | None = None
+    """The file line of the first row when every row is the next line (no blank line anywhere: row
+    ``r`` is then on line ``first_line + r``); ``None`` otherwise."""
 
 
 def _from_arrays(path: str, judgments: list[_Judgments], threshold: int, block_bytes: int) -> QrelsIndex:
@@ -201,7 +207,7 @@ def _from_arrays(path: str, judgments: list[_Judgments], threshold: int, block_b
     row bits give the permutation back, so no argsort over all judgments is needed.
     """
     rows_in = judgments.pop()
-    notes = rows_in.notes
+    notes, first_line = rows_in.notes, rows_in.first_line
     query_ids, first, inverse = _unique_ids(rows_in.heads)
     qidx = np.cumsum(rows_in.new_query, dtype=np.int64)
     qidx -= 1
@@ -229,7 +235,9 @@ def _from_arrays(path: str, judgments: list[_Judgments], threshold: int, block_b
     if earlier.size:  # the last line of a pair wins; the note names the lines, as read_qrels does
         notes = (
             *notes,
-            _repeats_note(path, query_ids, (earlier, later), (qidx, docs, grades, rows), block_bytes),
+            _repeats_note(
+                path, query_ids, (earlier, later), (qidx, docs, grades, rows), block_bytes, first_line
+            ),
         )
         keep = np.ones(keys.size, dtype=np.bool_)
         keep[earlier] = False
@@ -275,15 +283,21 @@ def _block_table(block: TextBlock, first: bool) -> Table:
     return table
 
 
-def _block_rows(block: TextBlock, first: bool) -> tuple[WordArray, WordArray, npt.NDArray[np.int32]] | None:
+def _block_rows(
+    block: TextBlock, first: bool
+) -> tuple[WordArray, WordArray, npt.NDArray[np.int32], int | None] | None:
+    """A block's query and doc id words and grades, and the block line of its first row when its
+    rows are consecutive lines (``None`` when it has blank lines)."""
     table = _block_table(block, first)
     if table.rows == 0:
         return None
     grade_start, grade_len = table.column(-1)
+    consecutive = table.separators is not None  # a canonical block: no blank line
     return (
         token_words(block, *table.column(0)),
         token_words(block, *table.column(-2)),
         parse_grades(token_words(block, grade_start, grade_len, 2), grade_len).astype(np.int32),
+        int(table.line_index[0]) if consecutive else None,
     )
 
 
@@ -294,11 +308,17 @@ def _fast_judgments(path: str, block_bytes: int) -> _Judgments:
     grades: list[npt.NDArray[np.int32]] = []
     hashes: list[WordArray] = []
     previous: WordArray | None = None
+    first_line: int | None = 1
     for index, block in enumerate(iter_blocks(path, block_bytes)):
         rows = _block_rows(block, index == 0)
         if rows is None:
+            first_line = None
             continue
-        qwords, dwords, block_grades = rows
+        qwords, dwords, block_grades, skipped = rows
+        if skipped is None or (skipped and index):
+            first_line = None
+        elif skipped and first_line is not None:
+            first_line += skipped  # a header line
         new = np.ones(qwords.shape[0], dtype=np.bool_)
         new[1:] = (qwords[1:] != qwords[:-1]).any(axis=1)
         if previous is not None:
@@ -320,6 +340,7 @@ def _fast_judgments(path: str, block_bytes: int) -> _Judgments:
         np.concatenate([pad_words(d, dw) for d in docs]),
         np.concatenate(grades),
         np.concatenate(hashes),
+        first_line=first_line,
     )
 
 

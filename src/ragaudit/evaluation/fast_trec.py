@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -53,9 +53,6 @@ if TYPE_CHECKING:
     from ragaudit.evaluation.result import EvalResult
 
 DEFAULT_BLOCK_BYTES = 4 * 1024 * 1024
-LOOKAHEAD_BLOCKS = 12
-"""Run blocks handed to the pool before the qrels are read (parsed meanwhile; each holds its block's
-bytes and then its parsed rows, under twice ``block_bytes``, until it is ranked)."""
 Mode = Literal["stream", "memory", "reference"]
 
 
@@ -362,62 +359,41 @@ class _Scorer:
         return self.seen, [s.decode("utf-8") for s in strays.tolist()]
 
 
-def _score_whole(scorer: _Scorer, run_path: str, block_bytes: int) -> _Scorer:
-    for rows in _whole_run(run_path, block_bytes):
-        scorer.add(rank_judged(rows, scorer.qrels, scorer.answerable))
-    return scorer
+def _rank_block(path: str, block: TextBlock, qrels: QrelsIndex, wanted: npt.NDArray[np.bool_]) -> RankedBatch:
+    return rank_judged(_parse(path, block), qrels, wanted)
 
 
 def _score_run(
-    read_scorer: Callable[[], _Scorer], run_path: str, block_bytes: int, stream: bool, workers: int
+    qrels: QrelsIndex,
+    run_path: str,
+    specs: tuple[MetricSpec, ...],
+    policy: Policy,
+    block_bytes: int,
+    mode: Mode,
+    workers: int,
 ) -> tuple[_Scorer, Mode]:
-    """Score the run with the scorer ``read_scorer`` makes (it reads the qrels).
-
-    Streaming, each block is parsed, then ranked, by the pool's threads, and this thread adds the
-    ranked blocks to the scorer, keeping a few blocks in flight. The first :data:`LOOKAHEAD_BLOCKS`
-    blocks are parsed while this thread reads the qrels (parsing needs no qrels; ranking does), so
-    the qrels read does not leave a core idle. A run found not grouped by query is scored again,
-    read whole (``memory``).
-    """
-    if not stream:
-        return _score_whole(read_scorer(), run_path, block_bytes), "memory"
-    parsed: deque[Future[RunRows]] = deque()
-    ranked: deque[Future[RankedBatch]] = deque()
+    """Score the run: the pool's threads parse and rank each block (one task, while the block is in
+    the processor's cache; parsing the first blocks while the qrels were read cost more CPU than it
+    saved, measured) and this thread adds the ranked blocks to the scorer, a few blocks in flight."""
+    scorer = _Scorer(qrels, specs, policy)
+    if mode == "memory":
+        for rows in _whole_run(run_path, block_bytes):
+            scorer.add(rank_judged(rows, qrels, scorer.answerable))
+        return scorer, mode
+    pending: deque[Future[RankedBatch]] = deque()
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        blocks = _query_blocks(run_path, block_bytes)
-
-        def parse_next() -> None:
-            block = next(blocks, None)
-            if block is not None:
-                parsed.append(pool.submit(_parse, run_path, block))
-
         try:
-            for _ in range(LOOKAHEAD_BLOCKS):
-                parse_next()
-            scorer = read_scorer()
-            while parsed:
-                rows = parsed.popleft().result()
-                ranked.append(pool.submit(rank_judged, rows, scorer.qrels, scorer.answerable))
-                if len(parsed) <= workers:
-                    parse_next()
-                while len(ranked) > workers:
-                    scorer.add(ranked.popleft().result())
-            while ranked:
-                scorer.add(ranked.popleft().result())
+            for block in _query_blocks(run_path, block_bytes):
+                pending.append(pool.submit(_rank_block, run_path, block, qrels, scorer.answerable))
+                while len(pending) > workers:
+                    scorer.add(pending.popleft().result())
+            while pending:
+                scorer.add(pending.popleft().result())
         except _NotGrouped:
-            _cancel(parsed, ranked)
-            fresh = _Scorer(scorer.qrels, scorer.specs, scorer.policy)
-            return _score_whole(fresh, run_path, block_bytes), "memory"
-        except BaseException:
-            _cancel(parsed, ranked)
-            raise
-    return scorer, "stream"
-
-
-def _cancel(*queues: deque[Future[RunRows]] | deque[Future[RankedBatch]]) -> None:
-    for queue in queues:
-        for future in queue:
-            future.cancel()
+            for future in pending:
+                future.cancel()
+            return _score_run(qrels, run_path, specs, policy, block_bytes, "memory", workers)
+    return scorer, mode
 
 
 def _reference(qrels_path: str, run_path: str, specs: tuple[MetricSpec, ...], policy: Policy) -> FastResult:
@@ -478,18 +454,13 @@ def evaluate_trec_files(
     if any(measure_of(s.family).reads_judged for s in specs):  # the array reader keeps only grades > 0
         return _reference(qrels_p, run_p, specs, policy)
     try:
+        qrels = read_qrels_index(qrels_p, policy.relevance_threshold, block_bytes)
+        mode: Mode = "stream" if stream else "memory"
         scorer, mode = _score_run(
-            lambda: _Scorer(
-                read_qrels_index(qrels_p, policy.relevance_threshold, block_bytes), specs, policy
-            ),
-            run_p,
-            block_bytes,
-            stream,
-            workers or _default_workers(),
+            qrels, run_p, specs, policy, block_bytes, mode, workers or _default_workers()
         )
     except SlowPath:
         return _reference(qrels_p, run_p, specs, policy)
-    qrels = scorer.qrels
     in_run, strays = scorer.finish()
     n_answerable = int(scorer.answerable_queries.size)
     if not n_answerable:
