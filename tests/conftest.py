@@ -110,9 +110,37 @@ the other, never beside each other. A new such file must be listed here (checked
 
 SERIAL_UNIT = "browser-and-ray"
 
-LONGEST_FIRST = (SERIAL_UNIT, "tests/test_readme.py", "tests/test_secret_forms_cli.py", "tests/test_init.py")
-"""Units handed to the xdist workers before the rest (the longest in ``pytest --durations``), so the
-workers finish together instead of one starting a minute-long unit at the end. Speed only."""
+UNIT_SECONDS: dict[str, float] = {
+    SERIAL_UNIT: 100.0,
+    "tests/test_readme.py": 60.0,
+    "tests/test_tenant_audit.py": 38.0,
+    "tests/test_request_mutations.py": 36.0,
+    "tests/test_tenant_audit_asking.py": 33.0,
+    "tests/test_serve.py": 29.0,
+    "tests/test_init.py": 21.0,
+    "tests/test_onnx_embedder.py": 21.0,
+    "tests/test_batch_invariance.py": 19.0,
+    "tests/test_framework_adapters.py": 18.0,
+    "tests/test_one_pipeline_one_number.py": 17.0,
+    "tests/test_pipelines.py": 11.0,
+    "tests/test_tenant_attribution.py": 11.0,
+    "tests/test_gates.py": 10.0,
+    "tests/test_secret_forms_cli.py": 10.0,
+    "tests/test_verified_earned.py": 9.0,
+    "tests/test_rerank.py": 8.0,
+    "tests/test_mlflow_export.py": 7.0,
+    "tests/test_lesson_security.py": 6.0,
+    "tests/test_load.py": 4.5,
+    "tests/test_cli.py": 3.0,
+}
+"""About how many seconds each long unit of work takes (CPU seconds of ``pytest -q FILE`` alone, measured
+2026-12-04; the browser-and-Ray unit from ``--durations``). Units not listed are short and come after,
+the ones with more tests first. Speed only: a stale figure makes the run slower, never changes a result."""
+
+
+def _longest_first(unit: tuple[str, dict[str, bool]]) -> tuple[float, int]:
+    name, tests = unit
+    return (-UNIT_SECONDS.get(name, 0.0), -len(tests))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -130,7 +158,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadfile`` (each file's tests in one worker, its module fixtures built once) with the
-    files of :data:`SERIAL_FILES` as a single unit, and :data:`LONGEST_FIRST` handed out first.
+    files of :data:`SERIAL_FILES` as a single unit, handed out longest first (:data:`UNIT_SECONDS`): a
+    worker that comes free takes the longest unit left, so the two finish together instead of one
+    starting a minute-long unit near the end.
     (``--dist loadgroup`` with ``xdist_group`` marks would say the same, but pytest-xdist 3.8 ignores
     those marks on pytest 9.2: pytest-dev/pytest-xdist#1386.)"""
     if config.getoption("dist") != "loadfile":
@@ -143,9 +173,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return SERIAL_UNIT if path in SERIAL_FILES else path
 
         def _assign_work_unit(self, node: Any) -> None:
-            for unit in reversed(LONGEST_FIRST):
-                if unit in self.workqueue:
-                    self.workqueue.move_to_end(unit, last=False)
+            ordered = sorted(self.workqueue.items(), key=_longest_first)
+            self.workqueue.clear()
+            self.workqueue.update(ordered)
             super()._assign_work_unit(node)
 
     return FilesWithASerialUnit(config, log)

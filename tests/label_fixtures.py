@@ -26,6 +26,23 @@ BUILD_DEMO_KB = Path(__file__).resolve().parents[1] / "scripts" / "build_demo_kb
 CASES = ("acme-pricing-001", "acme-warranty-001", "globex-pricing-001", "initech-unanswerable-001")
 
 
+def skip_without_sklearn() -> None:
+    """Skip the calling test module when scikit-learn (the ``dev`` extra) is absent; found, not imported."""
+    if importlib.util.find_spec("sklearn") is None:
+        import pytest
+
+        pytest.skip("scikit-learn is not installed (the dev extra)", allow_module_level=True)
+
+
+def sklearn_kappa(a: Any, b: Any, weights: str | None) -> float:
+    """scikit-learn's Cohen's kappa, the reference the agreement tests compare with. Imported at use:
+    ``sklearn.metrics`` takes about a second to import, which every pytest-xdist worker paid while
+    collecting, whatever it ran."""
+    from sklearn.metrics import cohen_kappa_score
+
+    return float(cohen_kappa_score(a, b, weights=weights))
+
+
 def load_build_demo_kb() -> ModuleType:
     """``scripts/build_demo_kb.py`` imported as a module (it is a script, not a package module)."""
     spec = importlib.util.spec_from_file_location("build_demo_kb", BUILD_DEMO_KB)

@@ -10,11 +10,13 @@ at relevance thresholds 1 and 2 (ranx's ``-l2`` suffix).
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from math import log2
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +27,8 @@ from ragaudit.data.schema import Dataset, GoldenCase
 from ragaudit.metrics.pure import Gain
 from randomruns import CUTOFFS, SEEDS, Qrels, Scores
 
-numba = pytest.importorskip("numba")
+if importlib.util.find_spec("ranx") is None or importlib.util.find_spec("numba") is None:
+    pytest.skip("ranx (and numba) not installed: the dev extra has them", allow_module_level=True)
 _PLAIN_PYTHON = "ranx" not in sys.modules
 
 
@@ -39,6 +42,8 @@ def ranx_kernels() -> Iterator[None]:
     container is made (inside ranx's calls), so the flag is set around both and nowhere else. If ranx
     was imported compiled before this module, it stays compiled.
     """
+    import numba
+
     saved = numba.config.DISABLE_JIT
     numba.config.DISABLE_JIT = _PLAIN_PYTHON
     try:
@@ -47,8 +52,20 @@ def ranx_kernels() -> Iterator[None]:
         numba.config.DISABLE_JIT = saved
 
 
-with ranx_kernels():
-    ranx = pytest.importorskip("ranx")
+class _RanxOnFirstUse:
+    """ranx, imported at its first use inside a test (so under :func:`ranx_kernels`, set by the autouse
+    fixture below) instead of at collection: importing numba, ranx and the plotting libraries ranx pulls
+    in costs seconds, which every pytest-xdist worker paid while collecting, whatever it ran."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # pytest looks for private names on every module global while collecting
+            raise AttributeError(name)
+        import ranx as module
+
+        return getattr(module, name)
+
+
+ranx = _RanxOnFirstUse()
 
 pytestmark = pytest.mark.filterwarnings("ignore:unsafe cast:Warning")  # numba, inside compiled ranx nDCG
 

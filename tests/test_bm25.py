@@ -155,6 +155,25 @@ def test_search_many_equals_search(retriever: BM25Retriever) -> None:
     assert batch == [search(retriever, "acme", q, 2) for q in queries]
 
 
+def test_query_terms_are_remembered_and_equal_a_fresh_analysis(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragaudit.retrieval import bm25
+
+    analyzer = bm25.Analyzer(bm25.BM25Params())
+    queries = ["Routers reflashing firmware", "", "the a of", "routers", "Routers reflashing firmware"]
+    expected = analyzer(queries)
+    first = analyzer.query_terms(queries)
+    assert first == expected and expected[0] == ["router", "reflash", "firmwar"] and expected[1] == []
+    first[0].append("mutated")  # a caller's lists are its own, never the memo's
+    calls: list[list[str]] = []
+    monkeypatch.setattr(bm25.Analyzer, "__call__", lambda self, texts: calls.append(list(texts)) or [])
+    assert analyzer.query_terms(queries) == expected and calls == []  # each text was analysed already
+    monkeypatch.undo()
+    monkeypatch.setattr(bm25, "QUERY_MEMO", 2)  # a full memo is emptied, never wrong
+    small = bm25.Analyzer(bm25.BM25Params())
+    for _ in range(2):
+        assert small.query_terms(queries) == expected and len(small._query_memo) <= 4
+
+
 def test_scores_equal_bm25s_on_the_tenants_own_documents() -> None:
     """Reference tier: each partition scores exactly as a standalone bm25s index over that tenant's docs."""
     retriever = BM25Retriever.from_chunks(CHUNKS, k1=1.2, b=0.5, method="atire")

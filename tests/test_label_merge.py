@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from label_fixtures import small_pool
+from label_fixtures import skip_without_sklearn, sklearn_kappa, small_pool
 from ragaudit.cli.main import main
 from ragaudit.data.golden_jsonl import read_golden_jsonl
 from ragaudit.errors import BadAction, InputError
@@ -17,7 +17,7 @@ from ragaudit.labeling.judgments import JudgmentLog, LabelState, read_events, re
 from ragaudit.labeling.pool import load_pool
 from ragaudit.labeling.session import LabelSession
 
-sklearn_metrics = pytest.importorskip("sklearn.metrics")
+skip_without_sklearn()
 krippendorff = pytest.importorskip("krippendorff")
 
 
@@ -188,9 +188,7 @@ def test_agreement_matches_reference_implementations(tmp_path: Path, seed: int, 
         )
         assert report["tenants"][tenant]["alpha_ordinal"] == pytest.approx(ref_t, abs=1e-9)
     both = ~np.isnan(data[0]) & ~np.isnan(data[1])
-    kappa = sklearn_metrics.cohen_kappa_score(
-        data[0][both].astype(int), data[1][both].astype(int), weights="quadratic"
-    )
+    kappa = sklearn_kappa(data[0][both].astype(int), data[1][both].astype(int), weights="quadratic")
     assert report["overall"]["kappa"][0]["kappa"] == pytest.approx(kappa, abs=1e-12)
     differing = sum(1 for u in range(data.shape[1]) if len({v for v in data[:, u] if not np.isnan(v)}) > 1)
     assert len(report["disagreements"]) == differing

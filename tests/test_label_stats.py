@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from label_fixtures import skip_without_sklearn, sklearn_kappa
 from ragaudit.stats.agreement import krippendorff_alpha_ordinal, weighted_kappa
 from ragaudit.stats.power import (
     cases_needed,
@@ -17,7 +18,7 @@ from ragaudit.stats.power import (
     t_quantile,
 )
 
-sklearn_metrics = pytest.importorskip("sklearn.metrics")
+skip_without_sklearn()
 krippendorff = pytest.importorskip("krippendorff")
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -31,7 +32,7 @@ def test_weighted_kappa_matches_scikit_learn(seed: int, weights: str) -> None:
     noise = rng.integers(-2, 3, n) * (rng.random(n) < rng.random())
     b = np.clip(a + noise, 0, 3)
     ours = weighted_kappa(a.tolist(), b.tolist(), weights)  # type: ignore[arg-type]
-    ref = sklearn_metrics.cohen_kappa_score(a, b, weights=weights)
+    ref = sklearn_kappa(a, b, weights=weights)
     assert ours == pytest.approx(ref, abs=1e-12)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import KB
-from label_fixtures import small_golden, trec_run
+from label_fixtures import skip_without_sklearn, sklearn_kappa, small_golden, trec_run
 from openai_stub import OpenAIStub
 from ragaudit.cli.main import main
 from ragaudit.labeling.judgments import JudgmentLog
@@ -17,7 +17,7 @@ from ragaudit.labeling.pool import load_pool
 from ragaudit.labeling.suggest import parse_grade
 
 pytest.importorskip("httpx")
-sklearn_metrics = pytest.importorskip("sklearn.metrics")
+skip_without_sklearn()
 
 
 def _responder(body: dict[str, Any]) -> str:
@@ -100,7 +100,7 @@ def test_pool_suggestions_shown_only_and_model_agreement(
     suggested = [2, 2, 1]
     for name, grades in humans.items():
         assert model[name]["items"] == 3
-        expected = sklearn_metrics.cohen_kappa_score(suggested, grades, weights="quadratic")
+        expected = sklearn_kappa(suggested, grades, weights="quadratic")
         assert model[name]["kappa"] == pytest.approx(expected, abs=1e-12)
     assert model["ana"]["exact"] == pytest.approx(2 / 3)
 

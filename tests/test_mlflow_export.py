@@ -6,18 +6,25 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # MLflow's usage telemetry: off in tests
-
-from mlflow import MlflowClient
 
 from ragaudit.cli.main import main
 from ragaudit.errors import InputError
 from ragaudit.report.mlflow_runs import mlflow_name, runs_of
 
 KB = Path(__file__).resolve().parents[1] / "src" / "ragaudit" / "demo_data" / "kb"
+
+
+def mlflow_client(uri: str) -> Any:
+    """MLflow's own client, imported here instead of at collection: importing mlflow takes seconds,
+    which every pytest-xdist worker paid while collecting, whatever it ran."""
+    from mlflow import MlflowClient
+
+    return MlflowClient(tracking_uri=uri)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +57,7 @@ def test_an_eval_report_is_one_mlflow_run_read_back_with_mlflows_client(
     run_ids = capsys.readouterr().out.split()
     assert len(run_ids) == 1
 
-    client = MlflowClient(tracking_uri=uri)
+    client = mlflow_client(uri)
     run = client.get_run(run_ids[0])
     report = json.loads(bm25_report.read_text())
     assert run.info.run_name == "bm25" and run.info.status == "FINISHED"
@@ -112,7 +119,7 @@ def test_eval_with_mlflow_logs_the_same_run(tmp_path: Path, monkeypatch: pytest.
     out = tmp_path / "lesson.json"
     args = ["eval", "--dataset", str(demo / "lesson_golden.jsonl"), "--run", str(demo / "lesson_run.trec")]
     assert main([*args, "--metrics", "nDCG@10,R@5", "--no-history", "--out", str(out), "--mlflow"]) == 0
-    client = MlflowClient(tracking_uri=uri)
+    client = mlflow_client(uri)
     experiment = client.get_experiment_by_name("ragaudit")
     assert experiment is not None
     (run,) = client.search_runs([experiment.experiment_id])

@@ -7,6 +7,7 @@ for the network, the index is real."""
 
 from __future__ import annotations
 
+import importlib.util
 from types import MappingProxyType
 from typing import Any
 
@@ -19,20 +20,28 @@ from ragaudit.pipelines.build import collection_name
 from ragaudit.pipelines.config import StageConfig
 from ragaudit.retry import RetryPolicy
 
-pytest.importorskip("qdrant_client")
-
-from qdrant_client import QdrantClient
-from qdrant_client.http.exceptions import UnexpectedResponse
+if importlib.util.find_spec("qdrant_client") is None:
+    pytest.skip("qdrant-client not installed (the qdrant extra)", allow_module_level=True)
 
 from ragaudit.retrieval.qdrant_store import QdrantVectorStore, is_transient_write_error
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.0, max_delay_s=0.0)
 
 
+def unexpected_response() -> type[Exception]:
+    """qdrant-client's HTTP error, imported at use instead of at collection (qdrant-client's import
+    takes seconds, which every pytest-xdist worker paid while collecting, whatever it ran)."""
+    from qdrant_client.http.exceptions import UnexpectedResponse
+
+    return UnexpectedResponse
+
+
 class FlakyClient:
     """A real embedded client; ``fail`` lists the status each upsert call answers first (None = ok)."""
 
     def __init__(self, fail: list[int | None]) -> None:
+        from qdrant_client import QdrantClient
+
         self.real = QdrantClient(location=":memory:")
         self.fail = list(fail)
         self.upserts = 0
@@ -54,7 +63,7 @@ class FlakyClient:
         self.upserts += 1
         status = self.fail.pop(0) if self.fail else None
         if status is not None:
-            raise UnexpectedResponse(status, "stand-in", b"{}", httpx.Headers())
+            raise unexpected_response()(status, "stand-in", b"{}", httpx.Headers())
         return self.real.upsert(collection, **kwargs)
 
 
@@ -96,11 +105,11 @@ def test_a_transient_failure_is_retried_and_the_batches_all_land_once() -> None:
 
 def test_a_permanent_failure_is_not_retried_and_retries_are_bounded() -> None:
     store = QdrantVectorStore("big", client=FlakyClient([400]), upsert_retry=FAST)
-    with pytest.raises(UnexpectedResponse):
+    with pytest.raises(unexpected_response()):
         store.add(*chunks(2))
     assert store.upsert_retries == 0
     store = QdrantVectorStore("big", client=FlakyClient([503, 503, 503]), upsert_retry=FAST)
-    with pytest.raises(UnexpectedResponse):
+    with pytest.raises(unexpected_response()):
         store.add(*chunks(2))
     assert store.upsert_retries == 2  # 3 attempts in all
     assert is_transient_write_error(ConnectionError("reset"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -212,18 +212,23 @@ def test_shared_tenants_on_eval_audit_tenants_and_the_gate_policy(
 
 
 @pytest.fixture(scope="module")
-def demo() -> tuple[list[Chunk], OwnershipIndex, list[Probe], Any]:
+def demo() -> Iterator[tuple[list[Chunk], OwnershipIndex, list[Probe], Any]]:
+    from ragaudit.retrieval.embedder import Embedder
+    from ragaudit.retrieval.embedding_cache import EmbeddingCache
     from ragaudit.security.semantic_attribution import SemanticAttributor
 
     corpus = load_corpus(KB / "corpus.jsonl")
     chunks = chunk_corpus(corpus, make_chunker("whole"))
     probes = generate_probes(corpus.documents, per_tenant=4)
-    return (
-        chunks,
-        OwnershipIndex.build(corpus.documents, chunks),
-        probes,
-        SemanticAttributor.build(corpus.documents),
-    )
+    # the session's embedding cache, as `--attribute semantic` uses it: the CLI tests below embed no
+    # passage again (the same model's vectors either way)
+    with EmbeddingCache(Embedder(), progress=False) as encoder:
+        yield (
+            chunks,
+            OwnershipIndex.build(corpus.documents, chunks),
+            probes,
+            SemanticAttributor.build(corpus.documents, encoder=encoder),
+        )
 
 
 def test_semantic_attribution_passes_own_summaries_and_catches_foreign_ones(

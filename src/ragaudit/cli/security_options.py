@@ -55,7 +55,12 @@ def semantic_attributor(args: argparse.Namespace, documents: Any) -> Any:
     if getattr(args, "attribute", "exact") != "semantic":
         return None
     from ragaudit.cli.common import check_share
+    from ragaudit.retrieval.embedder import Embedder
+    from ragaudit.retrieval.embedding_cache import EmbeddingCache
     from ragaudit.security.semantic_attribution import SemanticAttributor
 
     check_share("--semantic-margin", args.semantic_margin)
-    return SemanticAttributor.build(documents, margin=args.semantic_margin)
+    # through the embedding cache (as dense retrieval): the next run over the same corpus, or that sees
+    # the same rewritten texts, embeds none of them again
+    encoder = EmbeddingCache(Embedder(), progress=False)
+    return SemanticAttributor.build(documents, margin=args.semantic_margin, encoder=encoder)

@@ -99,6 +99,10 @@ def _make_stemmer(language: str | None) -> Any:
         raise ValueError(f"unknown stemmer language {language!r}; PyStemmer knows: {known}") from exc
 
 
+QUERY_MEMO = 20_000
+"""How many query texts an :class:`Analyzer` remembers the terms of."""
+
+
 class Analyzer:
     """Turns text into BM25 terms, identically for documents and queries."""
 
@@ -107,6 +111,7 @@ class Analyzer:
         self._bm25s = _import_bm25s()
         self._stemmer = _make_stemmer(params.stemmer)
         self._stopwords = params.stopwords if params.stopwords is not None else []
+        self._query_memo: dict[str, list[str]] = {}
 
     def __reduce__(self) -> tuple[type[Analyzer], tuple[BM25Params]]:
         """Pickled as its settings (PyStemmer's stemmer cannot be pickled): an index built once can be
@@ -124,6 +129,25 @@ class Analyzer:
             show_progress=False,
         )
         return tokens
+
+    def query_terms(self, queries: Sequence[str]) -> list[list[str]]:
+        """The terms of each query, as :meth:`__call__` gives them; a text analysed before is not analysed
+        again (an audit or a load test sends each query text many times). At most :data:`QUERY_MEMO`
+        texts are remembered, the memo emptied when full."""
+        memo = self._query_memo
+        terms: dict[str, list[str]] = {}
+        for query in queries:
+            known = memo.get(query)
+            if known is not None:
+                terms[query] = known
+        new = list(dict.fromkeys(q for q in queries if q not in terms))
+        if new:
+            analysed = dict(zip(new, self(new), strict=True))
+            if len(memo) + len(new) > QUERY_MEMO:
+                memo.clear()
+            memo.update(analysed)
+            terms.update(analysed)
+        return [list(terms[q]) for q in queries]
 
 
 @dataclass(frozen=True)
@@ -272,7 +296,7 @@ class BM25Retriever:
         part = self._partitions.get(tenant)
         if part is None or part.index is None:
             return [[] for _ in queries]
-        return [self._rank(part, terms, k) for terms in self._analyzer(queries)]
+        return [self._rank(part, terms, k) for terms in self._analyzer.query_terms(queries)]
 
     @staticmethod
     def _rank(part: _Partition, terms: list[str], top_k: int) -> list[RetrievedChunk]:
