@@ -1,5 +1,6 @@
 """The gate names the audited system in full when it is an endpoint (two services on one host differ by
-port, which a cut name hid), and its fix for an audit of another system is to audit this one."""
+port, which a cut name hid), its fix for an audit of another system is to audit this one, and an audit
+verifies nothing for a report that names no system (a run-file evaluation): nothing ties the two."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def test_an_audit_of_another_endpoint_is_named_with_its_port(tmp_path: Path) -> 
     assert any("on the system and corpus this report evaluated" in n for n in security.notes)
 
 
-def test_a_run_file_report_passes_on_an_audit_taken_on_trust_and_says_so(tmp_path: Path) -> None:
+def test_a_run_file_report_is_not_verified_by_an_audit_of_some_system(tmp_path: Path) -> None:
     golden = tmp_path / "golden.jsonl"
     golden.write_text(GOLDEN, encoding="utf-8")
     report = tmp_path / "report.json"
@@ -72,10 +73,14 @@ def test_a_run_file_report_passes_on_an_audit_taken_on_trust_and_says_so(tmp_pat
     )  # fmt: skip
     policy = tmp_path / "gates.toml"
     policy.write_text('[quality]\nfloors = { "MRR" = 0.5 }\n', encoding="utf-8")
-    security = next(
-        g for g in run_gates(report, load_policy(policy), audit_paths=[audit]).gates if g.gate == "security"
+    verdict = run_gates(report, load_policy(policy), audit_paths=[audit])
+    security = next(g for g in verdict.gates if g.gate == "security")
+    assert security.status == "not_verified" and not verdict.passed
+    assert "the eval report names no system" in security.summary
+    assert "allow_unverified = true" in security.summary
+    policy.write_text(
+        '[quality]\nfloors = { "MRR" = 0.5 }\n[security]\nallow_unverified = true\n', encoding="utf-8"
     )
-    assert security.status == "pass"
-    assert any(
-        "names no system and no corpus" in n and "taken on trust, not checked" in n for n in security.notes
-    )
+    waived = run_gates(report, load_policy(policy), audit_paths=[audit])
+    security = next(g for g in waived.gates if g.gate == "security")
+    assert security.status == "not_verified" and "allowed by the policy" in security.summary

@@ -113,7 +113,23 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     ownership = OwnershipIndex.build(corpus.documents, built.chunks)
     quick = AuditOptions(progress=False, rounds=1, top_k_values=(10,), max_top_k=10, hostile_probes=1)
     asyncio.run(audit_tenants(built.retriever, ownership, probes, quick)).write_json(paths["audit"])
+    _name_the_system(paths, preset("bm25").sha256())
     return paths
+
+
+def _name_the_system(paths: dict[str, Path], config_sha256: str) -> None:
+    """Each eval report and the audit name the pipeline they ran, as the CLI writes it: the gate ties an
+    audit to a report only through that (a report that names no system is verified by no audit)."""
+    for name, path in paths.items():
+        if path.suffix != ".json" or name == "run_file":
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        system = {"name": "bm25", "config": preset("bm25").to_dict(), "config_sha256": config_sha256}
+        if data.get("kind") == "tenant-audit":
+            data["source"] = {**(data.get("source") or {}), "pipeline": system}
+        else:
+            data["pipeline"] = {**(data.get("pipeline") or {}), **system}
+        path.write_text(json.dumps(data), encoding="utf-8")
 
 
 def audited(reports: dict[str, Path]) -> list[str]:
@@ -314,8 +330,11 @@ def test_tenant_audit_reports_count_whatever_their_leak_shape(
             "verdict": "clean",
             "leaks": {"count": 0},
             "isolation": passed,
+            "source": {"pipeline": {"config_sha256": preset("bm25").sha256()}},
         },
     )
+    # the same audit without saying what it audited is tied to no system: it verifies nothing
+    unnamed = _write(tmp_path / "unnamed.json", {**json.loads(clean.read_text()), "source": {}})
     # an audit that says clean but checked nothing verifies nothing: it keeps the gate from passing
     bare = _write(tmp_path / "bare.json", {"kind": "tenant-audit", "passed": True, "leaks": {"count": 0}})
     policy = ["--policy", str(reports["policy"])]
@@ -325,6 +344,8 @@ def test_tenant_audit_reports_count_whatever_their_leak_shape(
     assert code == 1 and "3 cross-tenant leak(s) > allowed 0: 1 in audit" in text
     assert "probe acme/canary/0: chunk acme-x (rank 2) owned by 'acme', asked as 'globex'" in text
     assert _gate([str(reports["base"]), *policy, "--audit", str(clean)], capsys)[0] == 0
+    code, text, _ = _gate([str(reports["base"]), *policy, "--audit", str(unnamed)], capsys)
+    assert code == 1 and "NOT VERIFIED" in text and "the audit names no system" in text
     code, text, _ = _gate([str(reports["base"]), *policy, "--audit", str(bare)], capsys)
     assert code == 1 and "NOT VERIFIED" in text and "it checked no returned chunk" in text
     unknown = _write(tmp_path / "other.json", {"kind": "compare"})

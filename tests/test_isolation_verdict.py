@@ -192,7 +192,7 @@ def test_history_keeps_three_states_and_the_gate_reads_them(
 def test_a_clean_tenant_audit_verifies_what_the_eval_report_could_not(
     kb: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _eval(kb, "honest", "unlabelled", corpus=False)
+    evaluated = _eval(kb, "honest", "unlabelled", corpus=False)
     policy = tmp_path / "gates.toml"
     policy.write_text("[security]\nmax_leaks = 0\n", encoding="utf-8")
     audit = tmp_path / "audit.json"
@@ -210,6 +210,7 @@ def test_a_clean_tenant_audit_verifies_what_the_eval_report_could_not(
                 "verdict": "clean",
                 "leaks": {"count": 0},
                 "isolation": passed,
+                "source": {"endpoint": evaluated["source"]["endpoint"]},  # the service the report evaluated
             }
         )
     )

@@ -468,9 +468,17 @@ def _short(kind: str, name: str) -> str:
 
 
 def _audited_elsewhere(report: Mapping[str, Any], audit: Mapping[str, Any]) -> str | None:
-    """Why a clean audit says nothing about the report's system (``None``: as far as both say, it
-    does): it audited another system or another corpus."""
+    """Why a clean audit says nothing about the report's system (``None``: both name the same system,
+    and the same corpus where both name one): it audited another system or another corpus, or one of
+    them names no system (a run-file evaluation, a hand-written audit), so nothing ties the two."""
     mine, theirs = _system_of(report), _system_of(audit)
+    if mine is None or theirs is None:
+        which = "the eval report" if mine is None else "the audit"
+        return (
+            f"{which} names no system (a run-file evaluation or a hand-written report), so nothing ties this "
+            "audit to the system the report evaluated; evaluate and audit the same --pipeline, --endpoint "
+            "or --retriever (or waive it in the policy: allow_unverified = true)"
+        )
     if mine is not None and theirs is not None and mine != theirs:
         return (
             f"it audited another system ({theirs[0]} {_short(*theirs)}, the report evaluated {mine[0]} "
@@ -509,8 +517,6 @@ def security_gate(
     seen = None  # what the eval report saw, when it found no leak (never a verification)
     if isolation is not None and isolation.state != "fail":
         seen = isolation.reason.replace(f"; {AUDIT_FIX}", "")
-        if isolation.state == "pass":  # an older report: own-tenant queries all the same
-            seen += " (golden questions asked by their own tenants: no isolation test)"
     beyond = _shared_beyond(report.data, shared)
     if beyond:
         unverifying.append(f"eval report {report.path} treated {', '.join(beyond)} as shared; {_SHARED_FIX}")
@@ -536,11 +542,6 @@ def security_gate(
                 else None
             )
             verified_by.append(f"audit {path}" + (f" ({checked})" if checked else ""))
-            if _system_of(report.data) is None and _corpus_of(report.data) is None:
-                notes.append(
-                    f"the report names no system and no corpus (a run-file evaluation): that audit {path} is of "
-                    "the system behind the run is taken on trust, not checked"
-                )
         elif audit[0] == 0:
             unverifying.append(f"audit {path} found no leak but does not verify isolation: {why}")
     total = sum(n for _, n, _ in sources)
