@@ -227,3 +227,17 @@ def test_html_keeps_the_newest_runs_of_each_pipeline(history_file: Path) -> None
     assert (
         "cfg-1" in page and "cfg-0" in page and "cfg-3" not in page and ">#3<" not in page and ">#2<" in page
     )
+
+
+def test_a_run_cut_by_its_top_k_starts_a_series_of_its_own(history_file: Path) -> None:
+    """``--top-k 5`` with nDCG@10 scores a 5-deep list: not a dip in the full-depth trend."""
+    full, again, shallow = (_report(0, created_at=f"2026-01-0{day}T00:00:00+00:00") for day in (1, 3, 2))
+    for data, top_k in ((full, 10), (again, 100), (shallow, 5)):
+        data["retrieval"] = {"top_k": top_k}
+    for data in (full, shallow, again):
+        record(data)
+    groups = series(query_runs())
+    assert sorted(len(g.runs) for g in groups) == [1, 2]
+    cut = next(g for g in groups if len(g.runs) == 1)
+    assert cut.policy["scored_depth"] == 5 and cut.runs[0].created_at.startswith("2026-01-02")
+    assert "scored on the top 5 only" in render_terminal(groups, ["nDCG@10"])

@@ -28,6 +28,9 @@ Comparability: a metric value only means something against the same golden set s
 policy. :func:`series` therefore groups runs by **dataset sha256 and policy** first and by pipeline
 name second; runs on different dataset hashes are never put in one series, whatever their path says.
 A change of pipeline config inside a series (same name, new ``config_sha256``) is kept and flagged.
+A live run that asked for fewer results than a metric's cut-off (``--top-k 5`` with ``nDCG@10``) scored
+that metric on a shorter list than its name says: its policy gains ``scored_depth`` (the ``top_k``), so
+it starts a series of its own instead of showing as a dip in the full-depth trend.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -334,6 +338,9 @@ def _row_of(report: Mapping[str, Any], cwd: str | Path | None) -> dict[str, Any]
     isolation = isolation_of(report)
     provenance_pipeline = _mapping(_mapping(report, "provenance"), "pipeline")
     policy = dict(report.get("policy") or {})
+    depth = _cut_depth(report)
+    if depth is not None:
+        policy["scored_depth"] = depth
     return {
         "report_sha256": hashlib.sha256(canonical_bytes(report)).hexdigest(),
         "created_at": str(report.get("created_at") or _now()),
@@ -356,6 +363,19 @@ def _row_of(report: Mapping[str, Any], cwd: str | Path | None) -> dict[str, Any]
         "git_dirty": dirty,
         "ragaudit_version": report.get("ragaudit_version"),
     }
+
+
+def _cut_depth(report: Mapping[str, Any]) -> int | None:
+    """The ``top_k`` of a live run that asked for fewer results than one of its metrics' cut-offs (its
+    figures are those of a shorter list); ``None`` when it asked for enough, or records no ``top_k``."""
+    top_k = _mapping(report, "retrieval").get("top_k")
+    if not isinstance(top_k, int) or isinstance(top_k, bool):
+        return None
+    cutoffs = [int(m.group(1)) for name in _mapping(report, "metrics") if (m := _CUTOFF.search(str(name)))]
+    return top_k if any(k > top_k for k in cutoffs) else None
+
+
+_CUTOFF = re.compile(r"@(\d+)$")
 
 
 def _mapping(report: Mapping[str, Any], key: str) -> Mapping[str, Any]:

@@ -54,7 +54,11 @@ def chosen_metrics(all_series: Sequence[Series], metrics: Sequence[str] | None) 
 
 
 def policy_label(policy: dict[str, object]) -> str:
-    return f"gain {policy.get('gain', '?')}, relevance threshold {policy.get('relevance_threshold', '?')}"
+    depth = policy.get("scored_depth")
+    cut = f", scored on the top {depth} only (top_k {depth})" if depth is not None else ""
+    return (
+        f"gain {policy.get('gain', '?')}, relevance threshold {policy.get('relevance_threshold', '?')}{cut}"
+    )
 
 
 def _heading(s: Series) -> str:
