@@ -46,7 +46,8 @@ test-ray: $(STAMP)
 
 # every test, the Ray ones too, in one pytest run on $(WORKERS) pytest-xdist workers: each test file runs
 # in one worker, and the browser and Ray files are one unit, run one after the other in one worker
-# (tests/conftest.py, SERIAL_FILES); tests retry without backoff waits (conftest, `backoff` marker)
+# (tests/conftest.py, SERIAL_FILES); units go out longest first (UNIT_SECONDS); tests retry without
+# backoff waits (conftest, `backoff` marker)
 WORKERS ?= 2
 ALL_TESTS := RAY_USAGE_STATS_ENABLED=0 $(BIN)/pytest -q -n $(WORKERS) --dist loadfile -m 'ray or not ray'
 all-tests: $(STAMP)

@@ -230,7 +230,10 @@ def value_fields(
 
 
 def _json_key(value: Any) -> str | None:
-    """``value`` as JSON text when it is plain JSON data (its walk depends on nothing else), else ``None``."""
+    """``value`` as JSON text when it is plain JSON data (its walk depends on nothing else), else ``None``;
+    ``""`` for an empty value, which adds no field (the common case, with no encoding)."""
+    if not value:
+        return ""
     try:
         return json.dumps(value, ensure_ascii=False, check_circular=False)
     except (TypeError, ValueError, RecursionError):
