@@ -113,9 +113,12 @@ SERIAL_UNIT = "browser-and-ray"
 UNIT_SECONDS: dict[str, float] = {
     SERIAL_UNIT: 100.0,
     "tests/test_readme.py": 60.0,
+    "tests/test_serve_engines.py": 40.0,
     "tests/test_tenant_audit.py": 33.0,
     "tests/test_request_mutations.py": 29.0,
     "tests/test_tenant_audit_asking.py": 25.0,
+    "tests/test_framework_pipelines.py": 26.0,
+    "tests/test_serve_index.py": 25.0,
     "tests/test_serve.py": 23.0,
     "tests/test_init.py": 21.0,
     "tests/test_onnx_embedder.py": 21.0,
