@@ -72,7 +72,7 @@ def test_every_mutation_is_applied_to_a_sample_and_channels_decide_what_applies(
     plain, skipped = plan_mutations(probes, ["a", "b", "c"], catalogue, 2, frozenset())
     assert {m.axis for m in skipped} == {"pagination", "tenant-channel", "credential-conflict"}
     assert {r.mutation.axis for r in plain} == {"query-shape"}
-    assert len(plain) == 10 * 6 + 2 * 3  # 2 probes of 3 tenants; empty and * once per calling tenant
+    assert len(plain) == 11 * 6 + 2 * 3  # 2 probes of 3 tenants; empty and * once per calling tenant
     assert all(r.caller != r.probe.tenant_id for r in plain)
     texts = {r.mutation.name: r.text for r in plain if r.probe.id == "a/0"}
     assert texts["OR"] == "Northwind OR Logistics OR contract" and texts["2 characters"] == "No"
@@ -163,6 +163,8 @@ FOUND_BY: dict[str, tuple[str, ...]] = {
     "page-param": ("?page=2",),
     "tenant-header": ("header X-Tenant: <owner>",),
     "tenant-param": ("?tenant=<owner>",),
+    "non-ascii-query": ("non-ASCII query",),
+    "filter-override": ("body filter: {tenant_id: <owner>}",),
 }
 """The rows of the mutation table that must find each style's leak (every one of them)."""
 
@@ -172,7 +174,7 @@ def _rows(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_every_request_leak_style_has_an_honest_twin_and_a_proof() -> None:
-    assert set(FOUND_BY) == set(REQUEST_LEAKS) and len(REQUEST_LEAKS) == 14
+    assert set(FOUND_BY) == set(REQUEST_LEAKS) and len(REQUEST_LEAKS) == 16
     assert set(HTTP_ONLY) <= set(REQUEST_LEAKS)
 
 

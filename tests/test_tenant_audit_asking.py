@@ -190,12 +190,12 @@ def test_the_default_audit_is_clean_on_bm25_and_says_how_hard_it_looked(
     assert set(asking["requests"]["by_part"]) == {
         "owner", "cross-tenant", "generic", "hostile", "discovery", "mutation"
     }  # fmt: skip
-    # the request mutations: 12 query shapes on 2 probes of each tenant (empty and * once per tenant);
+    # the request mutations: 13 query shapes on 2 probes of each tenant (empty and * once per tenant);
     # pagination and tenant channels need HTTP: not applicable to a Python retriever, and said so
     rows = {r["mutation"]: r for r in asking["mutations"]}
     assert (
         report["requests"]["mutation"]
-        == 10 * 6 + 2 * 3
+        == 11 * 6 + 2 * 3
         == sum(r["requests"] for r in rows.values() if r["axis"] == "query-shape")
     )
     assert rows["OR"]["answered"] == 6 and rows["empty query"]["requests"] == 3
@@ -315,8 +315,8 @@ def test_cli_prints_requests_and_detection_power_and_checks_its_options(
     assert asking["rounds"] == 3 and asking["requests"]["total"] == 3 * asking["requests_per_round"] + mutated
     assert f"{asking['requests']['total']} sent in 3 rounds" in printed
     assert "detection power: a leak on 1 request in 1,000 would be seen with probability" in printed
-    assert "request mutations: 12 of 40 sent" in printed  # headers, parameters, pages: no channel in Python
-    assert "28 not applicable (pagination, tenant-channel, credential-conflict: " in printed
+    assert "request mutations: 13 of 46 sent" in printed  # headers, parameters, pages: no channel in Python
+    assert "33 not applicable (pagination, tenant-channel, credential-conflict: " in printed
     for bad in (
         ["--top-k-values", "1,x"],
         ["--concurrency-levels", "0"],

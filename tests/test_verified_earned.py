@@ -237,9 +237,11 @@ def test_semantic_attribution_passes_own_summaries_and_catches_foreign_ones(
     chunks, index, probes, semantic = demo
     options = {**ONE_PASS, "hostile_probes": 1}
     own, foreign = SummarisingRetriever(chunks), SummarisingRetriever(chunks, foreign=True)
-    for service in (own, foreign):  # exact attribution alone: rewritten text is never clean
-        exact = audit(service, index, probes, **options)
-        assert exact.verdict() == "not-verified" and exact.unattributed_count == exact.checked_chunks > 0
+    exact = audit(own, index, probes, **options)  # exact attribution alone: rewritten text is never clean
+    assert exact.verdict() == "not-verified" and exact.unattributed_count == exact.checked_chunks > 0
+    exact = audit(foreign, index, probes, **options)  # some summaries keep 8+ words of a foreign document
+    assert exact.verdict() == "leak" and 0 < exact.unattributed_count < exact.checked_chunks
+    assert all("content" in leak.attributed_by for leak in exact.leaks)
     honest = asyncio.run(
         audit_tenants(own, index, probes, AuditOptions(progress=False, **options), semantic=semantic)
     )
@@ -250,8 +252,10 @@ def test_semantic_attribution_passes_own_summaries_and_catches_foreign_ones(
     leaky = asyncio.run(
         audit_tenants(foreign, index, probes, AuditOptions(progress=False, **options), semantic=semantic)
     )
-    assert leaky.verdict() == "leak" and leaky.to_dict()["semantic"]["leaks"] == len(leaky.leaks) > 0
-    assert all(leak.attributed_by.startswith("semantic (cosine") for leak in leaky.leaks)
+    # the summaries that keep 8 consecutive words of a foreign document are leaks by content already
+    placed = [leak for leak in leaky.leaks if leak.attributed_by.startswith("semantic (cosine")]
+    assert leaky.verdict() == "leak" and leaky.to_dict()["semantic"]["leaks"] == len(placed) > 0
+    assert all(leak in placed or "content" in leak.attributed_by for leak in leaky.leaks)
     assert all(leak.caller not in leak.owners for leak in leaky.leaks if not leak.hostile)
 
 

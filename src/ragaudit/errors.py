@@ -116,7 +116,12 @@ class RunFailedError(RagauditError):
 
 
 class RetrievalError(RagauditError):
-    """A retriever failed to answer one query."""
+    """A retriever failed to answer one query. ``response`` is what the service answered with when it
+    did answer (an HTTP error's body, parsed JSON or text, and ``headers``): a refusal can still carry
+    data, which the tenant audit reads."""
+
+    response: object = None
+    headers: object = None
 
 
 class TransientRetrievalError(RetrievalError):

@@ -6,7 +6,8 @@ names can be changed with ``request_fields`` (e.g. ``{"query": "q", "top_k": "k"
 request (:mod:`ragaudit.retrieval.request_extras`; the tenant audit's request mutations use it).
 
 Response: a JSON list of chunk objects, or an object holding that list under ``results_path`` (a
-dotted path such as ``"data.hits"``; by default the top-level list, or the object's ``results`` key).
+dotted path such as ``"data.hits"``; by default the top-level list, or the object's ``results`` key),
+or newline-delimited JSON (``application/x-ndjson``, JSON Lines: one chunk object per line).
 ``field_map`` says where each chunk field is in the service's objects, dotted for nesting, e.g.
 ``{"chunk_id": "id", "tenant_id": "meta.tenant"}``; unmapped fields keep their own names. Only
 ``chunk_id`` is required (a string, or an integer taken as its decimal string); ``score`` must be a
@@ -16,7 +17,10 @@ a chunk object (``title``, ``snippet``, ``highlight``, nested objects: anything 
 the fields above) is kept, as sent, under ``extra``, so the tenant checks see it too. The list order
 is the ranking. The returned list is a :class:`~ragaudit.retrieval.protocol.RetrievedList` that also
 holds the whole parsed body (``response``) and the chunk list's JSON path in it (``items_path``), so
-the tenant audit reads the fields beside the results (``debug``, ``facets``, ``suggest``) too.
+the tenant audit reads the fields beside the results (``debug``, ``facets``, ``suggest``) too, and the
+response headers (``headers``, but the transport's own). A failed request's error keeps what the
+service answered (``RetrievalError.response``: the body of a 4xx / 5xx, or of a 200 that is no ranking,
+parsed JSON or text; ``.headers``), so a refusal that carries another tenant's data is seen too.
 
 Credentials: ``auth_header_env`` names an environment variable read at every request; its value is
 sent as ``<auth_header>: <auth_scheme> <value>`` (``auth_scheme=""`` sends the bare value, e.g. for
@@ -57,6 +61,7 @@ from ragaudit.errors import (
     InputError,
     MissingDependencyError,
     PermanentRetrievalError,
+    RetrievalError,
     TransientRetrievalError,
 )
 from ragaudit.redaction import MARKER, redactor
@@ -206,10 +211,12 @@ class ResponseShape:
             out["extra"] = extra
         return cast(RetrievedChunk, out)
 
-    def parse(self, body: bytes) -> list[RetrievedChunk]:
-        """The chunks in a response body, in ranking order."""
+    def parse(self, body: bytes, content_type: str = "") -> RetrievedList:
+        """The chunks in a response body, in ranking order: a JSON document, or newline-delimited JSON
+        (NDJSON, JSON Lines: one chunk object per line, as a streaming service sends them; so read
+        whenever the content type says so or the body holds several JSON values)."""
         try:
-            data = json.loads(body, parse_constant=_reject_constant)
+            data = _load_json(body, lines=_is_json_lines(content_type))
         except RecursionError:
             raise PermanentRetrievalError(
                 f"response JSON is nested too deeply to read; it starts with {_excerpt(body)!r}"
@@ -245,6 +252,65 @@ def _unmapped(raw: Mapping[str, Any], paths: tuple[tuple[str, ...], ...]) -> dic
             if rest:
                 out[key] = rest
     return out
+
+
+def _is_json_lines(content_type: str) -> bool:
+    """Whether a content type names newline-delimited JSON (``application/x-ndjson``, ``jsonl``, ``json-seq``)."""
+    kind = content_type.split(";")[0].strip().lower()
+    return any(name in kind for name in ("ndjson", "jsonl", "json-seq", "jsonlines"))
+
+
+def _json_rows(body: bytes) -> list[Any]:
+    """Every line of ``body`` that is not blank, as JSON (a JSON text sequence's RS characters dropped)."""
+    lines = [line.strip(b"\x1e \t\r") for line in body.splitlines()]
+    return [json.loads(line, parse_constant=_reject_constant) for line in lines if line]
+
+
+def _load_json(body: bytes, *, lines: bool = False) -> Any:
+    """``body`` as JSON; newline-delimited JSON (``lines``, or a body of several JSON objects, one per
+    line) as the list of its rows."""
+    if lines:
+        return _json_rows(body)
+    try:
+        return json.loads(body, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        if exc.msg != "Extra data":
+            raise
+        try:
+            rows = _json_rows(body)
+        except (ValueError, UnicodeDecodeError):
+            raise exc from None
+        if not all(isinstance(row, dict) for row in rows):
+            raise
+        return rows
+
+
+_PLAIN_HEADERS = frozenset(
+    {
+        "content-length",
+        "content-type",
+        "content-encoding",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "date",
+    }
+)
+"""Response headers that carry no data of the service's (the rest are kept for the tenant checks)."""
+
+
+def response_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The headers of a response that may carry data (a debug or trace header), lower-cased names."""
+    return {k.lower(): v for k, v in headers.items() if k.lower() not in _PLAIN_HEADERS}
+
+
+def answered_body(content: bytes) -> Any:
+    """What a service answered, to read for other tenants' data even when it is no ranking (an error's
+    body, a 200 of the wrong shape): parsed JSON, else the text (at most 64 KiB)."""
+    try:
+        return _load_json(content[:65536])
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        return content[:65536].decode("utf-8", "replace")
 
 
 def _reject_constant(name: str) -> Any:
@@ -514,18 +580,27 @@ class HttpRetriever:
         # are scrubbed once more.
         content = scrub.body(response.content)
         status = response.status_code
+        headers = {k: scrub.text(v) for k, v in response_headers(response.headers).items()}
+        error: RetrievalError
         if 200 <= status < 300:
             try:
-                return self.shape.parse(content)
+                parsed = self.shape.parse(content, response.headers.get("content-type", ""))
             except PermanentRetrievalError as exc:
-                raise PermanentRetrievalError(scrub.text(str(exc))) from None
-        excerpt = scrub.text(_excerpt(content))
-        message = f"HTTP {status}" + (f": {excerpt}" if excerpt else "")
-        if status in (408, 429) or status >= 500:
-            raise TransientRetrievalError(
-                message, retry_after_s=_retry_after(response.headers.get("retry-after"))
-            )
-        raise PermanentRetrievalError(message + _status_hint(status, self.auth_header_env))
+                error = PermanentRetrievalError(scrub.text(str(exc)))
+            else:
+                parsed.headers = headers
+                return parsed
+        else:
+            excerpt = scrub.text(_excerpt(content))
+            message = f"HTTP {status}" + (f": {excerpt}" if excerpt else "")
+            if status in (408, 429) or status >= 500:
+                error = TransientRetrievalError(
+                    message, retry_after_s=_retry_after(response.headers.get("retry-after"))
+                )
+            else:
+                error = PermanentRetrievalError(message + _status_hint(status, self.auth_header_env))
+        error.response, error.headers = answered_body(content), headers  # a refusal can carry data too
+        raise error
 
 
 def _endpoint_keys(path: str) -> EndpointKeys:

@@ -36,13 +36,21 @@ class RetrievedList(list[RetrievedChunk]):
     """A ranking that also carries the whole response it came from, so the tenant checks can read every
     value of it, not only the chunk list: ``response`` is the parsed body (an HTTP service's JSON:
     ``debug``, ``facets``, ``suggest`` beside the results) and ``items_path`` the JSON path of the chunk
-    list inside it (``$.results``; ``$`` for a body that is the list). A plain ``list`` works wherever
-    this does."""
+    list inside it (``$.results``; ``$`` for a body that is the list), ``headers`` the response headers.
+    A plain ``list`` works wherever this does."""
 
-    def __init__(self, chunks: list[RetrievedChunk], response: Any = None, items_path: str = "$") -> None:
+    def __init__(
+        self,
+        chunks: list[RetrievedChunk],
+        response: Any = None,
+        items_path: str = "$",
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__(chunks)
         self.response = response
         self.items_path = items_path
+        self.headers = dict(headers or {})
+        """The response's headers (an HTTP service's: a debug header can carry data too)."""
 
 
 def chunk_result(chunk: Chunk, score: float) -> RetrievedChunk:

@@ -27,6 +27,12 @@ UNATTRIBUTED_BECAUSE = (
     "highlight, metadata, source id), so they cannot be shown to be the caller's (opaque ids, analysed "
     "or rewritten text)"
 )
+NOT_CHECKED = (
+    "not checked by probing: a tenant read from token claims the service does not verify, counts and "
+    "timing side channels, parameters and page tokens under names the audit does not try "
+    "(docs/security.md, Threat model)"
+)
+"""What a clean verdict does not cover: the classes a black-box audit cannot catch, said with every pass."""
 ALLOW_FLAG = "--allow-unattributed"
 MIN_FLAG = "--min-attributed"
 DEFAULT_MIN_ATTRIBUTED = 0.95
@@ -121,5 +127,9 @@ def audit_verdict(
         else ""
     )
     return "clean", CheckVerdict(
-        TENANT_ISOLATION, "pass", f"no foreign chunk served; {counted}{allowed}", attributed, checked
+        TENANT_ISOLATION,
+        "pass",
+        f"no foreign chunk served; {counted}{allowed}; {NOT_CHECKED}",
+        attributed,
+        checked,
     )

@@ -35,7 +35,7 @@ Leaks in *what* is returned (:mod:`ragaudit.security.leaky_output`, listed here 
 title, snippet, highlight, ``metadata`` value or source id beside the caller's own chunk
 (``field-title`` ... ``field-source-id``); another tenant's variant of a templated document under the
 caller's own id (``templated-variant``); a question naming another tenant's entity routed to that
-tenant (``entity-routing``); unattributable output (opaque ids, analysed text: ``opaque-output``, which
+tenant (``entity-routing``); unattributable output (opaque ids, term vectors: ``opaque-output``, which
 the audit must report as *not verified*, never clean).
 
 Leaks *beside* the result list (:mod:`ragaudit.security.leaky_response`, listed here as
@@ -43,6 +43,14 @@ Leaks *beside* the result list (:mod:`ragaudit.security.leaky_response`, listed 
 or encoded text in top-level ``debug``, ``suggest``, ``facets``, ``aggregations``, ``related`` fields, in
 ``see_also`` id lists, a base64 cursor, a percent-encoded link, HTML character references or a JSON
 string.
+
+Leaks *inside* what looks like the caller's own result (:mod:`ragaudit.security.leaky_context`, listed
+here as ``context-<style>``, each with an honest twin there): an explanation quoting another tenant's
+text, another tenant's neighbouring chunk appended, a merged context block, ids extending another
+tenant's document id with the text withheld, a source link to another tenant's document. Leaks in how
+an HTTP answer travels (:mod:`ragaudit.security.leaky_transport`, :data:`TRANSPORT_LEAKS`): a page
+reached through the service's own cursor or ``next`` link, a debug header, a refusal's body, an NDJSON
+stream, a 200 that carries an error.
 
 Leaks that need an unusual *request* (:mod:`ragaudit.security.leaky_requests`, listed in
 :data:`REQUEST_LEAKS`, each with an honest twin: :func:`request_leak`): an empty or short query, a long,
@@ -72,9 +80,11 @@ from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 from ragaudit.retrieval.rewriters import SynonymRewriter
 from ragaudit.security.leaky_base import Partitioned as _Partitioned
 from ragaudit.security.leaky_base import SharedIndex as _SharedIndex
+from ragaudit.security.leaky_context import CONTEXT_STYLES
 from ragaudit.security.leaky_requests import STYLES as REQUEST_STYLES
 from ragaudit.security.leaky_requests import make_request_service
 from ragaudit.security.leaky_response import RESPONSE_STYLES
+from ragaudit.security.leaky_transport import TRANSPORT_STYLES
 from ragaudit.text.words import normalize_text
 
 DEFAULT_SYNONYMS: Mapping[str, str] = {
@@ -338,6 +348,28 @@ def _response_leak(style: str) -> Callable[[Sequence[Chunk]], Retriever]:
     return make
 
 
+def _context_leak(style: str) -> Callable[[Sequence[Chunk]], Retriever]:
+    """A factory of :class:`~ragaudit.security.leaky_context.ContextService` (imported when called)."""
+
+    def make(chunks: Sequence[Chunk]) -> Retriever:
+        from ragaudit.security.leaky_context import make_context_service
+
+        return make_context_service(style, chunks)
+
+    return make
+
+
+CONTEXT_LEAKS = tuple(f"context-{style}" for style in CONTEXT_STYLES)
+"""The kinds whose leak hides inside what looks like the caller's own result
+(:mod:`ragaudit.security.leaky_context`; each has an honest twin there): an explanation quoting another
+tenant's text, a neighbouring chunk of another tenant appended, a merged context block, ids that extend
+another tenant's document id with the text withheld, a source link to another tenant's document."""
+TRANSPORT_LEAKS = TRANSPORT_STYLES
+"""The HTTP services whose leak is in how the answer travels (:mod:`ragaudit.security.leaky_transport`,
+each with an honest twin; served over HTTP, not Python retrievers): a page reached through the
+service's own cursor or ``next`` link, a debug header, a refusal's body, an NDJSON stream, a 200 that
+carries an error."""
+
 RESPONSE_LEAKS = tuple(f"response-{style}" for style in RESPONSE_STYLES)
 """The kinds whose leak is beside the result list (:mod:`ragaudit.security.leaky_response`, whose
 ``RESPONSE_STYLES`` they are; each has an honest twin there): top-level debug, suggest, facets,
@@ -360,6 +392,7 @@ LEAKY: Mapping[str, Callable[[Sequence[Chunk]], Retriever]] = {
     **{kind: _output_leak(kind) for kind in OUTPUT_LEAKS},
     **{kind: _response_leak(kind.removeprefix("response-")) for kind in RESPONSE_LEAKS},
     "foreign-summaries": lambda chunks: _rewritten(chunks, foreign=True),
+    **{kind: _context_leak(kind.removeprefix("context-")) for kind in CONTEXT_LEAKS},
 }
 """Every leaky retriever by name, each built from a chunk list."""
 REWRITTEN_LEAKS = ("foreign-summaries",)

@@ -13,9 +13,9 @@ honest tenant-partitioned retriever:
   caller gets the first tenant's variant under its own chunk id and label;
 - :class:`EntityRoutingRetriever`: a router sends a question that names an entity (a capitalised
   name or a code) used by one tenant only to that tenant's partition, whoever asks;
-- :class:`OpaqueOutputRetriever`: the shared index unfiltered, answered with opaque ids and analysed
-  (lower-cased, stop-word-free, stemmed) text: nothing can attribute it, so an audit that counted
-  only what it could attribute would call it clean.
+- :class:`OpaqueOutputRetriever`: the shared index unfiltered, answered with opaque ids and each hit's
+  term vector (its lower-cased, stop-word-free, stemmed terms in alphabetical order): nothing can
+  attribute it, so an audit that counted only what it could attribute would call it clean.
 """
 
 from __future__ import annotations
@@ -155,8 +155,15 @@ def analysed(text: str) -> str:
     return " ".join(lemma(w) for w in normalize_text(text).split() if w not in STOPWORDS)
 
 
+def term_vector(text: str) -> str:
+    """The distinct analysed terms of ``text`` in alphabetical order, as a term-vector API returns them:
+    no run of the document's words survives, so nothing in it can be attributed."""
+    return " ".join(sorted(set(analysed(text).split())))
+
+
 class OpaqueOutputRetriever(_Partitioned):
-    """The shared index, unfiltered, answered with opaque ids and analysed text (nothing attributable)."""
+    """The shared index, unfiltered, answered with opaque ids and each hit's term vector (nothing
+    attributable: analysed text that kept runs of a document's words would be attributed by them)."""
 
     def answer(self, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
         out: list[RetrievedChunk] = []
@@ -166,7 +173,7 @@ class OpaqueOutputRetriever(_Partitioned):
                 {
                     "chunk_id": f"vec-{digest}",
                     "score": hit["score"],
-                    "content": analysed(hit.get("content", "")),
+                    "content": term_vector(hit.get("content", "")),
                     "source_id": f"src-{digest[:8]}",
                     "tenant_id": tenant_id,
                 }

@@ -14,11 +14,13 @@ forgets the tenant and its honest twin handles the same shape correctly (or refu
 | ``boolean-query`` | `` OR `` / `` AND `` / ``NOT`` go to an "advanced search" path over the shared index | drops the operators, searches the caller's partition |
 | ``field-query`` | ``field:value`` goes to a query-string path where ``tenant_id:X`` replaces the filter | drops the field names, searches the caller's partition |
 | ``wildcard-query`` | ``*`` / ``?`` go to a wildcard path over the shared index (``*`` alone: popular documents of every tenant) | the same within the caller's partition |
+| ``non-ascii-query`` | a query with a non-ASCII character goes to a "multilingual" path over the shared index (accents folded) | the same path within the caller's partition |
 | ``deep-top-k`` | ``top_k`` above 64 is served from the shared (export) index | refuses ``top_k`` above 64 (HTTP 400) |
 | ``offset-page`` | ``offset`` > 0 in the body: later pages from the shared index | pages within the caller's partition |
 | ``page-param`` | ``?page=`` > 1: later pages from the shared index | pages within the caller's partition |
 | ``tenant-header`` | an ``X-Tenant`` header wins over the body's ``tenant_id`` | refuses a header that disagrees with the body (HTTP 400) |
 | ``tenant-param`` | ``?tenant=`` wins over the body's ``tenant_id`` | ignores it |
+| ``filter-override`` | a ``filter`` object in the body replaces the tenant filter (``{"filter": {"tenant_id": X}}`` reads X) | ANDs it with the tenant filter |
 | ``accent-fold`` | tenant ids compared without accents (``acmé`` → ``acme``, NFD forms) | refuses every id that is not exactly a tenant |
 | ``nfkc-fold`` | tenant ids compared after NFKC (fullwidth, mathematical letters, ``ſ``) | the same |
 | ``confusable-fold`` | Cyrillic and Greek look-alikes mapped to Latin before the comparison | the same |
@@ -186,6 +188,10 @@ def _fielded(query: str) -> str | None:
     return _FIELD.sub(r"\2", query) if _FIELD.search(query) else None
 
 
+def _non_ascii(query: str) -> str | None:
+    return _unaccent(query) if any(ord(ch) > 127 for ch in query) else None
+
+
 def _wildcard(query: str) -> str | None:
     if "*" not in query and "?" not in query:
         return None
@@ -199,6 +205,7 @@ SHAPES: Mapping[str, Callable[[str], str | None]] = {
     "boolean": _boolean,
     "field": _fielded,
     "wildcard": _wildcard,
+    "non-ascii": _non_ascii,
 }
 """Each shape: the query a service of that shape ranks by, or ``None`` when the query is not of it."""
 
@@ -265,6 +272,18 @@ class TenantChannelService(RequestService):
         return self.own(tenant, query, top_k)
 
 
+class FilterOverrideService(RequestService):
+    """A ``filter`` object in the body: the leaky service lets its ``tenant_id`` replace the tenant
+    filter; the twin ANDs it with the tenant filter (a filter naming another tenant matches nothing)."""
+
+    def serve(self, tenant: str, query: str, top_k: int, wire: WireRequest) -> list[RetrievedChunk]:
+        given = wire.body.get("filter")
+        named = given.get("tenant_id") if isinstance(given, Mapping) else None
+        if not isinstance(named, str) or named == tenant:
+            return self.own(tenant, query, top_k)
+        return [] if self.honest else self.own(named, query, top_k)  # the bug: the caller's filter wins
+
+
 class TenantFoldService(RequestService):
     """Tenant ids compared after a fold (:data:`FOLDS`): the leaky one serves the tenant the folded id
     matches; the twin refuses every id that is not exactly a tenant (a look-alike with HTTP 403)."""
@@ -285,6 +304,8 @@ class TenantFoldService(RequestService):
 
 
 def _make(style: str, honest: bool, chunks: Sequence[Chunk]) -> RequestService:
+    if style == "filter-override":
+        return FilterOverrideService(chunks, honest)
     if style.endswith("-query") or style == "quoted-phrase":
         shape = {"quoted-phrase": "quoted", "boolean-query": "boolean", "field-query": "field"}.get(
             style, style.removesuffix("-query")
@@ -314,10 +335,12 @@ STYLES = (
     "accent-fold",
     "nfkc-fold",
     "confusable-fold",
+    "non-ascii-query",
+    "filter-override",
 )
 """Every request-side leak style; each has a leaky service and an honest twin
 (:data:`ragaudit.security.leaky.REQUEST_LEAKS`)."""
-HTTP_ONLY = ("offset-page", "page-param", "tenant-header", "tenant-param")
+HTTP_ONLY = ("offset-page", "page-param", "tenant-header", "tenant-param", "filter-override")
 """Styles whose leak needs a channel only HTTP has (a body field, the query string, a header)."""
 
 

@@ -48,6 +48,7 @@ audit reports it as *not verified* (``ragaudit audit-tenants`` exits 1 on it unl
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ from ragaudit.data.run import RankedItem
 from ragaudit.security.canaries import Canary
 from ragaudit.security.exclusive_terms import NO_TERMS, ExclusiveTerms
 from ragaudit.security.item_fields import ItemField, item_fields, strip_markup
+from ragaudit.security.query_echo import outside_query
 from ragaudit.text.words import normalize_text, shingles
 
 SHINGLE_WORDS = 5
@@ -65,6 +67,9 @@ MIN_CONTAINMENT = 0.5
 """Share of a chunk's shingles a document must hold to count as containing the chunk."""
 OWNER_MARGIN = 0.1
 """Only documents within this much of the best containment name content owners."""
+PASSAGE_SHINGLES = 4
+"""A run of this many consecutive shingles (8 words) of a text that another tenant's documents hold and
+none of the caller's is a foreign passage: a leak even inside the caller's own text."""
 _NONE: frozenset[int] = frozenset()
 
 
@@ -88,16 +93,33 @@ class TextMatch:
     best_held: Mapping[str, frozenset[int]] = field(default_factory=dict)
     """For each owner: the positions of the shingles its best-containing document holds."""
 
+    def passages(self, caller: str | None) -> frozenset[str]:
+        """The tenants, other than ``caller`` and the text's owners, whose documents hold a passage of
+        the text that neither the caller's documents nor the owners' hold: :data:`PASSAGE_SHINGLES`
+        consecutive shingles or more (a neighbouring chunk of another tenant appended to the caller's
+        own). A passage an owner holds too names the owner only: a name two tenants' documents share is
+        no second owner of a chunk that is wholly one tenant's (the owners are :meth:`foreign`'s)."""
+        covered = set(self.held.get(caller or "", _NONE))
+        for owner in self.owners:
+            covered |= self.held.get(owner, _NONE)
+        return frozenset(
+            t
+            for t, held in self.held.items()
+            if t != caller and t not in self.owners and _longest_run(held - covered) >= PASSAGE_SHINGLES
+        )
+
     def foreign(self, caller: str | None) -> frozenset[str]:
-        """The owners that make this text a leak for ``caller``: all of them when the caller holds none
-        of it; else those whose best document holds shingles no document of the caller holds (another
-        tenant's variant of a template: its names and numbers)."""
+        """The tenants that make this text a leak for ``caller``: every owner when the caller holds none
+        of it; else the owners whose best document holds shingles no document of the caller holds
+        (another tenant's variant of a template: its names and numbers); and, either way, the tenants
+        with a foreign passage in it (:meth:`passages`)."""
+        found = self.passages(caller)
         if not self.owners:
-            return frozenset()
+            return found
         if caller not in self.owners:
-            return self.owners
+            return self.owners | found
         mine = self.held.get(caller or "", _NONE)
-        return frozenset(t for t in self.owners if t != caller and self.best_held.get(t, _NONE) - mine)
+        return found | {t for t in self.owners if t != caller and self.best_held.get(t, _NONE) - mine}
 
 
 NO_MATCH = TextMatch(frozenset(), None, None)
@@ -151,8 +173,11 @@ class Attribution:
 
     @property
     def owners(self) -> frozenset[str]:
-        """Every tenant the corpus links the chunk to (id, content, canary or another field)."""
+        """Every tenant the corpus links the chunk to (id, content, a passage of the content, canary or
+        another field)."""
         found = set(self.content_owners) | {c.tenant_id for c in self.canaries}
+        if self.match is not None:
+            found |= self.match.passages(None)
         if self.id_owner is not None:
             found.add(self.id_owner)
         for evidence in self.fields:
@@ -180,7 +205,10 @@ class Attribution:
     def method(self) -> str:
         """How ownership was decided: ``id``, ``content``, ``canary`` and ``<method>@<field>`` for the
         other fields, combined with ``+`` (``none`` when nothing attributes the chunk)."""
-        parts = [name for name, hit in (("id", self.id_owner), ("content", self.content_owners)) if hit]
+        passages = self.match.passages(None) if self.match is not None else frozenset()
+        parts = [
+            name for name, hit in (("id", self.id_owner), ("content", self.content_owners or passages)) if hit
+        ]
         if self.canaries:
             parts.append("canary")
         parts += [f"{e.method}@{e.path}" for e in self.fields]
@@ -302,13 +330,44 @@ class OwnershipIndex:
         return tuple(sorted({d.tenant_id for d in self.documents.values()}))
 
     def document_of(self, chunk_id: str) -> Document | None:
-        """The document an id names: a document id, a registered chunk id, or ``D#n`` of document ``D``."""
+        """The document an id names: a document id, a registered chunk id, ``D#n`` of document ``D``, or
+        a distinctive document id followed by a separator and a suffix of the service's own
+        (``D:c0``, ``D::2``, ``D/chunks/3``: :func:`is_distinctive_id`)."""
         doc_id = self.chunk_docs.get(chunk_id, chunk_id)
         doc = self.documents.get(doc_id)
         if doc is None:
             base = base_document_id(chunk_id)
             doc = self.documents.get(base) if base is not None else None
+        if doc is None:
+            doc = self._prefix_document(chunk_id)
         return doc
+
+    def _prefix_document(self, value: str) -> Document | None:
+        """The document whose distinctive id is the longest prefix of ``value`` ending at a separator."""
+        for end in range(len(value) - 1, 5, -1):
+            if value[end] in ID_SEPARATORS and value[end - 1] not in ID_SEPARATORS:
+                doc = self.documents.get(value[:end])
+                if doc is not None and is_distinctive_id(doc.doc_id):
+                    return doc
+        return None
+
+    def embedded_ids(self, text: str) -> tuple[list[Document], str]:
+        """The documents named by distinctive ids inside a longer text: a URL path or query
+        (``https://kb/docs/D?ref=1``), prose (``boosted by D``), a composite id (``D::0``); and the text
+        without those ids (the words of an id are no terms: ``acme-security-sso`` names a document, it
+        does not quote another tenant's "Security SSO")."""
+        found: dict[str, Document] = {}
+
+        def take(token: re.Match[str]) -> str:
+            value = token.group(0)
+            doc = self.documents.get(self.chunk_docs.get(value, value)) or self.document_of(value)
+            if doc is None or not is_distinctive_id(doc.doc_id):
+                return value
+            found.setdefault(doc.doc_id, doc)
+            return " "
+
+        rest = _ID_TOKEN.sub(take, text)
+        return list(found.values()), rest
 
     def match_text(self, content: str) -> TextMatch:
         """Where ``content`` is found in the corpus (see the module docstring; memoised)."""
@@ -344,9 +403,24 @@ class OwnershipIndex:
             if scores[doc_id] >= floor and scores[doc_id] > scores.get(best_docs.get(tenant, ""), -1.0):
                 best_docs[tenant] = doc_id
         owners = frozenset(best_docs)
-        if len(owners) < 2 or not own:  # one owner, or a short verbatim text: no parts to compare
+        if not own:  # a short verbatim text: no parts to compare
             return TextMatch(owners, best, scores[best])
-        return TextMatch(owners, best, scores[best], *self._parts(own, best_docs))
+        held, best_held = self._parts(own, best_docs)
+        if not owners:  # no one document holds it: passages of several (a merged context block)
+            owners, best_held = self._merged_owners(held, len(own))
+        return TextMatch(owners, best, scores[best], held, best_held)
+
+    def _merged_owners(
+        self, held: Mapping[str, frozenset[int]], size: int
+    ) -> tuple[frozenset[str], dict[str, frozenset[int]]]:
+        """The tenants whose documents *together* hold at least the minimum containment of a text no one
+        document holds (and within the margin of the best such tenant), each with what it holds."""
+        share = {t: len(p) / size for t, p in held.items()}
+        if not share or max(share.values()) < self.min_containment:
+            return frozenset(), {}
+        floor = max(self.min_containment, max(share.values()) - OWNER_MARGIN)
+        owners = frozenset(t for t, s in share.items() if s >= floor)
+        return owners, {t: held[t] for t in owners}
 
     def _parts(
         self, own: list[tuple[str, ...]], best_docs: Mapping[str, str]
@@ -397,15 +471,21 @@ class OwnershipIndex:
 
     def attribute_item(self, item: RankedItem, query: str | None = None) -> Attribution:
         """:meth:`attribute` of the id and content, plus every other field of the chunk (source id,
-        title, snippet, highlight, metadata values at any depth, decoded forms; memoised). Exclusive
-        terms that occur in ``query`` (the text the caller sent) are no evidence."""
+        title, snippet, highlight, metadata values at any depth, decoded forms; memoised). ``query`` is
+        the text the caller sent: its echo in a field is no evidence (:mod:`~ragaudit.security.query_echo`),
+        nor are exclusive terms that occur in it."""
         extra = item_fields(item)
         key = (item.chunk_id, item.content, extra, query)
         found = self._item_memo.get(key)
         if found is None:
-            base = self.attribute(item.chunk_id, item.content)
             asked = normalize_text(query) if query else None
-            evidence = tuple(e for f in extra for e in self.field_evidence(f, asked))
+            base = self.attribute(item.chunk_id, item.content)
+            evidence = tuple(
+                e
+                for f in extra
+                for piece in (outside_query(f, asked) if asked else (f,))
+                for e in self.field_evidence(piece, asked)
+            )
             found = Attribution(
                 base.id_owner,
                 base.content_owners,
@@ -436,11 +516,7 @@ class OwnershipIndex:
             return False
         if item.siblings and len(item.siblings) > 1:
             return all(self.document_of(v) is not None or v in self._by_source for v in item.siblings)
-        return (
-            len(value) >= 6
-            and any(ch.isalpha() for ch in value)
-            and any(ch.isdigit() or ch in "-_:#/." for ch in value)
-        )
+        return is_distinctive_id(value)
 
     def field_evidence(self, item: ItemField, query: str | None = None) -> tuple[FieldEvidence, ...]:
         """What the corpus says of one field (empty: nothing): by id, canary, content or title, and the
@@ -458,19 +534,19 @@ class OwnershipIndex:
             by_id = self._id_evidence(item.path, item.value)
             return (by_id,) if by_id is not None else ()
         main = self._field(item)
-        words = normalize_text(item.value).split()
+        found = [main] if main is not None else []
+        docs, rest = self.embedded_ids(item.value)
+        named = [d for d in docs if main is None or d.tenant_id not in main.owners]
+        if named:
+            tenants = frozenset(d.tenant_id for d in named)
+            found.append(FieldEvidence(item.path, "id", tenants, named[0].doc_id, item.value))
+        words = normalize_text(rest).split()
         terms = self.terms.find(words, query)
         extra = {t: term for t, term in terms.items() if main is None or t not in main.owners}
-        if not extra:
-            return (main,) if main is not None else ()
-        by_term = FieldEvidence(
-            item.path,
-            "term",
-            frozenset(extra),
-            self.terms.docs.get(next(iter(extra.values()))),
-            item.value,
-        )
-        return (main, by_term) if main is not None else (by_term,)
+        if extra:
+            doc = self.terms.docs.get(next(iter(extra.values())))
+            found.append(FieldEvidence(item.path, "term", frozenset(extra), doc, item.value))
+        return tuple(found)
 
     def _field(self, item: ItemField) -> FieldEvidence | None:
         """What the corpus says of one text field by canary, content or title (None: nothing)."""
@@ -495,6 +571,34 @@ class OwnershipIndex:
         if not match.owners:
             return None
         return FieldEvidence(item.path, "content", match.owners, match.doc_id, item.value, match)
+
+
+ID_SEPARATORS = frozenset(":/#|@._-")
+"""Characters that may end a document id inside a longer id (``D:c0``, ``D/3``, ``D#2``)."""
+_ID_TOKEN = re.compile(r"[^\s/?&=,;()\[\]{}<>\"'`]+")
+"""A run of characters an id can hold, cut at whitespace and URL or prose punctuation."""
+
+
+def is_distinctive_id(value: str) -> bool:
+    """An id that cannot be an ordinary word or number: 6+ characters, a letter, and a digit or a
+    separator (``acme-refund-policy-v2``, never ``"2"`` or ``"pricing"``)."""
+    return (
+        len(value) >= 6
+        and any(ch.isalpha() for ch in value)
+        and any(ch.isdigit() or ch in "-_:#/." for ch in value)
+    )
+
+
+def _longest_run(positions: frozenset[int]) -> int:
+    """The length of the longest run of consecutive integers in ``positions``."""
+    longest = 0
+    for start in positions:
+        if start - 1 not in positions:
+            end = start
+            while end + 1 in positions:
+                end += 1
+            longest = max(longest, end - start + 1)
+    return longest
 
 
 def _ordered_shingles(words: list[str]) -> list[tuple[str, ...]]:

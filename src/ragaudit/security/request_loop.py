@@ -16,6 +16,11 @@ in a plain form.
 - :func:`discover_max_top_k` finds the largest ``top_k`` the service accepts (halving, then bisecting
   between the largest accepted and the smallest rejected value), so an honest service with a lower
   limit than the audit's ``max_top_k`` is not reported as failing, and is asked up to its limit.
+- A failed request's answer is read too: the body of a refusal or of a response that is no ranking
+  (``RetrievalError.response``, kept by the HTTP adapter) is attributed like the rest of a response
+  (paths ``$error...``): a 403 that previews another tenant's documents is a leak, not a fine refusal.
+- The ``next page`` mutation (:attr:`~ragaudit.security.request_mutations.Mutation.follow`) is asked
+  twice: plainly, then with the next-page token its answer offers (:mod:`ragaudit.security.pagination_tokens`).
 - **The audit stops when the service cannot be reached** (:class:`Stopper`): when the first
   :data:`UNREACHABLE_AFTER` requests all fail to connect or time out (after their retries), or, once
   the service has answered, :data:`DOWN_AFTER` requests in a row do. The requests not yet sent are not
@@ -32,10 +37,12 @@ from typing import Any
 
 from ragaudit.data.run import RankedItem, to_ranked_items
 from ragaudit.retrieval.protocol import Retriever
+from ragaudit.retrieval.request_extras import RequestExtras
 from ragaudit.retry import NO_RETRY, Attempted, RetryPolicy, call_with_retries
 from ragaudit.security.error_rate import classify_error
+from ragaudit.security.pagination_tokens import next_page_extras
 from ragaudit.security.request_plan import AuditRequest, plain_form
-from ragaudit.security.response_fields import ResponseEnvelope, envelope_of
+from ragaudit.security.response_fields import ResponseEnvelope, envelope_of, error_envelope
 
 UNREACHABLE_AFTER = 3
 """The audit stops when this many requests, the first it sent, all failed to connect or timed out."""
@@ -95,7 +102,8 @@ class Answer:
     sequence: int
     """1-based position of the request among every request the audit sent."""
     response: ResponseEnvelope | None = None
-    """The whole response beside the ranking (:mod:`~ragaudit.security.response_fields`), when there is one."""
+    """The whole response beside the ranking (:mod:`~ragaudit.security.response_fields`), when there is
+    one; for a failed request, the body it was answered with (``$error``), when the retriever kept it."""
 
 
 @dataclass
@@ -111,28 +119,45 @@ class Asker:
 
     async def _call(
         self, text: str, request: AuditRequest, policy: RetryPolicy
-    ) -> Attempted[tuple[list[RankedItem], ResponseEnvelope | None]]:
+    ) -> tuple[Attempted[tuple[list[RankedItem], ResponseEnvelope | None]], ResponseEnvelope | None]:
+        """The call's outcome, and the body a failure was answered with (a refusal can carry data)."""
         extras = request.mutated.extras if request.mutated is not None else None
+        follow = request.mutated is not None and request.mutated.mutation.follow
+        refused: list[ResponseEnvelope | None] = [None]
 
-        async def fetch() -> tuple[list[RankedItem], ResponseEnvelope | None]:
+        async def search(extras: RequestExtras | None) -> Any:
             tenant: Any = request.caller  # a hostile caller may deliberately be no usable tenant
             if request.mutated is not None:  # a credential conflict names the owner, with the caller's key
                 tenant = request.mutated.tenant_id
             if extras is not None:  # only sent to retrievers that declare the channel
                 wide: Any = self.retriever
-                returned = await wide.search(tenant_id=tenant, query=text, top_k=request.top_k, extras=extras)
-            else:
-                returned = await self.retriever.search(tenant_id=tenant, query=text, top_k=request.top_k)
+                return await wide.search(tenant_id=tenant, query=text, top_k=request.top_k, extras=extras)
+            return await self.retriever.search(tenant_id=tenant, query=text, top_k=request.top_k)
+
+        async def fetch() -> tuple[list[RankedItem], ResponseEnvelope | None]:
+            try:
+                returned = await search(extras)
+                if follow:  # the next page the first answer offers, asked with its own token
+                    envelope = envelope_of(returned)
+                    token = next_page_extras(envelope.body) if envelope is not None else None
+                    if token is not None:
+                        self.sent += 1
+                        returned = await search(token)
+            except Exception as exc:
+                refused[0] = error_envelope(exc)
+                raise
+            refused[0] = None
             return to_ranked_items(returned), envelope_of(returned)
 
-        return await call_with_retries(fetch, policy, f"{request.key}:{text}", self.timeout_s)
+        got = await call_with_retries(fetch, policy, f"{request.key}:{text}", self.timeout_s)
+        return got, refused[0] if got.error is not None else None
 
     async def ask(self, request: AuditRequest, concurrency: int) -> Answer:
         self.sent += 1
         sequence = self.sent
         hostile = request.hostile is not None
         text = request.query
-        got = await self._call(text, request, NO_RETRY if hostile else self.retry)
+        got, refused = await self._call(text, request, NO_RETRY if hostile else self.retry)
         attempts = got.attempts
         retried = False
         shaped = request.mutated is not None and request.mutated.mutation.text is not None
@@ -142,7 +167,8 @@ class Asker:
                 self.sent += 1
                 retried, text = True, plain
                 first_error = got.error
-                got = await self._call(plain, request, self.retry)
+                got, refused_plain = await self._call(plain, request, self.retry)
+                refused = refused_plain or refused
                 attempts += got.attempts
                 if got.error is not None:
                     got.error = f"{first_error}; plain form {plain!r}: {got.error}"
@@ -156,7 +182,7 @@ class Asker:
             retried,
             concurrency,
             sequence,
-            got.value[1] if got.error is None and got.value is not None else None,
+            got.value[1] if got.error is None and got.value is not None else refused,
         )
         if self.on_answer is not None:
             self.on_answer(answer)

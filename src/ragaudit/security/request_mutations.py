@@ -7,13 +7,15 @@ axis:
 
 - ``query-shape``: the query replaced by an empty one, 1 or 2 characters, a long one (more than 20
   words), a quoted phrase, `` OR `` / `` AND `` / ``NOT``, ``title:word``, ``tenant_id:<owner>``, a
-  prefix wildcard ``wor*`` and a bare ``*``;
-- ``pagination``: a page beyond the first, as a body field and as a query-string parameter, one per
-  name (``offset``, ``page``, ``from``, ``cursor`` by default; a name holding ``page`` asks page 2,
-  any other asks from the audit's ``top_k``);
+  prefix wildcard ``wor*``, a bare ``*`` and the probe with accented vowels (a non-ASCII query);
+- ``pagination``: the next page the service's own answer offers (its cursor, page token or ``next``
+  link sent back: :mod:`ragaudit.security.pagination_tokens`), and a page beyond the first, as a body
+  field and as a query-string parameter, one per name (``offset``, ``page``, ``from``, ``cursor`` by
+  default; a name holding ``page`` asks page 2, any other asks from the audit's ``top_k``);
 - ``tenant-channel``: the probe's owner named a second time, disagreeing with the body's
   ``tenant_id`` (the caller), in a header (``X-Tenant``, ``X-Tenant-Id``, ...), a query-string
-  parameter and a body field (``tenant``, ``tenant_id``, ...);
+  parameter, a body field (``tenant``, ``tenant_id``, ...) and a filter object in the body
+  (``{"filter": {"tenant_id": <owner>}}``, also ``filters``, ``where``, ``metadata_filter``);
 - ``credential-conflict``: the caller's own credential (its key from ``--endpoint-keys``) while the
   request's tenant field names the probe's owner, alone, with the first tenant header, and with the
   first tenant query-string parameter naming the owner too. A service that takes the tenant from the
@@ -60,6 +62,9 @@ DEFAULT_TENANT_HEADERS = (
 )
 DEFAULT_TENANT_PARAMS = ("tenant", "tenant_id", "tenantId", "org_id", "account_id", "customer_id")
 DEFAULT_PAGE_PARAMS = ("offset", "page", "from", "cursor")
+DEFAULT_FILTER_FIELDS = ("filter", "filters", "where", "metadata_filter")
+"""Body fields a search API takes a filter object in: ``{"filter": {"tenant_id": <owner>}}`` must not
+replace the service's own tenant filter."""
 DEFAULT_MUTATION_PROBES = 2
 LONG_QUERY_WORDS = 24
 OWNER = "<owner>"
@@ -86,8 +91,13 @@ class Mutation:
     owner_in_tenant_field: bool = False
     """The request's tenant field names the probe's owner instead of the caller (who stays the viewer:
     the extras send the caller's credential)."""
+    follow: bool = False
+    """Asked twice: plainly, then again with the next-page token the first answer holds
+    (:mod:`ragaudit.security.pagination_tokens`); the second answer is the one checked."""
 
     def channels(self) -> frozenset[Channel]:
+        if self.follow:  # the token goes back as a body field and a query-string parameter
+            return frozenset({"body", "param"})
         return self.extras.channels() if self.extras is not None else frozenset()
 
 
@@ -123,7 +133,17 @@ def query_mutations() -> list[Mutation]:
         Mutation(shape, "tenant_id:<owner> in the query", "a query-string filter that overrides the tenant", lambda p: f"tenant_id:{p.tenant_id} {first(p)}"),
         Mutation(shape, "prefix wildcard", "a wildcard-query path without the filter", lambda p: f"{first(p)[:3]}*"),
         Mutation(shape, "match-all *", "a match-all query that skips the filter", lambda p: "*", per_caller=True),
+        Mutation(shape, "non-ASCII query", "a multilingual (non-ASCII) query path without the filter", lambda p: _accented(p.text)),
     ]  # fmt: skip
+
+
+_ACCENTS = str.maketrans("aeiouAEIOU", "áéíóúÁÉÍÓÚ")
+
+
+def _accented(text: str) -> str:
+    """The probe with its vowels accented (``Nórthwínd Lógístícs``): the same words to a service that
+    folds accents, and a query a "multilingual" path takes."""
+    return text.translate(_ACCENTS)
 
 
 def page_value(name: str, top_k: int) -> str:
@@ -132,9 +152,18 @@ def page_value(name: str, top_k: int) -> str:
     return "2" if "page" in name.lower() else str(top_k)
 
 
+FOLLOW_NEXT_PAGE = "next page (the service's own token)"
+
+
 def pagination_mutations(names: Sequence[str], top_k: int) -> list[Mutation]:
-    """The ``pagination`` axis: each name as a body field and as a query-string parameter."""
+    """The ``pagination`` axis: each name as a body field and as a query-string parameter, and the next
+    page the service's own answer offers (a cursor, a page token, a ``next`` link) when there are names."""
     out: list[Mutation] = []
+    if names:
+        follow = (
+            "a later page reached through the cursor or link the service returns, that forgets the tenant"
+        )
+        out.append(Mutation("pagination", FOLLOW_NEXT_PAGE, follow, follow=True))
     for name in names:
         value = page_value(name, top_k)
         catches = f"a page-{value} path" if "page" in name.lower() else "a later-page path"
@@ -179,6 +208,15 @@ def channel_mutations(headers: Sequence[str], params: Sequence[str], tenant_fiel
         for name in params
         if name != tenant_field
     ]
+    out += [
+        Mutation(
+            "tenant-channel",
+            f"body {name}: {{{tenant_field}: <owner>}}",
+            f"a caller's own {name!r} object that replaces the service's tenant filter",
+            extras=RequestExtras(body={name: {tenant_field: OWNER}}),
+        )
+        for name in (DEFAULT_FILTER_FIELDS if params else ())  # the body channel's names: --tenant-params
+    ]
     return out  # fmt: skip
 
 
@@ -200,7 +238,10 @@ def _for_probe(extras: RequestExtras, probe: Probe, caller: str) -> RequestExtra
     """``extras`` with :data:`OWNER` replaced by the probe's tenant, :data:`CALLER` by ``caller``."""
 
     def fill(values: Mapping[str, Any]) -> dict[str, Any]:
-        return {k: (str(probe.tenant_id) if v == OWNER else v) for k, v in values.items()}
+        return {
+            k: (str(probe.tenant_id) if v == OWNER else fill(v) if isinstance(v, Mapping) else v)
+            for k, v in values.items()
+        }
 
     credential = caller if extras.credential_of == CALLER else extras.credential_of
     return RequestExtras(fill(extras.headers), fill(extras.params), fill(extras.body), credential)

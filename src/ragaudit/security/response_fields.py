@@ -16,19 +16,20 @@ terms, canaries, and the same after decoding base64, percent-encoding, HTML enti
 strings. Paths are JSON paths: ``$.facets.customer[3]``, ``$.debug.trace|base64|json.hits[0].text``.
 
 **Query echo.** Services echo the query (``debug.query``, a "did you mean"), and the caller wrote it:
-a value the query contains is no evidence, and the query's words inside a longer value are cut out
-before the rest is attributed (the audit's probes quote tenants' documents, so an echoed probe would
-otherwise read as the owner's text).
+an echo, or a near echo, is no evidence, and the query inside a longer value is cut out before the
+rest is attributed (:mod:`ragaudit.security.query_echo`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragaudit.retrieval.protocol import RetrievedList
-from ragaudit.security.item_fields import ItemField, value_fields
+from ragaudit.security.item_fields import value_fields
 from ragaudit.security.ownership import FieldEvidence, OwnershipIndex
+from ragaudit.security.query_echo import outside_query
 from ragaudit.text.words import normalize_text
 
 MAX_RESPONSE_FIELDS = 4096
@@ -45,39 +46,40 @@ class ResponseEnvelope:
     """The JSON path of the chunk list (``$.results``); ``$`` when the body is the list itself."""
     holds_items: bool = True
     """Whether ``body`` contains the chunk list (at ``items_path``), which is then not walked again."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """The response headers that may carry data (walked as ``$headers["x-debug"]``)."""
+    root: str = "$"
+    """The body's JSON path root: ``$``, or ``$error`` for the body of a refusal or a failed request."""
 
     def item_path(self, position: int) -> str:
         """The JSON path of the chunk at 0-based ``position``: ``$.results[2]``."""
         return f"{self.items_path}[{position}]"
 
 
+def error_envelope(error: BaseException) -> ResponseEnvelope | None:
+    """The body (and headers) a failed request was answered with, when the retriever kept it
+    (:class:`~ragaudit.errors.RetrievalError`'s ``response``): a refusal that names another tenant's
+    documents is a leak, not a fine answer."""
+    body, headers = getattr(error, "response", None), getattr(error, "headers", None)
+    if body is None and not headers:
+        return None
+    kept = {str(k): str(v) for k, v in headers.items()} if isinstance(headers, Mapping) else {}
+    return ResponseEnvelope(body, "$", holds_items=False, headers=kept, root="$error")
+
+
 def envelope_of(returned: Any) -> ResponseEnvelope | None:
     """The whole response a retriever returned: a :class:`RetrievedList`'s ``response``, else the public
     attributes of a list subclass (``None`` for a plain list: there is nothing beside the chunks)."""
-    if isinstance(returned, RetrievedList) and returned.response is not None:
-        return ResponseEnvelope(returned.response, returned.items_path)
+    if isinstance(returned, RetrievedList) and (returned.response is not None or returned.headers):
+        return ResponseEnvelope(returned.response, returned.items_path, headers=returned.headers)
     if type(returned) is list or not isinstance(returned, list):
         return None
     members = {
         k: v
         for k, v in getattr(returned, "__dict__", {}).items()
-        if not str(k).startswith("_") and k not in ("response", "items_path")
+        if not str(k).startswith("_") and k not in ("response", "items_path", "headers")
     }
     return ResponseEnvelope(members, "$", holds_items=False) if members else None
-
-
-def _outside_query(field: ItemField, asked: str) -> list[ItemField]:
-    """``field`` with the echoed query cut out: nothing when the query contains it, the pieces around
-    it when it contains the query (2+ words), else ``field`` itself."""
-    if field.kind != "text" or not asked:
-        return [field]
-    value = normalize_text(field.value)
-    if not value or f" {value} " in f" {asked} ":
-        return []
-    if len(asked.split()) < 2 or f" {asked} " not in f" {value} ":
-        return [field]
-    pieces = (p.strip() for p in f" {value} ".split(f" {asked} "))
-    return [replace(field, value=p, siblings=()) for p in pieces if p]
 
 
 def response_evidence(
@@ -88,11 +90,13 @@ def response_evidence(
     asked = normalize_text(query) if query else ""
     skip = frozenset({envelope.items_path}) if envelope.holds_items else frozenset()
     values = value_fields(
-        envelope.body, "$", max_fields=MAX_RESPONSE_FIELDS, max_depth=MAX_RESPONSE_DEPTH, skip=skip
+        envelope.body, envelope.root, max_fields=MAX_RESPONSE_FIELDS, max_depth=MAX_RESPONSE_DEPTH, skip=skip
     )
+    if envelope.headers:
+        values += value_fields(dict(envelope.headers), "$headers", max_fields=MAX_RESPONSE_FIELDS)
     return tuple(
         evidence
         for value in values
-        for piece in _outside_query(value, asked)
+        for piece in outside_query(value, asked)
         for evidence in ownership.field_evidence(piece, asked or None)
     )

@@ -302,7 +302,7 @@ def _hostile_outcome(answer: Answer, leaks: int) -> HostileOutcome:
     if answer.items is None:
         unanswered = answer.error is not None and classify_error(answer.error) in UNREACHABLE_KINDS
         outcome: Literal["refused", "failed", "empty", "served"] = "failed" if unanswered else "refused"
-        return HostileOutcome(request.caller, what, request.probe.id, outcome, 0, 0, answer.error)
+        return HostileOutcome(request.caller, what, request.probe.id, outcome, 0, leaks, answer.error)
     return HostileOutcome(
         request.caller,
         what,
@@ -356,8 +356,9 @@ class _Collector:
         if answer.items is not None:
             self.answered += 1
             self.plain_recovered += answer.plain_retry
+        if answer.items is not None or answer.response is not None:  # a refusal's body is read too
             found = self.checker.check(
-                request.probe, request.caller, answer.items, answer.asked_text, answer.response
+                request.probe, request.caller, answer.items or [], answer.asked_text, answer.response
             )
             leaks = self.checker.leaks
             for i in range(len(leaks) - found, len(leaks)):
