@@ -491,7 +491,7 @@ def _metric_values(
 
 
 def _floor_message(result: EvalResult | Mapping[str, Any], metric: str, floor: float) -> str | None:
-    from ragaudit.gates.checks import floor_failure
+    from ragaudit.gates.result import floor_failure
     from ragaudit.metrics.names import parse_metric
 
     name = parse_metric(metric).name
@@ -507,7 +507,7 @@ def _run_failed(result: EvalResult | Mapping[str, Any], max_error_rate: float) -
     ``max_error_rate``, nothing scored, or no case shared with the dataset. Empty when it did not."""
     from ragaudit.evaluation.outcome import report_outcome, result_outcome
     from ragaudit.evaluation.result import EvalResult
-    from ragaudit.gates.checks import WORST
+    from ragaudit.gates.result import WORST
 
     outcome = (
         result_outcome(result, "eval_result", "pipeline")
@@ -567,7 +567,8 @@ def assert_no_leaks(result: EvalResult | Mapping[str, Any], *, allow_unverified:
     the cross-tenant audit (the ``tenant_audit`` fixture, :func:`assert_tenant_audit_clean`)."""
     __tracebackhide__ = True
     from ragaudit.evaluation.result import EvalResult
-    from ragaudit.gates.checks import WORST, describe_leak
+    from ragaudit.gates.leaks import describe_leak
+    from ragaudit.gates.result import WORST
     from ragaudit.runner.tenancy import every_chunk_checked
     from ragaudit.verdict import isolation_of
 
@@ -588,7 +589,7 @@ def assert_no_leaks(result: EvalResult | Mapping[str, Any], *, allow_unverified:
 def assert_no_errors(result: EvalResult) -> None:
     """Fail when any golden case got no answer (an exception or a timeout)."""
     __tracebackhide__ = True
-    from ragaudit.gates.checks import WORST
+    from ragaudit.gates.result import WORST
 
     if result.errors:
         shown = "; ".join(f"{c.id}: {c.error}" for c in result.errors[:WORST])

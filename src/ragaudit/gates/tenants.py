@@ -23,8 +23,8 @@ from typing import Any
 from ragaudit.artifacts.tables import fmt_p
 from ragaudit.evaluation.compare import LoadedReport
 from ragaudit.evaluation.slices import cases_by_tenant, tenant_comparisons
-from ragaudit.gates.checks import GateResult, floor_failure, fmt_score
 from ragaudit.gates.policy import GatePolicy
+from ragaudit.gates.result import GateResult, floor_failure, fmt_score
 
 WILDCARD = "*"
 
