@@ -4,12 +4,13 @@ building one fails the test's setup with a short message instead of a traceback.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
 from ragaudit.pytest_plugin.runs import audit_once, evaluate_once
-from ragaudit.pytest_plugin.session import session_of
+from ragaudit.pytest_plugin.session import Session, session_of
 from ragaudit.pytest_plugin.settings import Settings, resolve_settings, usage
 from ragaudit.pytest_plugin.sources import load_golden, session_retriever
 
@@ -19,13 +20,16 @@ if TYPE_CHECKING:
     from ragaudit.retrieval.protocol import Retriever
     from ragaudit.security.tenant_audit import TenantAudit
 
+T = TypeVar("T")
 
-def _fixture_errors(build: Any) -> Any:
-    """Run ``build``; a ragaudit input error becomes a short setup failure instead of a traceback."""
+
+def _built(request: pytest.FixtureRequest, settings: Settings, build: Callable[[Session, Settings], T]) -> T:
+    """``build`` on this session's state; a ragaudit input error becomes a short setup failure instead
+    of a traceback."""
     from ragaudit.errors import RagauditError, ValidationError
 
     try:
-        return build()
+        return build(session_of(request.config), settings)
     except ValidationError as exc:
         usage("; ".join(str(p) for p in exc.problems[:5]))
     except RagauditError as exc:
@@ -41,30 +45,22 @@ def ragaudit_settings(request: pytest.FixtureRequest) -> Settings:
 @pytest.fixture
 def golden_dataset(request: pytest.FixtureRequest, ragaudit_settings: Settings) -> Dataset:
     """The configured golden dataset (loaded once per session)."""
-    state = session_of(request.config)
-    result: Dataset = _fixture_errors(lambda: load_golden(state, ragaudit_settings))
-    return result
+    return _built(request, ragaudit_settings, load_golden)
 
 
 @pytest.fixture
 def retriever(request: pytest.FixtureRequest, ragaudit_settings: Settings) -> Retriever:
     """The configured retriever: a built-in pipeline over the corpus, or your ``module:factory``."""
-    state = session_of(request.config)
-    result: Retriever = _fixture_errors(lambda: session_retriever(state, ragaudit_settings))
-    return result
+    return _built(request, ragaudit_settings, session_retriever)
 
 
 @pytest.fixture
 def eval_result(request: pytest.FixtureRequest, ragaudit_settings: Settings) -> EvalResult:
     """Every golden case run through the retriever and scored (once per session and configuration)."""
-    state = session_of(request.config)
-    result: EvalResult = _fixture_errors(lambda: evaluate_once(state, ragaudit_settings))
-    return result
+    return _built(request, ragaudit_settings, evaluate_once)
 
 
 @pytest.fixture
 def tenant_audit(request: pytest.FixtureRequest, ragaudit_settings: Settings) -> TenantAudit:
     """The full tenant audit of the retriever over the corpus (once per session and configuration)."""
-    state = session_of(request.config)
-    result: TenantAudit = _fixture_errors(lambda: audit_once(state, ragaudit_settings))
-    return result
+    return _built(request, ragaudit_settings, audit_once)

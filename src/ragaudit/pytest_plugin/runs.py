@@ -59,7 +59,6 @@ def audit_once(state: Session, settings: Settings) -> TenantAudit:
     """The full tenant audit (``ragaudit audit-tenants`` with its defaults) of the configured source:
     probes made from every tenant's documents, asked as every other tenant, at several ``top_k`` values
     and concurrency levels, plus hostile tenant ids; each returned chunk's owner is read in the corpus."""
-    from ragaudit.corpus.loading import load_corpus
     from ragaudit.security.ownership import OwnershipIndex
     from ragaudit.security.probes import generate_probes
     from ragaudit.security.tenant_audit import AuditOptions, audit_tenants
@@ -72,14 +71,13 @@ def audit_once(state: Session, settings: Settings) -> TenantAudit:
             "set ragaudit_corpus"
         )
     source = opened_source(state, settings)
-    if settings.corpus not in state.corpora:
-        state.corpora[settings.corpus] = load_corpus(settings.corpus)
-    documents = state.corpora[settings.corpus].documents
+    corpus = state.corpus(settings.corpus)
+    documents = corpus.documents
     ownership = OwnershipIndex.build(documents, source.chunks)
     probes = generate_probes(documents)
     context = {
         "source": {"label": source.label, **source.context},
-        "corpus": state.corpora[settings.corpus].info(),
+        "corpus": corpus.info(),
     }
     audit = state.event_loop().run_until_complete(
         audit_tenants(source.retriever, ownership, probes, AuditOptions(progress=False), context=context)

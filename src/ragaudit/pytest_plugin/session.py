@@ -31,6 +31,14 @@ class Session:
     ownership: dict[tuple[str, str | None], Any] = field(default_factory=dict)
     audits: dict[Settings, TenantAudit] = field(default_factory=dict)
 
+    def corpus(self, path: str) -> Corpus:
+        """The corpus at ``path``, loaded once per session."""
+        from ragaudit.corpus.loading import load_corpus
+
+        if path not in self.corpora:
+            self.corpora[path] = load_corpus(path)
+        return self.corpora[path]
+
     def event_loop(self) -> asyncio.AbstractEventLoop:
         if self.loop is None or self.loop.is_closed():
             self.loop = asyncio.new_event_loop()

@@ -39,7 +39,6 @@ def load_golden(state: Session, settings: Settings) -> Dataset:
 def opened_source(state: Session, settings: Settings) -> OpenedSource:
     """The session's source for ``settings``: ``ragaudit_retriever`` if set, else the pipeline over the
     corpus (opened once per session by :func:`ragaudit.pipelines.sources.open_source`)."""
-    from ragaudit.corpus.loading import load_corpus
     from ragaudit.pipelines.sources import SourceSpec, open_source
 
     if settings.retriever:
@@ -59,9 +58,7 @@ def opened_source(state: Session, settings: Settings) -> OpenedSource:
     if key not in state.sources:
         corpus = None
         if spec.pipeline and settings.corpus:
-            if settings.corpus not in state.corpora:
-                state.corpora[settings.corpus] = load_corpus(settings.corpus)
-            corpus = state.corpora[settings.corpus]
+            corpus = state.corpus(settings.corpus)
         state.sources[key] = open_source(spec, corpus=corpus)
     return state.sources[key]
 
@@ -81,15 +78,12 @@ def corpus_labeled(state: Session, settings: Settings, inner: Retriever) -> Retr
 
 def ownership_index(state: Session, settings: Settings) -> Any:
     """The ownership index over the configured corpus (and a built-in pipeline's chunks), once per session."""
-    from ragaudit.corpus.loading import load_corpus
     from ragaudit.security.ownership import OwnershipIndex
 
     corpus_path = str(settings.corpus)
-    if corpus_path not in state.corpora:
-        state.corpora[corpus_path] = load_corpus(corpus_path)
     pipeline = settings.pipeline if settings.pipeline and not settings.retriever else None
     key = (corpus_path, pipeline)
     if key not in state.ownership:
         chunks = opened_source(state, settings).chunks if pipeline else ()
-        state.ownership[key] = OwnershipIndex.build(state.corpora[corpus_path].documents, chunks)
+        state.ownership[key] = OwnershipIndex.build(state.corpus(corpus_path).documents, chunks)
     return state.ownership[key]
