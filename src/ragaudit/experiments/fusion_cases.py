@@ -53,6 +53,12 @@ class Collected:
     foreign_dropped: int
 
 
+def question_of(case: GoldenCase, default_tenant: str | None) -> tuple[str, str]:
+    """The question a case asks: its tenant (``default_tenant`` when it names none) and its normalised
+    query text. Cases asking the same question share a fold and are held out together."""
+    return (case.tenant_id or default_tenant or "", normalize_text(case.query))
+
+
 async def collect(
     dataset: Dataset,
     retriever: Any,
@@ -95,12 +101,12 @@ async def collect(
         )
     )
     out: list[CaseData] = []
-    for (case, tenant, fused, lists), row in zip(retrieved, views, strict=True):
+    for (case, _tenant, fused, lists), row in zip(retrieved, views, strict=True):
         grades = case.grades()
         out.append(
             CaseData(
                 case,
-                f"{tenant}\x00{normalize_text(case.query)}",
+                "\x00".join(question_of(case, default_tenant)),
                 candidate_features(case.query, row, components, absent_rank, encoder, FEATURES),
                 np.array([float(max(grades.get(c["chunk_id"], 0), 0)) for c in fused[:candidates]]),
                 [c["chunk_id"] for c in fused[:depth]],

@@ -46,7 +46,14 @@ import numpy as np
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.schema import Dataset
 from ragaudit.errors import InputError
-from ragaudit.experiments.fusion_cases import CaseData, Collected, FloatArray, collect, score_rankings
+from ragaudit.experiments.fusion_cases import (
+    CaseData,
+    Collected,
+    FloatArray,
+    collect,
+    question_of,
+    score_rankings,
+)
 from ragaudit.experiments.fusion_convex import CONVEX_GRID, convex_ranking, convex_weights, pick_weight
 from ragaudit.experiments.fusion_folds import assign_folds, check_folds, split_holdout
 from ragaudit.experiments.fusion_learned import (
@@ -69,7 +76,6 @@ from ragaudit.metrics.policy import Policy
 from ragaudit.pipelines.config import PipelineConfig
 from ragaudit.stats.correction import holm_bonferroni
 from ragaudit.stats.paired import randomization_test
-from ragaudit.text.words import normalize_text
 
 __all__ = [
     "CONVEX_GRID",
@@ -253,7 +259,7 @@ async def fit_fusion(
 
     base = first_stage(config)
     answerable = [c for c in dataset.cases if c.is_answerable(policy.relevance_threshold)]
-    questions = {(c.tenant_id or default_tenant, normalize_text(c.query)) for c in answerable}
+    questions = {question_of(c, default_tenant) for c in answerable}
     check_folds(len(answerable), len(questions), folds)
     prepared = prepare_pipeline(dataset, corpus, base, threshold=policy.relevance_threshold)
     collected = await collect(

@@ -5,32 +5,37 @@ check that there are enough questions for them, and the holdout set aside before
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
-from ragaudit.data.schema import Dataset, GoldenCase
+from ragaudit.data.schema import Dataset
 from ragaudit.errors import InputError
-from ragaudit.experiments.fusion_cases import CaseData
-from ragaudit.text.words import normalize_text
+from ragaudit.experiments.fusion_cases import CaseData, question_of
+
+Q = TypeVar("Q")
+
+
+def shuffled_by_tenant(questions: Iterable[tuple[str, Q]], seed: int) -> list[list[Q]]:
+    """Each tenant's distinct questions (``(tenant, question)`` pairs, first seen first) in a seeded
+    shuffled order, one list per tenant in sorted tenant order: how folds are dealt and the holdout
+    is drawn, so each holds its share of every tenant."""
+    by_tenant: dict[str, dict[Q, None]] = {}
+    for tenant, question in questions:
+        by_tenant.setdefault(tenant, {})[question] = None
+    rng = np.random.default_rng(seed)
+    shuffled: list[list[Q]] = []
+    for tenant in sorted(by_tenant):
+        groups = list(by_tenant[tenant])
+        shuffled.append([groups[int(i)] for i in rng.permutation(len(groups))])
+    return shuffled
 
 
 def assign_folds(cases: Sequence[CaseData], folds: int, seed: int) -> list[int]:
     """The fold of each case: groups dealt round-robin, tenant by tenant, after a seeded shuffle."""
-    rng = np.random.default_rng(seed)
-    by_tenant: dict[str, list[str]] = {}
-    for c in cases:
-        tenant = c.group.split("\x00", 1)[0]
-        groups = by_tenant.setdefault(tenant, [])
-        if c.group not in groups:
-            groups.append(c.group)
-    fold_of: dict[str, int] = {}
-    counter = 0
-    for tenant in sorted(by_tenant):
-        groups = by_tenant[tenant]
-        for i in rng.permutation(len(groups)):
-            fold_of[groups[int(i)]] = counter % folds
-            counter += 1
+    order = shuffled_by_tenant(((c.group.split("\x00", 1)[0], c.group) for c in cases), seed)
+    fold_of = {group: i % folds for i, group in enumerate(g for groups in order for g in groups)}
     return [fold_of[c.group] for c in cases]
 
 
@@ -61,20 +66,10 @@ def split_holdout(
             "--holdout", None, f"must be strictly between 0 and 1 (got {fraction})", "--holdout 0.3"
         )
 
-    def key(case: GoldenCase) -> tuple[str, str]:
-        return (case.tenant_id or default_tenant or "", normalize_text(case.query))
-
-    by_tenant: dict[str, list[tuple[str, str]]] = {}
-    for case in dataset.cases:
-        groups = by_tenant.setdefault(key(case)[0], [])
-        if key(case) not in groups:
-            groups.append(key(case))
-    rng = np.random.default_rng(seed)
-    held: set[tuple[str, str]] = set()
-    for tenant in sorted(by_tenant):
-        groups = by_tenant[tenant]
-        held.update(groups[int(i)] for i in rng.permutation(len(groups))[: round(fraction * len(groups))])
-    total = sum(len(g) for g in by_tenant.values())
+    questions = [question_of(c, default_tenant) for c in dataset.cases]
+    order = shuffled_by_tenant(((q[0], q) for q in questions), seed)
+    held = {g for groups in order for g in groups[: round(fraction * len(groups))]}
+    total = sum(len(groups) for groups in order)
     if not held or len(held) == total:
         raise InputError(
             "--holdout",
@@ -83,6 +78,6 @@ def split_holdout(
             + ("nothing held out" if not held else "nothing to fit on"),
             "choose a fraction that keeps questions on both sides, e.g. --holdout 0.3",
         )
-    fit = tuple(c for c in dataset.cases if key(c) not in held)
-    out = tuple(c for c in dataset.cases if key(c) in held)
+    fit = tuple(c for c, q in zip(dataset.cases, questions, strict=True) if q not in held)
+    out = tuple(c for c, q in zip(dataset.cases, questions, strict=True) if q in held)
     return replace(dataset, cases=fit), replace(dataset, cases=out)
