@@ -14,7 +14,7 @@ from typing import Any
 from ragaudit.artifacts.tables import fmt_p
 from ragaudit.evaluation.compare import LoadedReport, compare_reports, depth_note, unpaired_notes
 from ragaudit.gates.policy import GatePolicy
-from ragaudit.gates.result import GateResult, floor_failure, fmt_score
+from ragaudit.gates.result import GateResult, floor_failure, fmt_score, judge_drop
 
 
 def _floors(report: LoadedReport, floors: Mapping[str, float]) -> tuple[list[str], dict[str, Any]]:
@@ -105,20 +105,14 @@ def _regressions(
     notes += unpaired_notes(baseline, [report], metrics)  # what the paired check could not see
     notes += [depth] if (depth := depth_note([baseline, report], metrics)) else []
     for c in rows:
-        drop = -c["delta"]
         where = (
             f"{c['metric']} {fmt_score(c['system_mean'])} vs baseline {fmt_score(c['baseline_mean'])} "
             f"(delta {c['delta']:+.4f}, {fmt_p(c['p_value_corrected'])} Holm over {len(rows)} metrics, "
             f"{c['n']} paired cases)"
         )
-        if drop > tolerance and c["significant"]:
-            moved = ", ".join(f"{m['id']} ({m['delta']:+.2f})" for m in c["most_regressed"]) or "-"
-            findings.append(
-                f"{where}: a significant regression beyond the tolerance {tolerance} at alpha {policy.alpha}; "
-                f"most regressed queries: {moved}"
-            )
-        elif drop > tolerance:
-            notes.append(f"{where}: dropped beyond the tolerance but not significantly; not counted")
+        finding, note = judge_drop(c, where, "the tolerance", tolerance, policy.alpha)
+        findings += [finding] if finding else []
+        notes += [note] if note else []
     return findings, notes, rows
 
 

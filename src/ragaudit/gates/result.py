@@ -71,3 +71,21 @@ def floor_failure(
         "nan (no answerable case)" if value is None or not math.isfinite(value) else fmt_score(value, floor)
     )
     return f"{metric} {shown} < floor {fmt_score(floor)}; worst queries: {worst_queries(per_case)}"
+
+
+def judge_drop(
+    row: Mapping[str, Any], where: str, limit: str, tolerance: float, alpha: float
+) -> tuple[str | None, str | None]:
+    """``(finding, note)`` for one paired comparison against the baseline: a drop beyond ``tolerance``
+    that is significant is a finding (with the most regressed queries); one that is not significant is
+    a note, not counted (on a small golden set it is as likely noise); anything else is neither.
+    ``limit`` names the threshold in the finding (``"the tolerance"``, ``"max_tenant_regression"``)."""
+    if not -row["delta"] > tolerance:  # (a NaN delta is no drop)
+        return None, None
+    if row["significant"]:
+        moved = ", ".join(f"{m['id']} ({m['delta']:+.2f})" for m in row["most_regressed"]) or "-"
+        return (
+            f"{where}: a significant regression beyond {limit} {tolerance} at alpha {alpha}; "
+            f"most regressed queries: {moved}"
+        ), None
+    return None, f"{where}: dropped beyond the tolerance but not significantly; not counted"

@@ -24,7 +24,7 @@ from ragaudit.artifacts.tables import fmt_p
 from ragaudit.evaluation.compare import LoadedReport
 from ragaudit.evaluation.slices import cases_by_tenant, tenant_comparisons
 from ragaudit.gates.policy import GatePolicy
-from ragaudit.gates.result import GateResult, floor_failure, fmt_score
+from ragaudit.gates.result import GateResult, floor_failure, fmt_score, judge_drop
 
 WILDCARD = "*"
 
@@ -123,14 +123,9 @@ def _regressions(
             f"{fmt_score(row['baseline_mean'])} (delta {row['delta']:+.4f}, {fmt_p(row['p_value_corrected'])} "
             f"{section['correction_text']}, {row['n']} paired cases)"
         )
-        if -row["delta"] > tolerance and row["significant"]:
-            moved = ", ".join(f"{m['id']} ({m['delta']:+.2f})" for m in row["most_regressed"]) or "-"
-            findings.append(
-                f"{where}: a significant regression beyond max_tenant_regression {tolerance} at alpha "
-                f"{policy.alpha}; most regressed queries: {moved}"
-            )
-        elif -row["delta"] > tolerance:
-            notes.append(f"{where}: dropped beyond the tolerance but not significantly; not counted")
+        finding, note = judge_drop(row, where, "max_tenant_regression", tolerance, policy.alpha)
+        findings += [finding] if finding else []
+        notes += [note] if note else []
     return findings, notes, list(dict.fromkeys(unjudged)), section
 
 
