@@ -11,10 +11,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ragaudit.artifacts.tables import fmt_p
 from ragaudit.evaluation.compare import LoadedReport, compare_reports, depth_note, unpaired_notes
 from ragaudit.gates.policy import GatePolicy
-from ragaudit.gates.result import GateResult, floor_failure, fmt_score, judge_drop
+from ragaudit.gates.result import GateResult, floor_failure, judge_drop
 
 
 def _floors(report: LoadedReport, floors: Mapping[str, float]) -> tuple[list[str], dict[str, Any]]:
@@ -105,12 +104,8 @@ def _regressions(
     notes += unpaired_notes(baseline, [report], metrics)  # what the paired check could not see
     notes += [depth] if (depth := depth_note([baseline, report], metrics)) else []
     for c in rows:
-        where = (
-            f"{c['metric']} {fmt_score(c['system_mean'])} vs baseline {fmt_score(c['baseline_mean'])} "
-            f"(delta {c['delta']:+.4f}, {fmt_p(c['p_value_corrected'])} Holm over {len(rows)} metrics, "
-            f"{c['n']} paired cases)"
-        )
-        finding, note = judge_drop(c, where, "the tolerance", tolerance, policy.alpha)
+        correction = f"Holm over {len(rows)} metrics"
+        finding, note = judge_drop(c, c["metric"], correction, "the tolerance", tolerance, policy.alpha)
         findings += [finding] if finding else []
         notes += [note] if note else []
     return findings, notes, rows

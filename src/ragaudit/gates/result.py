@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ragaudit.artifacts.tables import fmt_p
+
 Status = Literal["pass", "fail", "skip", "not_verified"]
 WORST = 5
 
@@ -74,14 +76,21 @@ def floor_failure(
 
 
 def judge_drop(
-    row: Mapping[str, Any], where: str, limit: str, tolerance: float, alpha: float
+    row: Mapping[str, Any], label: str, correction: str, limit: str, tolerance: float, alpha: float
 ) -> tuple[str | None, str | None]:
-    """``(finding, note)`` for one paired comparison against the baseline: a drop beyond ``tolerance``
-    that is significant is a finding (with the most regressed queries); one that is not significant is
-    a note, not counted (on a small golden set it is as likely noise); anything else is neither.
-    ``limit`` names the threshold in the finding (``"the tolerance"``, ``"max_tenant_regression"``)."""
+    """``(finding, note)`` for one paired comparison against the baseline (a row of
+    :func:`ragaudit.evaluation.compare.compare_reports` or of the per-tenant comparisons): a drop beyond
+    ``tolerance`` that is significant is a finding (with the most regressed queries); one that is not
+    significant is a note, not counted (on a small golden set it is as likely noise); anything else is
+    neither. Both read ``"<label> 0.61 vs baseline 0.70 (delta -0.0900, p=0.003 <correction>, 40 paired
+    cases)"``; ``limit`` names the threshold in the finding (``"the tolerance"``,
+    ``"max_tenant_regression"``)."""
     if not -row["delta"] > tolerance:  # (a NaN delta is no drop)
         return None, None
+    where = (
+        f"{label} {fmt_score(row['system_mean'])} vs baseline {fmt_score(row['baseline_mean'])} "
+        f"(delta {row['delta']:+.4f}, {fmt_p(row['p_value_corrected'])} {correction}, {row['n']} paired cases)"
+    )
     if row["significant"]:
         moved = ", ".join(f"{m['id']} ({m['delta']:+.2f})" for m in row["most_regressed"]) or "-"
         return (
