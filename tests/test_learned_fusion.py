@@ -21,10 +21,10 @@ from ragaudit.experiments.fusion_fit import (
     CONVEX_GRID,
     CaseData,
     Setting,
-    _pick_weight,
     assign_folds,
     fit_linear,
     pair_weights,
+    pick_weight,
     settings_grid,
 )
 from ragaudit.pipelines.build import ComponentCache, build_pipeline
@@ -273,9 +273,9 @@ def test_convex_weight_is_the_best_on_training_cases_ties_nearest_half() -> None
     table = np.zeros((3, len(CONVEX_GRID)))
     table[:, CONVEX_GRID.index(0.8)] = 1.0
     table[2, CONVEX_GRID.index(0.2)] = 5.0
-    assert _pick_weight(table, [0, 1]) == 0.8
-    assert _pick_weight(table, [2]) == 0.2
-    assert _pick_weight(np.zeros((2, len(CONVEX_GRID))), [0, 1]) == 0.5
+    assert pick_weight(table, [0, 1]) == 0.8
+    assert pick_weight(table, [2]) == 0.2
+    assert pick_weight(np.zeros((2, len(CONVEX_GRID))), [0, 1]) == 0.5
 
 
 def test_fit_fusion_reports_cross_validated_estimates_and_writes_a_usable_model(
@@ -381,11 +381,11 @@ def test_fit_fusion_unreadable_dataset_exits_2(tmp_path: Path, capsys: pytest.Ca
 
 def test_fitting_without_scikit_learn_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     from ragaudit.errors import MissingDependencyError
-    from ragaudit.experiments.fusion_fit import _sklearn_logistic
+    from ragaudit.experiments.fusion_fit import sklearn_logistic
 
     monkeypatch.setitem(sys.modules, "sklearn.linear_model", None)  # as if not installed
     with pytest.raises(MissingDependencyError, match=r"pip install 'ragaudit\[fusion\]'"):
-        _sklearn_logistic()
+        sklearn_logistic()
 
 
 def test_bare_hybrid_rerank_is_refused_with_the_fit_command(capsys: pytest.CaptureFixture[str]) -> None:

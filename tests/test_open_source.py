@@ -123,7 +123,7 @@ def test_commands_open_sources_in_one_place() -> None:
         "cli/cmd_eval.py",
         "cli/cmd_audit_tenants.py",
         "cli/cmd_audit_stale.py",
-        "pytest_plugin.py",
+        "pytest_plugin/sources.py",
     ):
         text = (SRC / module).read_text()
         assert "open_source(" in text, module

@@ -160,7 +160,7 @@ def test_the_stopped_report_reads_back_not_verified_in_every_format(
     assert main(["report", str(out), "--format", "md", "--out", str(md)]) == 0
     text = md.read_text(encoding="utf-8")
     assert "stopped early" in text and "✅" not in text
-    from ragaudit.gates.checks import _audit_unverified  # what `ragaudit gate --audit` asks of it
+    from ragaudit.gates.audit_tie import audit_unverified  # what `ragaudit gate --audit` asks of it
 
-    why = _audit_unverified(report)
+    why = audit_unverified(report)
     assert why is not None and "incomplete" in why and "stopped early" in why
