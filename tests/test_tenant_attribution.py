@@ -448,9 +448,19 @@ def test_cli_exits_1_on_unattributable_output_unless_allowed(
 def test_the_gate_does_not_take_a_not_verified_audit_as_verified(
     chunks: list[Chunk], ownership: OwnershipIndex, few: list[Probe]
 ) -> None:
-    opaque = audit(make_leaky("opaque-output", chunks), ownership, few, **ONE_PASS).to_dict()
-    clean = audit(BM25Retriever.from_chunks(chunks), ownership, few, **ONE_PASS).to_dict()
-    eval_report = LoadedReport("eval", "eval.json", {"kind": "eval", "security": {"leaks": 0}})
+    # the audits and the reports name the system they ran: the gate ties an audit to a report only so
+    system = {"retriever": "tests:the-service"}
+    opaque = {
+        **audit(make_leaky("opaque-output", chunks), ownership, few, **ONE_PASS).to_dict(),
+        "source": system,
+    }
+    clean = {
+        **audit(BM25Retriever.from_chunks(chunks), ownership, few, **ONE_PASS).to_dict(),
+        "source": system,
+    }
+    eval_report = LoadedReport(
+        "eval", "eval.json", {"kind": "eval", "security": {"leaks": 0}, "source": system}
+    )
     strict, lenient = GatePolicy(), GatePolicy(allow_unverified=True)
     blocked = security_gate(eval_report, strict, [("opaque.json", opaque)])
     assert blocked.status == "not_verified" and not blocked.accepted
@@ -466,7 +476,9 @@ def test_the_gate_does_not_take_a_not_verified_audit_as_verified(
         "total": 5,
     }
     eval_verified = LoadedReport(
-        "eval", "eval.json", {"kind": "eval", "security": {"leaks": 0, "isolation": verified}}
+        "eval",
+        "eval.json",
+        {"kind": "eval", "security": {"leaks": 0, "isolation": verified}, "source": system},
     )
     # an eval (even an older report that called its own-tenant check a pass) verifies no isolation
     assert security_gate(eval_verified, strict, []).status == "not_verified"
