@@ -128,7 +128,10 @@ def fix_for(kind: str, via: Via) -> str:
     if kind in ("HTTP 401", "HTTP 403"):
         if chat:
             return "the service refused the credential: pass --api-key-env VAR (the env var holding the key)"
-        return "the service refused the credential: pass --auth-env VAR (the env var holding the token)"
+        return (
+            "the service refused the credential: pass --auth-env VAR (the env var holding the token), "
+            "or --endpoint-keys FILE with one key per tenant"
+        )
     if kind in ("HTTP 404", "HTTP 405"):
         return f"check the URL of {url} (its path, and that it accepts POST)"
     if kind in ("HTTP 400", "HTTP 422"):
