@@ -51,3 +51,20 @@ def test_without_a_keys_file_the_hint_names_the_cli_flags() -> None:
         message = _refusal(HttpRetriever(server.url), "acme")
     assert "set auth_header_env; on the CLI --auth-env or --endpoint-keys" in message
     assert "--endpoint-keys FILE with one key per tenant" in fix_for("HTTP 401", "endpoint")
+
+
+def test_a_403_with_one_shared_credential_points_to_one_key_per_tenant(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--auth-env` with a key `serve` binds to acme: every other tenant's request is 403. The credential
+    is valid, so "check the credential" sent the user the wrong way."""
+    monkeypatch.setenv("SEARCH_TOKEN", ACME_KEY)
+    with LocalServer(_refuse_all_but_acme) as server:
+        message = _refusal(HttpRetriever(server.url, auth_header_env="SEARCH_TOKEN"), "globex")
+    assert message.startswith("HTTP 403")
+    assert (
+        "a key bound to one tenant cannot ask as another; give one key per tenant with --endpoint-keys"
+        in message
+    )
+    assert "--endpoint-keys FILE with one key per tenant" in fix_for("HTTP 403", "endpoint")
+    assert ACME_KEY not in message

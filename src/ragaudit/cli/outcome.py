@@ -125,6 +125,11 @@ def fix_for(kind: str, via: Via) -> str:
     chat = via in ("chat", "judge")
     url = "--judge-endpoint (or --endpoint)" if via == "judge" else "--endpoint"
     concurrency = "--answer-concurrency" if chat else "--concurrency"
+    if kind == "HTTP 403" and not chat:
+        return (
+            "the service refused these tenants' requests: a key bound to one tenant needs --endpoint-keys "
+            "FILE with one key per tenant (else check the credential of --auth-env)"
+        )
     if kind in ("HTTP 401", "HTTP 403"):
         if chat:
             return "the service refused the credential: pass --api-key-env VAR (the env var holding the key)"

@@ -545,6 +545,11 @@ def _endpoint_keys(path: str) -> EndpointKeys:
 
 
 def _status_hint(status: int, auth_env: str | None) -> str:
+    if status == 403 and auth_env:
+        return (
+            f" (refused with the credential in ${auth_env}: a key bound to one tenant cannot ask as "
+            "another; give one key per tenant with --endpoint-keys)"
+        )
     if status in (401, 403):
         return (
             f" (check the credential in ${auth_env})"
