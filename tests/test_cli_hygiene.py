@@ -128,3 +128,11 @@ def test_validate_checks_a_trec_run_and_a_jsonl_run_as_runs(
     assert "2 of 84 dataset case(s) answered" in out and "82 case(s) of the dataset have no result" in out
     assert main(["validate", GOLDEN]) == 0
     assert "read as" not in capsys.readouterr().out  # a golden set stays a dataset
+    stray = tmp_path / "stray.jsonl"
+    stray.write_text(
+        jsonl.read_text(encoding="utf-8") + '{"id": "acme-pricing-00l", "retrieved": ["acme-faq-api"]}\n',
+        encoding="utf-8",
+    )
+    assert main(["validate", str(stray), "--dataset", GOLDEN]) == 0  # a warning: eval ignores the case
+    out = capsys.readouterr().out
+    assert "warning: 1 run case(s) are not in the dataset" in out and "'acme-pricing-00l'" in out

@@ -201,3 +201,33 @@ def test_a_dataset_with_no_answerable_case_is_flagged(
     assert "no case is answerable (2 cases, none with an item graded >= 1)" in problems[0].message
     assert main(["validate", str(path)]) == 0
     assert "0 error(s), 1 warning(s)" in capsys.readouterr().out
+
+
+def test_validate_reports_the_corpus_own_problems_not_only_the_labels_against_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``validate golden --corpus C`` read C's ids leniently: a corpus ``eval --corpus`` refuses (no
+    tenant, a duplicate id, an invalid status) went unmentioned. Its problems now come first, as the
+    corpus loader words them (docs/corpus.md, "Problems")."""
+    bad = write_lines(
+        tmp_path / "corpus.jsonl",
+        [
+            json.dumps({"doc_id": "faq", "tenant_id": "acme", "text": "faq"}),
+            json.dumps({"doc_id": "lost", "text": "no tenant"}),
+            json.dumps({"doc_id": "faq", "tenant_id": "acme", "text": "again"}),
+            json.dumps(
+                {"doc_id": "old", "tenant_id": "acme", "text": "x", "metadata": {"status": "retired"}}
+            ),
+        ],
+    )
+    golden = write_lines(
+        tmp_path / "golden.jsonl",
+        [json.dumps({"id": "q", "query": "faq?", "tenant_id": "acme", "relevant_chunk_ids": ["faq"]})],
+    )
+    assert main(["validate", str(golden), "--corpus", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"error: {bad}:2: missing field 'tenant_id'" in out
+    assert f"error: {bad}:3: duplicate doc id 'faq' (first on line 1)" in out
+    assert f"error: {bad}:4: metadata.status must be one of active, superseded (got 'retired')" in out
+    assert f"{golden} and {bad}: 3 error(s), 0 warning(s)" in out
+    assert main(["validate", str(KB / "golden.jsonl"), "--corpus", str(KB / "corpus.jsonl")]) == 0

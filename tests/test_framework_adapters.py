@@ -115,6 +115,7 @@ def test_a_dropped_filter_is_a_leak(spec: str, tmp_path: Path) -> None:
     ("spec", "says"),
     [
         ("langchain:framework_apps:langchain_bm25_shared", "silently drops the tenant filter="),
+        ("langchain:framework_apps:langchain_bm25_shared", "name a function make(tenant_id) returning one"),
         ("llamaindex:framework_apps:llamaindex_built", "filters were fixed when it was built"),
         ("haystack:framework_apps:haystack_replace_policy", "filter_policy=REPLACE"),
     ],

@@ -40,6 +40,8 @@ def test_the_documented_examples_run_as_written(
     assert "Flaky: 1 of 3 cases failed (33.3%; max_error_rate allows 0.0%)" in printed
     assert "first failures: q2: RuntimeError: index offline" in printed
     assert "StandIn object with invoke() but no search method" in printed
+    # the fix names the adapter that sends the tenant filter, not a hand-written wrapper without one
+    assert "LangChainRetriever(retriever) from ragaudit.retrieval.adapters.langchain" in printed
     assert "tenant acme: nDCG@10 0.79 < floor 0.90; worst queries: acme-refund-002 (0.31)" in printed
 
 

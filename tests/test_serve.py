@@ -583,3 +583,24 @@ def test_a_key_in_clear_in_the_keys_file_is_bad_input_and_not_echoed(
     assert "64 lower-case hex" in captured.err and "rk_pasted-in-clear" not in captured.out + captured.err
     assert main(["serve", "--pipeline", "bm25", "--corpus", CORPUS]) == 2
     assert "--keys is required" in capsys.readouterr().err
+
+
+def test_a_port_in_use_is_named_as_an_address_not_a_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    keys = tmp_path / "keys.toml"
+    keys.write_text(f'[[key]]\ntenant = "acme"\nsha256 = "{hash_key("k")}"\n', encoding="utf-8")
+    taken = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    try:
+        argv = ["serve", "--pipeline", "bm25", "--corpus", CORPUS, "--keys", str(keys), "--no-index-dir"]
+        assert main([*argv, "--port", str(port), "-q"]) == 2
+    finally:
+        taken.close()
+    err = capsys.readouterr().err
+    assert f"error: --port: 127.0.0.1:{port} is already in use" in err
+    assert "--port 0 picks a free one" in err and "check the path" not in err

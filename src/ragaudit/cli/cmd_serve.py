@@ -9,9 +9,13 @@ line the keys file stores; ``--new-key TENANT`` makes a key and prints both.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from ragaudit.cli.argtypes import input_file, positive_float, positive_int
 
@@ -69,7 +73,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _usage(where: str, message: str, fix: str) -> None:
+def _usage(where: str, message: str, fix: str) -> NoReturn:
     from ragaudit.errors import InputError
 
     raise InputError(where, None, message, fix)
@@ -105,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     )
     limits = Limits(args.max_query_chars, args.max_top_k, args.max_body_bytes, args.request_timeout)
     app = create_app(engine, keys, limits, ServeMetrics())
-    sock = bind(args.host, args.port)
+    sock = _listen(bind, args.host, args.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     info = engine.info
@@ -118,6 +122,20 @@ def run(args: argparse.Namespace) -> int:
     print("stop with Ctrl-C", flush=True)
     run_server(app, sock, max_connections=args.max_connections)
     return 0
+
+
+def _listen(bind: Callable[[str, int], socket.socket], host: str, port: int) -> socket.socket:
+    """The listening socket, or a usage error naming the address (not a path) when it cannot be had."""
+    try:
+        return bind(host, port)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            _usage(
+                "--port",
+                f"{host}:{port} is already in use (another serve or program listens there)",
+                "stop that process, or pass another --port (--port 0 picks a free one)",
+            )
+        _usage("--host", f"cannot listen on {host}:{port}: {exc.strerror or exc}", "check --host and --port")
 
 
 def _index_dir(args: argparse.Namespace) -> Path | None:

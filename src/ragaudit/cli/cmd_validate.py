@@ -5,10 +5,14 @@ and checked as a run, not read as qrels."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ragaudit.cli.common import add_format_and_split
+from ragaudit.errors import Problem
 
-HELP = "check a golden dataset or a run file (and its ids against a corpus); exit 1 on errors"
+HELP = (
+    "check a golden dataset or a run file (and its ids against a corpus, and that corpus); exit 1 on errors"
+)
 
 
 EXAMPLES = """\
@@ -51,9 +55,22 @@ def run(args: argparse.Namespace) -> int:
 
             raise InputError("--dataset", None, "is for a run file; PATH is a dataset", "drop --dataset")
         problems = validate_dataset(args.path, args.corpus, args.dataset_format, args.split)
+    corpus_problems = _corpus_problems(args.corpus)
+    problems = corpus_problems + [p for p in problems if p not in corpus_problems]
     errors = [p for p in problems if p.severity == "error"]
     for problem in problems:
         print(("error: " if problem.severity == "error" else "") + str(problem))
     warnings = len(problems) - len(errors)
-    print(f"{args.path}: {len(errors)} error(s), {warnings} warning(s)")
+    checked = f"{args.path} and {args.corpus}" if corpus_problems else args.path
+    print(f"{checked}: {len(errors)} error(s), {warnings} warning(s)")
     return 1 if errors else 0
+
+
+def _corpus_problems(corpus: str | None) -> list[Problem]:
+    """The corpus's own problems, as ``eval --corpus`` would refuse it (missing tenant, duplicate id,
+    invalid status, ...): the ids of a corpus that cannot be loaded are no ground to call labels clean."""
+    if corpus is None or not Path(corpus).exists():
+        return []  # a missing corpus is the dataset or run check's input error
+    from ragaudit.corpus.loading import read_corpus
+
+    return read_corpus(corpus)[1]

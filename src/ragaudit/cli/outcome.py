@@ -125,10 +125,18 @@ def fix_for(kind: str, via: Via) -> str:
     chat = via in ("chat", "judge")
     url = "--judge-endpoint (or --endpoint)" if via == "judge" else "--endpoint"
     concurrency = "--answer-concurrency" if chat else "--concurrency"
+    if kind == "HTTP 403" and not chat:
+        return (
+            "the service refused these tenants' requests: a key bound to one tenant needs --endpoint-keys "
+            "FILE with one key per tenant (else check the credential of --auth-env)"
+        )
     if kind in ("HTTP 401", "HTTP 403"):
         if chat:
             return "the service refused the credential: pass --api-key-env VAR (the env var holding the key)"
-        return "the service refused the credential: pass --auth-env VAR (the env var holding the token)"
+        return (
+            "the service refused the credential: pass --auth-env VAR (the env var holding the token), "
+            "or --endpoint-keys FILE with one key per tenant"
+        )
     if kind in ("HTTP 404", "HTTP 405"):
         return f"check the URL of {url} (its path, and that it accepts POST)"
     if kind in ("HTTP 400", "HTTP 422"):

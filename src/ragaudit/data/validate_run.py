@@ -111,5 +111,17 @@ def validate_run(
                         "warning",
                     )
                 )
+            extra = [cid for cid in run.cases if cid not in cases]
+            if extra:
+                problems.append(
+                    Problem(
+                        where,
+                        None,
+                        f"{len(extra)} run case(s) are not in the dataset {dataset} (eval ignores them): "
+                        f"{_shown(extra)}",
+                        "check the case ids (a typo, or a case removed from the dataset)",
+                        "warning",
+                    )
+                )
         summary += f"; {len(shared)} of {len(cases)} dataset case(s) answered"
     return problems, summary

@@ -598,9 +598,19 @@ class HttpRetriever:
                     message, retry_after_s=_retry_after(response.headers.get("retry-after"))
                 )
             else:
-                error = PermanentRetrievalError(message + _status_hint(status, self.auth_header_env))
+                error = PermanentRetrievalError(message + self._refusal_hint(status, wanted or tenant_id))
         error.response, error.headers = answered_body(content), headers  # a refusal can carry data too
         raise error
+
+    def _refusal_hint(self, status: int, key_tenant: str) -> str:
+        """What to check after a refusal; with ``tenant_keys``, the tenant whose key went (or had none)."""
+        keys = self._tenant_keys
+        if status in (401, 403) and keys is not None:
+            if keys.key_for(key_tenant) is not None:
+                return f" (check the key of tenant {key_tenant!r} in {keys.path})"
+            if self.auth_header_env is None:
+                return f" (no key for tenant {key_tenant!r} in {keys.path}: add it under [tenants])"
+        return _status_hint(status, self.auth_header_env)
 
 
 def _endpoint_keys(path: str) -> EndpointKeys:
@@ -610,11 +620,16 @@ def _endpoint_keys(path: str) -> EndpointKeys:
 
 
 def _status_hint(status: int, auth_env: str | None) -> str:
+    if status == 403 and auth_env:
+        return (
+            f" (refused with the credential in ${auth_env}: a key bound to one tenant cannot ask as "
+            "another; give one key per tenant with --endpoint-keys)"
+        )
     if status in (401, 403):
         return (
             f" (check the credential in ${auth_env})"
             if auth_env
-            else " (the service wants credentials: set auth_header_env)"
+            else " (the service wants credentials: set auth_header_env; on the CLI --auth-env or --endpoint-keys)"
         )
     if status in (404, 405):
         return " (check the URL and that the endpoint accepts POST)"

@@ -108,8 +108,9 @@ def check_retriever(obj: object, where: str = "retriever") -> Retriever:
                 where,
                 None,
                 f"got a {name} object with invoke() but no search method (a LangChain retriever?)",
-                "wrap it: async def search(self, *, tenant_id, query, top_k) that awaits its ainvoke(query) "
-                "and returns [{'chunk_id': ..., 'score': ...}] (docs/python-api.md)",
+                "wrap it in the adapter that sends the tenant filter: LangChainRetriever(retriever) from "
+                "ragaudit.retrieval.adapters.langchain, or --retriever langchain:module:attribute on the "
+                "command line (docs/integrations.md)",
             )
         raise InputError(where, None, f"got a {name} object without a search method", SEARCH_FIX)
     if not inspect.iscoroutinefunction(search):

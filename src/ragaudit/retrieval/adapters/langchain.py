@@ -79,8 +79,9 @@ class LangChainRetriever:
                 None,
                 f"{type(retriever).__name__}._get_relevant_documents takes nothing but the query, so "
                 "LangChain's invoke() silently drops the tenant filter=",
-                "accept the filter (def _get_relevant_documents(self, query, *, run_manager, filter=None)) "
-                "and apply it, or use a VectorStoreRetriever (docs/integrations.md)",
+                "name a function make(tenant_id) returning one retriever per tenant (e.g. a BM25Retriever "
+                "over that tenant's documents), accept the filter (def _get_relevant_documents(self, query, "
+                "*, run_manager, filter=None)) and apply it, or use a VectorStoreRetriever (docs/integrations.md)",
             )
         self.retriever = retriever
         self._vector_store = _vector_store(retriever)
