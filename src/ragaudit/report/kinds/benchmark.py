@@ -314,7 +314,7 @@ def _recommendation(report: BenchmarkReport) -> Section | None:
     invariants = Paragraph(
         f"every pipeline: the same {_known(report.cases)} cases, tenants {', '.join(report.tenants) or '?'}, "
         f"top_k {_known(report.top_k)}{star}; ▲/▼ = significantly higher/lower than {gain_base(report)} "
-        "(paired randomization test, Holm-corrected, alpha 0.05)"
+        "(paired randomization test; p Holm-corrected within each Δ column, so one pair can read two p-values; alpha 0.05)"
     )
     pages = report.pages or {}
     links = (
