@@ -31,7 +31,7 @@ from ragaudit.report.document import (
     Table,
     Value,
 )
-from ragaudit.report.kinds.fields import Fields, Paired, number
+from ragaudit.report.kinds.fields import Fields, Paired, interval, number
 
 HIDDEN = " ▼ hidden"
 """The mark of a tenant's significant loss that the overall delta does not show."""
@@ -79,7 +79,7 @@ class TenantSlices:
                         str(t.get("tenant")),
                         metric,
                         number(f.get("mean")),
-                        (float(ci[0]), float(ci[1])) if isinstance(ci, list) and len(ci) == 2 else None,
+                        interval(ci),
                         n if isinstance(n, int) and not isinstance(n, bool) else None,
                         t.get("enough") is not False,
                     )
