@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates, order_
 from ragaudit.data.schema import Dataset
 from ragaudit.errors import InputError
 from ragaudit.evaluation.holes import judged_k
-from ragaudit.evaluation.id_forms import IdFormCheck
+from ragaudit.evaluation.id_forms import IdFormCheck, all_plain
 from ragaudit.evaluation.result import CaseResult, CaseStatus, Counts, EvalResult, RetrievedRecord
 from ragaudit.metrics.bulk import compute_rankings
 from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
@@ -164,6 +165,7 @@ def evaluate(
     per_case: list[CaseResult] = []
     row_of = {c.id: i for i, c in enumerate(answerable)}
     forms = IdFormCheck()  # unjudged retrieved ids equal to a judged id but for their form (a hint)
+    plain = all_plain(chain(rankings, grades))
     for case in ds.cases:
         case_run = the_run.cases.get(case.id)
         row = row_of.get(case.id)
@@ -184,7 +186,8 @@ def evaluate(
             )
             for it in (case_run.items[:depth] if case_run is not None else [])
         )
-        forms.add(case.id, (r.chunk_id for r in retrieved), case_grades)
+        if row is not None and not plain:  # an answerable case: its ranking as scored, to the report's depth
+            forms.add(case.id, rankings[row][:depth], case_grades)
         per_case.append(
             CaseResult(
                 id=case.id,
