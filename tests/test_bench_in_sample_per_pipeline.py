@@ -6,6 +6,8 @@ and tagged; ``fused-b`` read as a clean figure everywhere."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ import pytest
 import ragaudit
 from conftest import KB
 from ragaudit.artifacts.envelope import schema_errors
+from ragaudit.evaluation.compare import compare_reports, load_report
 from ragaudit.report.html import render_html
 from ragaudit.report.kinds.benchmark import BenchmarkKind
 from ragaudit.report.markdown import render_markdown
@@ -89,3 +92,25 @@ def test_an_older_report_names_its_pipelines_through_the_report_level_section() 
     assert [r.name for r in runs_of(old) if "ragaudit.in_sample" in r.tags] == ["a", "b"]
     first_only = {**old, "in_sample": section}
     assert BenchmarkKind().from_json(first_only).in_sample == ("a",)
+
+
+def test_a_comparison_naming_an_in_sample_system_is_schema_valid(tmp_path: Path) -> None:
+    golden = KB / "golden.jsonl"
+    ids = [json.loads(line)["id"] for line in golden.read_text(encoding="utf-8").splitlines() if line]
+    paths = []
+    for name, ranking in (("a", ["x"]), ("b", [])):
+        result = ragaudit.evaluate(golden, dict.fromkeys(ids, ranking), metrics="R@5")
+        data = result.to_dict()
+        if name == "a":
+            data["in_sample"] = {
+                "state": "in_sample",
+                "cases": 75,
+                "overlap": 75,
+                "text": "IN-SAMPLE: all 75 ...",
+            }
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        paths.append(path)
+    compared = compare_reports([load_report(p) for p in paths], metrics=["R@5"], n_resamples=100)
+    assert compared["in_sample"]["systems"] == [load_report(paths[0]).label]
+    assert schema_errors(compared) == []  # before: 'in_sample' was unexpected in a compare report
