@@ -40,6 +40,7 @@ from ragaudit.evaluation.compare import (
 )
 from ragaudit.evaluation.evaluate import RunLike
 from ragaudit.evaluation.evaluate import evaluate as evaluate_run
+from ragaudit.evaluation.id_forms import warn_id_forms
 from ragaudit.evaluation.live import RunOptions, retrieval_depth
 from ragaudit.evaluation.result import EvalResult
 from ragaudit.evaluation.retriever_eval import evaluate_retriever as evaluate_live_retriever
@@ -100,8 +101,12 @@ def evaluate(
     context: Mapping[str, Any] | None = None,
 ) -> Evaluation:
     """Score a run you already have (a run file, or ``{case: [ids]}`` / ``{case: {id: score}}``), as
-    ``ragaudit eval --run`` does (:func:`ragaudit.evaluation.evaluate.evaluate`)."""
-    return Evaluation.of(evaluate_run(dataset, run, metrics, policy, context))
+    ``ragaudit eval --run`` does (:func:`ragaudit.evaluation.evaluate.evaluate`); warns
+    (:class:`~ragaudit.evaluation.id_forms.IdFormWarning`) when retrieved ids miss judged ids only by
+    their form (NFC/NFD, width, case)."""
+    result = Evaluation.of(evaluate_run(dataset, run, metrics, policy, context))
+    warn_id_forms(result.notes)
+    return result
 
 
 async def evaluate_retriever(

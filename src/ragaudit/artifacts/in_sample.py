@@ -109,14 +109,28 @@ def _text(section: Mapping[str, Any], row: Mapping[str, Any]) -> str:
 
 def first_in_sample(systems: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     """``{"in_sample": section}`` for a report over several systems (``(label, its eval report)``:
-    a benchmark, a comparison) when one of them is IN-SAMPLE: the first one's section, its text naming
-    the system; ``{}`` otherwise."""
-    for label, report in systems:
-        section = section_of(report)
-        if section is not None and section.get("state") == "in_sample":
-            text = str(section.get("text", "")).removeprefix("IN-SAMPLE: ")
-            return {"in_sample": {**section, "system": label, "text": f"IN-SAMPLE: {label}: {text}"}}
-    return {}
+    a benchmark, a comparison) when any of them is IN-SAMPLE: the first one's section (``system``: its
+    label), ``systems``: every IN-SAMPLE system's label, and a text naming each; ``{}`` otherwise.
+    Each system's own section stays in its own entry (a benchmark's ``pipelines[].in_sample``)."""
+    found = [
+        (label, s) for label, report in systems if (s := section_of(report)) and s.get("state") == "in_sample"
+    ]
+    if not found:
+        return {}
+    label, section = found[0]
+    if len(found) == 1:
+        text = f"IN-SAMPLE: {label}: {_bare(section)}"
+    else:  # each named once, the fix they share said once at the end
+        text = "IN-SAMPLE: " + "; ".join(
+            f"{name}: {_bare(s).removesuffix(f'; {HOLDOUT_FIX}')}" for name, s in found
+        )
+        text += f"; {HOLDOUT_FIX}"
+    return {"in_sample": {**section, "system": label, "systems": [name for name, _ in found], "text": text}}
+
+
+def _bare(section: Mapping[str, Any]) -> str:
+    """A section's text without its ``IN-SAMPLE: `` prefix."""
+    return str(section.get("text", "")).removeprefix("IN-SAMPLE: ")
 
 
 def section_of(report: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -151,3 +151,23 @@ def repeated(keys: WordArray) -> BoolArray:
     if twins.size == 0:
         return np.zeros(keys.shape[0], dtype=np.bool_)
     return np.isin(keys, sorted_distinct(twins))
+
+
+_HIGH = np.uint64(0x8080808080808080)
+_BYTES = np.uint64(0x0101010101010101)
+
+
+def high_byte_rows(words: WordArray) -> BoolArray:
+    """Which rows of token words hold a byte >= 0x80 (a non-ASCII character)."""
+    found: BoolArray = ((words & _HIGH) != 0).any(axis=1)
+    return found
+
+
+def unusual_id_rows(words: WordArray) -> BoolArray:
+    """Which rows of token words are not in one form already: a non-ASCII byte or an ASCII capital
+    (an id whose NFKC case-folded form may differ from itself; :mod:`ragaudit.evaluation.id_forms`)."""
+    low = (words | _HIGH) - _BYTES * np.uint64(0x41)  # high bit kept per byte where (byte & 0x7F) >= 'A'
+    above = (words | _HIGH) - _BYTES * np.uint64(0x5B)  # ... where it is > 'Z'
+    capital = low & ~above & ~words & _HIGH
+    found: BoolArray = (((words & _HIGH) | capital) != 0).any(axis=1)
+    return found

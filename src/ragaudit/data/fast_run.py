@@ -14,7 +14,8 @@ For a batch of run rows (whole queries), :func:`rank_judged` finds, without a pe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +24,7 @@ from ragaudit.data.fast_keys import (
     float_order,
     grouped_keys,
     hash_rows,
+    high_byte_rows,
     in_table,
     lex_argsort,
     pad_words,
@@ -53,6 +55,8 @@ class RunRows:
     query_words: WordArray
     doc_words: WordArray
     scores: npt.NDArray[np.float64]
+    non_ascii: bool = False
+    """Whether the rows' text has a non-ASCII byte (the tokenizer's UTF-8 check says so for free)."""
 
     @property
     def size(self) -> int:
@@ -67,6 +71,7 @@ def concat_rows(parts: list[RunRows]) -> RunRows:
         np.concatenate([pad_words(p.query_words, qw) for p in parts]),
         np.concatenate([pad_words(p.doc_words, dw) for p in parts]),
         np.concatenate([p.scores for p in parts]),
+        any(p.non_ascii for p in parts),
     )
 
 
@@ -79,6 +84,7 @@ def parse_run_block(block: TextBlock) -> RunRows:
         query_words=token_words(block, *table.column(0)),
         doc_words=token_words(block, *table.column(2)),
         scores=parse_scores(token_words(block, score_start, score_len), score_len),
+        non_ascii=table.non_ascii,
     )
 
 
@@ -97,6 +103,12 @@ class RankedBatch:
     """1-based rank of each row with grade > 0 that is not a repeat, and its block."""
     judged_grade: IntArray
     duplicates: int
+    form_query: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    form_docs: npt.NDArray[np.bytes_] = field(default_factory=lambda: np.zeros(0, dtype="S1"))
+    """Unjudged rows that may equal a judged id but for their form (:func:`form_candidates`): the qrels
+    query index and doc id of each, at most :data:`FORM_ROWS` a batch."""
+    form_capped: bool = False
+    """Whether there were more such rows than :data:`FORM_ROWS`."""
 
 
 def _blocks(query_words: WordArray) -> tuple[IntArray, IntArray]:
@@ -170,8 +182,36 @@ def _grades(qrels: QrelsIndex, query: IntArray, docs: WordArray, hashes: npt.NDA
     return grade
 
 
-def rank_judged(rows: RunRows, qrels: QrelsIndex, wanted: BoolArray) -> RankedBatch:
-    """Ranks of the judged rows of a batch; ``wanted[q]`` says which qrels queries need scoring."""
+FORM_ROWS = 10_000
+"""At most this many id-form candidates a batch are handed on (the check is a hint, never a score)."""
+
+
+def form_candidates(
+    docs: WordArray, non_ascii: bool, block_query: IntArray, block_of: IntArray, unusual: BoolArray,
+    unjudged: Callable[[], BoolArray],
+) -> tuple[IntArray, BoolArray] | None:  # fmt: skip
+    """Rows that may equal a judged id of their query but for Unicode form or case: unjudged rows whose
+    id has a non-ASCII byte (looked at only when the batch's text has one), and unjudged rows of the
+    queries whose judged ids are not all plain (``unusual[q]``: a non-ASCII byte or a capital). ``None``
+    when there can be none, the usual case, decided by one flag and one look-up per block before any
+    pass over the rows. Not seen here: an ASCII id with capitals against plain judged ids."""
+    known = block_query >= 0
+    odd_blocks = np.zeros(block_query.size, dtype=np.bool_)
+    odd_blocks[known] = unusual[block_query[known]]
+    if not non_ascii and not odd_blocks.any():
+        return None
+    pick = odd_blocks[block_of]
+    if non_ascii:
+        pick |= high_byte_rows(docs)
+    pick &= unjudged()
+    return (block_query[block_of], pick) if pick.any() else None
+
+
+def rank_judged(
+    rows: RunRows, qrels: QrelsIndex, wanted: BoolArray, unusual: BoolArray | None = None
+) -> RankedBatch:
+    """Ranks of the judged rows of a batch; ``wanted[q]`` says which qrels queries need scoring;
+    ``unusual`` (per qrels query: judged ids not all plain) turns on the id-form candidates."""
     block_of, first = _blocks(rows.query_words)
     ids = as_bytes(rows.query_words[first])
     unique_ids, inverse = np.unique(ids, return_inverse=True)
@@ -200,7 +240,17 @@ def rank_judged(rows: RunRows, qrels: QrelsIndex, wanted: BoolArray) -> RankedBa
     grade = _grades(qrels, block_query[block_of], docs, hashes)
     block_start = np.searchsorted(block_of, np.arange(n_blocks))
     in_scored = scored[block_of]
+    forms = None
+    if unusual is not None:
+        forms = form_candidates(docs, rows.non_ascii, block_query, block_of, unusual,
+                                lambda: (grade < 0) & ~repeats & in_scored)  # fmt: skip
     judged = np.flatnonzero((grade > 0) & ~repeats & in_scored)
     rank = position[judged] - block_start[block_of[judged]] + 1
     repeated_lines = int(np.count_nonzero(repeats & in_scored))
-    return RankedBatch(ids, block_query, block_size, block_of[judged], rank, grade[judged], repeated_lines)
+    batch = RankedBatch(ids, block_query, block_size, block_of[judged], rank, grade[judged], repeated_lines)
+    if forms is None:
+        return batch
+    query_of, pick = forms
+    at = np.flatnonzero(pick)
+    return replace(batch, form_query=query_of[at[:FORM_ROWS]], form_docs=as_bytes(docs[at[:FORM_ROWS]]),
+                   form_capped=at.size > FORM_ROWS)  # fmt: skip

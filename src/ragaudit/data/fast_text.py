@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -151,6 +151,8 @@ class Table:
     """Canonical blocks: ``(rows, width)`` offsets of the byte that ends each column."""
     token_bounds: tuple[IntArray, IntArray] | None = None
     """Other blocks: ``(rows, width)`` start and end offsets of each column."""
+    non_ascii: bool = False
+    """Whether the block has a byte >= 0x80 (known for free from the UTF-8 check)."""
 
     @property
     def rows(self) -> int:
@@ -175,6 +177,7 @@ class Table:
             self.width,
             None if self.separators is None else self.separators[1:],
             None if self.token_bounds is None else (self.token_bounds[0][1:], self.token_bounds[1][1:]),
+            self.non_ascii,
         )
 
 
@@ -184,15 +187,18 @@ def _check_bytes(block: TextBlock, low_positions: IntArray) -> None:
         raise SlowPath("a control byte other than space, tab, CR or LF")
 
 
-def _check_text(block: TextBlock) -> None:
+def _check_text(block: TextBlock) -> bool:
+    """Raise :class:`SlowPath` on invalid UTF-8 or Unicode whitespace; whether the block has non-ASCII bytes."""
     body = block.data[: block.size]
-    if body.size and int(body.max()) >= 0x80:
+    non_ascii = bool(body.size and int(body.max()) >= 0x80)
+    if non_ascii:
         try:
             text = block.text().decode("utf-8")
         except UnicodeDecodeError:
             raise SlowPath("invalid UTF-8") from None
         if UNICODE_SPACES.search(text):
             raise SlowPath("Unicode whitespace inside a line")
+    return non_ascii
 
 
 def _canonical(block: TextBlock, low: IntArray, adjacent: bool, columns: int) -> Table | None:
@@ -246,12 +252,13 @@ def tokenize(block: TextBlock, columns: tuple[int, ...]) -> Table:
     is_low = block.data[: block.size] <= np.uint8(0x20)
     low = np.flatnonzero(is_low)
     adjacent = bool((is_low[1:] & is_low[:-1]).any())
-    _check_text(block)
+    non_ascii = _check_text(block)
     for width in columns:
         table = _canonical(block, low, adjacent, width)
         if table is not None:
-            return table
-    return _general(block, low, columns)
+            return replace(table, non_ascii=non_ascii) if non_ascii else table
+    table = _general(block, low, columns)
+    return replace(table, non_ascii=non_ascii) if non_ascii else table
 
 
 def token_words(

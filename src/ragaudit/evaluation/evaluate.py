@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates, order_
 from ragaudit.data.schema import Dataset
 from ragaudit.errors import InputError
 from ragaudit.evaluation.holes import judged_k
+from ragaudit.evaluation.id_forms import IdFormCheck, all_plain
 from ragaudit.evaluation.result import CaseResult, CaseStatus, Counts, EvalResult, RetrievedRecord
 from ragaudit.metrics.bulk import compute_rankings
 from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
@@ -162,6 +164,8 @@ def evaluate(
     depth = _report_depth(specs) if policy.max_depth is None else min(_report_depth(specs), policy.max_depth)
     per_case: list[CaseResult] = []
     row_of = {c.id: i for i, c in enumerate(answerable)}
+    forms = IdFormCheck()  # unjudged retrieved ids equal to a judged id but for their form (a hint)
+    plain = all_plain(chain(rankings, grades))
     for case in ds.cases:
         case_run = the_run.cases.get(case.id)
         row = row_of.get(case.id)
@@ -182,6 +186,8 @@ def evaluate(
             )
             for it in (case_run.items[:depth] if case_run is not None else [])
         )
+        if row is not None and not plain:  # an answerable case: its ranking as scored, to the report's depth
+            forms.add(case.id, rankings[row][:depth], case_grades)
         per_case.append(
             CaseResult(
                 id=case.id,
@@ -208,6 +214,8 @@ def evaluate(
     deepest = max((len(cr.items) for cr in the_run.cases.values()), default=0) if live else 0
     if cut := cut_by_top_k(specs, context, deepest):
         notes.append(cut)
+    if form_note := forms.note():
+        notes.append(form_note)
     if ds.skipped:
         notes += [
             f"dataset input left out: {n} {reason.replace('_', ' ')}" for reason, n in ds.skipped.items() if n

@@ -38,12 +38,22 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ragaudit.data.fast_keys import sorted_distinct
+from ragaudit.data.fast_keys import sorted_distinct, unusual_id_rows
 from ragaudit.data.fast_qrels import QrelsIndex, read_qrels_index
-from ragaudit.data.fast_run import RankedBatch, RunRows, concat_rows, parse_run_block, rank_judged
-from ragaudit.data.fast_text import BOM, PAD, SlowPath, TextBlock, iter_blocks, line_number
+from ragaudit.data.fast_run import FORM_ROWS, RankedBatch, RunRows, concat_rows, parse_run_block, rank_judged
+from ragaudit.data.fast_text import (
+    BOM,
+    PAD,
+    IntArray,
+    SlowPath,
+    TextBlock,
+    as_bytes,
+    iter_blocks,
+    line_number,
+)
 from ragaudit.data.trec import read_trec_run
 from ragaudit.errors import InputError, ValidationError
+from ragaudit.evaluation.id_forms import IdFormCheck
 from ragaudit.metrics.bulk import FloatArray, RankMatrix, compute, width_groups
 from ragaudit.metrics.measures import measure_of
 from ragaudit.metrics.names import DEFAULT_METRICS, MetricSpec, parse_metrics
@@ -293,6 +303,12 @@ class _Scorer:
         self.max_k = max(cutoffs, default=0)
         ideal_cuts = [s.k for s in specs if measure_of(s.family).reads_ideal]
         self.ideal_width = None if None in ideal_cuts else max((k for k in ideal_cuts if k), default=1)
+        self.unusual = np.zeros(qrels.n_queries, dtype=np.bool_)  # judged ids not all plain (id forms)
+        self.unusual[
+            (qrels.keys[unusual_id_rows(qrels.doc_words)] >> np.uint64(qrels.hash_bits)).view(np.int64)
+        ] = True
+        self.form_rows: list[tuple[IntArray, npt.NDArray[np.bytes_]]] = []
+        self.form_capped = False
 
     def add(self, batch: RankedBatch) -> None:
         known = batch.block_query >= 0
@@ -302,6 +318,11 @@ class _Scorer:
             raise _NotGrouped
         self.seen[queries] = True
         self.duplicates += batch.duplicates
+        if batch.form_docs.size and sum(q.size for q, _ in self.form_rows) < FORM_ROWS * 10:
+            self.form_rows.append((batch.form_query, batch.form_docs))
+        self.form_capped |= batch.form_capped or (
+            bool(batch.form_docs.size) and sum(q.size for q, _ in self.form_rows) >= FORM_ROWS * 10
+        )
         blocks = np.flatnonzero(known)
         blocks = blocks[self.answerable[batch.block_query[blocks]]]
         if blocks.size:
@@ -349,6 +370,24 @@ class _Scorer:
             for name, values in compute(matrix, self.specs, self.policy.gain).items():
                 self.values[name][slots] = values
 
+    def form_note(self) -> str | None:
+        """The id-form hint (:mod:`ragaudit.evaluation.id_forms`) over the candidate rows the batches
+        handed on: each against the judged ids of its query."""
+        if not self.form_rows:
+            return None
+        check = IdFormCheck(capped=self.form_capped)
+        queries = np.concatenate([q for q, _ in self.form_rows])
+        docs = [d.decode("utf-8") for part in self.form_rows for d in part[1].tolist()]
+        by_query: dict[int, list[str]] = {}
+        for q, doc in zip(queries.tolist(), docs, strict=True):
+            by_query.setdefault(q, []).append(doc)
+        shift = np.uint64(self.qrels.hash_bits)
+        for q, retrieved in by_query.items():
+            lo, hi = np.searchsorted(self.qrels.keys, [np.uint64(q) << shift, np.uint64(q + 1) << shift])
+            judged = {d.decode("utf-8"): 0 for d in as_bytes(self.qrels.doc_words[lo:hi]).tolist()}
+            check.add(self.qrels.query_ids[q].decode("utf-8"), retrieved, judged)
+        return check.note()
+
     def finish(self) -> tuple[npt.NDArray[np.bool_], list[str]]:
         """Score the answerable queries the run never mentioned; ``(seen per qrels query, strays)``."""
         missing = self.answerable_queries[~self.seen[self.answerable_queries]]
@@ -359,8 +398,14 @@ class _Scorer:
         return self.seen, [s.decode("utf-8") for s in strays.tolist()]
 
 
-def _rank_block(path: str, block: TextBlock, qrels: QrelsIndex, wanted: npt.NDArray[np.bool_]) -> RankedBatch:
-    return rank_judged(_parse(path, block), qrels, wanted)
+def _rank_block(
+    path: str,
+    block: TextBlock,
+    qrels: QrelsIndex,
+    wanted: npt.NDArray[np.bool_],
+    unusual: npt.NDArray[np.bool_],
+) -> RankedBatch:
+    return rank_judged(_parse(path, block), qrels, wanted, unusual)
 
 
 def _score_run(
@@ -378,13 +423,15 @@ def _score_run(
     scorer = _Scorer(qrels, specs, policy)
     if mode == "memory":
         for rows in _whole_run(run_path, block_bytes):
-            scorer.add(rank_judged(rows, qrels, scorer.answerable))
+            scorer.add(rank_judged(rows, qrels, scorer.answerable, scorer.unusual))
         return scorer, mode
     pending: deque[Future[RankedBatch]] = deque()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         try:
             for block in _query_blocks(run_path, block_bytes):
-                pending.append(pool.submit(_rank_block, run_path, block, qrels, scorer.answerable))
+                pending.append(
+                    pool.submit(_rank_block, run_path, block, qrels, scorer.answerable, scorer.unusual)
+                )
                 while len(pending) > workers:
                     scorer.add(pending.popleft().result())
             while pending:
@@ -475,6 +522,8 @@ def evaluate_trec_files(
         notes.append(f"{scorer.duplicates} duplicate doc id line(s); each id counts once, at its best rank")
     if mode == "memory" and stream:
         notes.append("the run is not grouped by query id, so it was read whole before scoring")
+    if form_note := scorer.form_note():
+        notes.append(form_note)
     order = qrels.file_order
     answerable = scorer.answerable[order]
     return FastResult(

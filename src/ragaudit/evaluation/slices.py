@@ -80,7 +80,8 @@ def tenant_slices(
     seed: int = 0,
 ) -> dict[str, Any]:
     """``{"level", "method", "min_cases", "tenants": [{"tenant", "n", "enough", "metrics": {metric: {"mean",
-    "ci", "n"}}}]}`` over the answerable cases of a report's ``per_case`` (the JSON form)."""
+    "ci", "n"}}}]}`` over the answerable cases of a report's ``per_case`` (the JSON form); a tenant with
+    cases that failed (an error, e.g. no tenant to ask as, or no result; scored 0) also has ``failed``."""
     rows = []
     groups = cases_by_tenant(per_case)
     bootstrap = sum(map(len, groups.values())) * len(metrics) * resamples <= BOOTSTRAP_BUDGET
@@ -94,9 +95,9 @@ def tenant_slices(
                 "ci": list(ci) if ci is not None else None,
                 "n": len(values),
             }
-        rows.append(
-            {"tenant": tenant, "n": len(cases), "enough": len(cases) >= min_cases, "metrics": figures}
-        )
+        row = {"tenant": tenant, "n": len(cases), "enough": len(cases) >= min_cases, "metrics": figures}
+        failed = sum(1 for c in cases if c.get("status") in ("error", "missing"))
+        rows.append({**row, "failed": failed} if failed else row)  # scored 0: said beside the slice
     return {
         "level": SLICE_LEVEL,
         "method": (

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ragaudit.artifacts.envelope import envelope, write_artifact
-from ragaudit.artifacts.in_sample import first_in_sample
+from ragaudit.artifacts.in_sample import first_in_sample, section_of
 from ragaudit.corpus.chunkers import count_tokens
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import Run
@@ -116,6 +116,7 @@ class BenchmarkResult:
                     "tenant_slices": tenant_slices(
                         [c.to_json() for c in o.result.per_case], list(o.result.metrics)
                     ),
+                    **_own_in_sample(o.result),
                 }
                 for o in self.outcomes
             ],
@@ -141,9 +142,17 @@ class BenchmarkResult:
         return [cut] if cut else []
 
     def _in_sample(self) -> dict[str, Any]:
-        """``{"in_sample": section}`` when a pipeline's fitted stage scored cases it was fitted on (the
-        first such pipeline, named; every view prints it first)."""
+        """``{"in_sample": section}`` when a pipeline's fitted stage scored cases it was fitted on (every
+        such pipeline named in its text and ``systems``; every view prints it first). Each pipeline's own
+        state is in its entry (:func:`_own_in_sample`); this report-level section is kept for readers of it."""
         return first_in_sample((f"pipeline {o.name}", o.result.context) for o in self.outcomes)
+
+
+def _own_in_sample(result: EvalResult) -> dict[str, Any]:
+    """``{"in_sample": section}`` of a pipeline with a fitted stage (``in_sample``, ``held_out`` or
+    ``unknown``: :mod:`ragaudit.artifacts.in_sample`), ``{}`` without one."""
+    section = section_of(result.context)
+    return {"in_sample": dict(section)} if section is not None else {}
 
 
 MEAN_CI_LEVEL = 0.95

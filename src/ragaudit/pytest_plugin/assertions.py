@@ -88,7 +88,18 @@ def assert_floors(
     messages += _run_failed(result, max_error_rate)
     messages += _in_sample(result)
     if messages:
-        raise AssertionError("\n".join(messages))
+        raise AssertionError("\n".join([*messages, *_id_forms(result)]))
+
+
+def _id_forms(result: EvalResult | Mapping[str, Any]) -> list[str]:
+    """The hint that retrieved ids missed judged ids only by their form (NFC/NFD, width, case), shown with
+    a failed floor (:mod:`ragaudit.evaluation.id_forms`)."""
+    from ragaudit.evaluation.id_forms import id_form_note
+    from ragaudit.evaluation.result import EvalResult
+
+    notes = result.notes if isinstance(result, EvalResult) else result.get("notes", [])
+    note = id_form_note(str(n) for n in notes)
+    return [f"hint: {note}"] if note else []
 
 
 def _in_sample(result: EvalResult | Mapping[str, Any]) -> list[str]:

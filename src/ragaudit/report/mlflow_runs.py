@@ -112,10 +112,19 @@ def _bench_run(report: Mapping[str, Any], pipeline: Mapping[str, Any], shared: d
     if isinstance(counts, Mapping):
         run.metrics.update({f"cases_{k}": float(v) for k, v in counts.items() if _number(v)})
     _verdict_tags(run, pipeline.get("isolation"), report.get("gate"))
-    in_sample = report.get("in_sample")  # a benchmark names the (first) pipeline that is IN-SAMPLE
-    if isinstance(in_sample, Mapping) and in_sample.get("system") == f"pipeline {name}":
-        _fitted_tag(run, in_sample)
+    _fitted_tag(run, pipeline.get("in_sample") or _named_in_sample(report, name))
     return run
+
+
+def _named_in_sample(report: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    """A benchmark written before each pipeline carried its own ``in_sample``: the report-level section
+    when it names ``name`` (in ``systems``, else ``system``)."""
+    section = report.get("in_sample")
+    if not isinstance(section, Mapping):
+        return None
+    systems = section.get("systems")
+    named = systems if isinstance(systems, list) else [section.get("system")]
+    return section if f"pipeline {name}" in named else None
 
 
 def _fitted_tag(run: MlflowRun, section: Any) -> None:

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from ragaudit.data.run import LeakRecord, RankedItem, Run
+from ragaudit.data.run import CaseRun, LeakRecord, RankedItem, Run
 from ragaudit.verdict import CheckVerdict, decide
 
 
@@ -241,8 +241,22 @@ def assess_run(
     )
     if verdict.state == "pass":  # every chunk checked, none foreign: still no isolation test
         verdict = own_tenant_verdict(verdict, queries, shared_chunks)
+    unasked = sum(
+        1 for cid, t in case_tenants.items() if t is None and _failed_untenanted(run.cases.get(cid))
+    )
+    if unasked:  # never asked, so nothing of theirs was checked: said, not dropped silently
+        verdict = replace(
+            verdict,
+            reason=f"{verdict.reason}; {unasked} case(s) without a tenant_id were not asked (no --tenant) "
+            "and checked nothing",
+        )
     run.isolation = verdict
     return run.isolation
+
+
+def _failed_untenanted(case: CaseRun | None) -> bool:
+    """A case with no tenant that failed (the runner refuses to ask one without a ``--tenant`` default)."""
+    return case is not None and case.error is not None and case.tenant_id is None
 
 
 def own_tenant_verdict(checked: CheckVerdict, queries: int, shared_chunks: int = 0) -> CheckVerdict:

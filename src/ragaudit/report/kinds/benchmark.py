@@ -102,8 +102,8 @@ class BenchmarkReport:
     """Each pipeline's metrics per tenant (none with one tenant)."""
     tenant_tests: TenantComparisons | None = None
     """The paired test per tenant against the baseline (None with one tenant)."""
-    in_sample: str | None = None
-    """The pipeline scored on cases its fitted stage was fitted on (the report's ``in_sample.system``)."""
+    in_sample: tuple[str, ...] = ()
+    """The pipelines scored on cases their fitted stage was fitted on (:func:`_in_sample_pipelines`)."""
 
     @property
     def metric_names(self) -> list[str]:
@@ -156,12 +156,13 @@ class BenchmarkReport:
                 "significant" if gain.significant else f"not significant ({fmt_p(gain.p_value_corrected)})"
             )
             parts.append(f"{winner.name}: {_signed(gain.delta)} {metric} over {gain_base(self)}, {verdict}")
-        close = 0
+        close, mentioned = 0, []
         for name in ranking.order[1:]:
             other, c = self.pipeline(name), ranking.against(name)
             if other is None or c is None or c.significant:
                 continue
             close += 1
+            mentioned.append(name)
             parts.append(
                 f"{name} is not significantly different from {winner.name}{_cost_words(other, winner)}"
             )
@@ -169,15 +170,21 @@ class BenchmarkReport:
         if runner_up is not None and runner_up.significant:
             lead = _signed(-runner_up.delta if runner_up.delta is not None else None)
             every = close == 0 and len(ranking.against_winner) == len(ranking.order) - 1
+            mentioned.append(str(ranking.runner_up))
             parts.append(
                 f"{winner.name} is significantly ahead of "
                 + ("every other pipeline, " if every and len(ranking.order) > 2 else "")
                 + f"the runner-up {ranking.runner_up} ({lead} {metric})"
             )
-        if self.in_sample == winner.name:
+        if winner.name in self.in_sample:
             parts.append(
                 f"but {winner.name}'s figures are IN-SAMPLE (its fitted stage was fitted on these cases): they "
                 "flatter it and are no evidence for new queries; score it on held-out cases before choosing it"
+            )
+        named = [n for n in mentioned if n in self.in_sample]
+        if named:  # a pipeline named above beside the winner, itself scored on its fitted cases
+            parts.append(
+                f"{' and '.join(named)}: IN-SAMPLE figures (scored on the cases a fitted stage was fitted on)"
             )
         state = winner.isolation_state
         if state == "fail":
@@ -187,10 +194,20 @@ class BenchmarkReport:
         return "; ".join(parts)
 
 
-def _in_sample_pipeline(report: Fields) -> str | None:
-    """The pipeline a benchmark's ``in_sample`` section names (``"system": "pipeline NAME"``)."""
-    system = report.obj("in_sample", required=False).opt("system")
-    return system.removeprefix("pipeline ") if isinstance(system, str) else None
+def _in_sample_pipelines(report: Fields) -> tuple[str, ...]:
+    """The pipelines whose own ``in_sample`` section says ``in_sample``; a report written before each
+    pipeline carried its own: those the report-level section names (``systems``, else ``system``:
+    ``"pipeline NAME"``)."""
+    own = [
+        str(p.need("name"))
+        for p in report.each("pipelines")
+        if p.obj("in_sample", required=False).opt("state") == "in_sample"
+    ]
+    section = report.obj("in_sample", required=False)
+    listed = section.opt("systems")
+    systems = listed if isinstance(listed, list) else [section.opt("system")]
+    named = [s.removeprefix("pipeline ") for s in systems if isinstance(s, str)]
+    return tuple(dict.fromkeys([*own, *named]))
 
 
 def gain_base(report: BenchmarkReport) -> str:
@@ -284,7 +301,7 @@ class BenchmarkKind(ReportKind):
                 if (s := TenantSlices.read(p.opt("tenant_slices"), str(p.need("name")))) is not None
             ),
             TenantComparisons.read(report),
-            _in_sample_pipeline(report),
+            _in_sample_pipelines(report),
         )
 
     def title(self, report: Mapping[str, Any]) -> str:
@@ -383,7 +400,10 @@ def _ranked(report: BenchmarkReport) -> Section:
     pages = report.pages or {}
     for rank, p in enumerate(report.ranked(), start=1):
         label = (
-            ("★ " if p.name == winner else "") + p.name + (" (baseline)" if p.name == report.baseline else "")
+            ("★ " if p.name == winner else "")
+            + p.name
+            + (" (baseline)" if p.name == report.baseline else "")
+            + (" (IN-SAMPLE)" if p.name in report.in_sample else "")
         )
         name: Value = Link(label, pages[p.name]) if p.name in pages else label
         row: list[Value] = [rank, name, *(_metric_value(report, p, m, best[m]) for m in metrics)]
@@ -416,6 +436,11 @@ def _ranked(report: BenchmarkReport) -> Section:
         (
             f"Ranked by {primary}; ★ marks the winner and bold the best value of each metric. "
             if ranking
+            else ""
+        )
+        + (
+            "(IN-SAMPLE): scored on the cases its fitted stage was fitted on, figures that flatter it. "
+            if report.in_sample
             else ""
         )
         + f"▲/▼: significantly different from {baseline} on that metric; Δ columns: paired randomization "

@@ -78,10 +78,19 @@ class Fields:
 
 
 def number(value: Any) -> float | None:
-    """A JSON number as a float (None for null, text, a bool)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A JSON number as a float (None for null, NaN, text, a bool: a missing value, shown as –)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         return None
     return float(value)
+
+
+def interval(value: Any) -> tuple[float, float] | None:
+    """A ``[low, high]`` pair of numbers (None when either end is missing: null or NaN, as a comparison
+    over 0 paired cases writes it)."""
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        return None
+    low, high = number(value[0]), number(value[1])
+    return None if low is None or high is None else (low, high)
 
 
 @dataclass(frozen=True)
@@ -137,7 +146,7 @@ class Paired:
             number(row.opt("baseline_mean")),
             number(row.opt("system_mean")),
             number(row.opt("delta")),
-            (float(ci[0]), float(ci[1])) if isinstance(ci, list) and len(ci) == 2 else None,
+            interval(ci),
             number(row.opt("p_value_corrected")),
             row.opt("significant") is True,
             wins,

@@ -31,7 +31,7 @@ from ragaudit.report.document import (
     Table,
     Value,
 )
-from ragaudit.report.kinds.fields import Fields, Paired, number
+from ragaudit.report.kinds.fields import Fields, Paired, interval, number
 
 HIDDEN = " ▼ hidden"
 """The mark of a tenant's significant loss that the overall delta does not show."""
@@ -47,6 +47,8 @@ class TenantFigure:
     ci: tuple[float, float] | None
     n: int | None
     enough: bool
+    failed: int = 0
+    """Cases of the tenant that failed (scored 0): an error (no tenant to ask as) or no result."""
 
 
 @dataclass(frozen=True)
@@ -79,9 +81,10 @@ class TenantSlices:
                         str(t.get("tenant")),
                         metric,
                         number(f.get("mean")),
-                        (float(ci[0]), float(ci[1])) if isinstance(ci, list) and len(ci) == 2 else None,
+                        interval(ci),
                         n if isinstance(n, int) and not isinstance(n, bool) else None,
                         t.get("enough") is not False,
+                        failed if isinstance(failed := t.get("failed"), int) else 0,
                     )
                 )
         level = number(value.get("level"))
@@ -155,7 +158,7 @@ def slices_table(slices: Sequence[TenantSlices]) -> Table:
     """Per (pipeline,) metric and tenant: the mean, its CI and n (and "too few cases" where so)."""
     level = slices[0].level
     with_pipeline = any(s.pipeline is not None for s in slices)
-    with_note = any(not f.enough for s in slices for f in s.figures)
+    with_note = any(not f.enough or f.failed for s in slices for f in s.figures)
     columns = (
         *((Column("pipeline"),) if with_pipeline else ()),
         Column("metric"),
@@ -173,12 +176,18 @@ def slices_table(slices: Sequence[TenantSlices]) -> Table:
             f.mean,
             Span(*(f.ci or (None, None))),
             f.n,
-            *((_few(f.enough, s.min_cases),) if with_note else ()),
+            *((_slice_note(f, s.min_cases),) if with_note else ()),
         )
         for s in slices
         for f in s.figures
     )
     return Table(columns, rows, cut=False, name="tenants")
+
+
+def _slice_note(f: TenantFigure, min_cases: Any) -> str | None:
+    """Too few cases, and how many failed (scored 0, so the slice's mean is not the retriever's)."""
+    failed = f"{f.failed} of {f.n} failed, scored 0 (see the errors)" if f.failed and f.n else None
+    return "; ".join(n for n in (_few(f.enough, min_cases), failed) if n) or None
 
 
 def slices_plot(s: TenantSlices) -> DotPlot:
