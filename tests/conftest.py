@@ -117,6 +117,7 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/test_tenant_audit.py": 33.0,
     "tests/test_request_mutations.py": 29.0,
     "tests/test_tenant_audit_asking.py": 25.0,
+    "tests/test_red_team_services.py": 30.0,
     "tests/test_framework_pipelines.py": 26.0,
     "tests/test_serve_index.py": 25.0,
     "tests/test_serve.py": 23.0,
