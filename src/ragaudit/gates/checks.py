@@ -37,6 +37,7 @@ from ragaudit.artifacts.tables import fmt_p
 from ragaudit.data.run import MISSING
 from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport, compare_reports, depth_note, unpaired_notes
+from ragaudit.evaluation.integrity import case_inconsistencies, leak_inconsistency, unlisted_against
 from ragaudit.evaluation.outcome import report_outcome
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.selftest import run_selftest
@@ -262,13 +263,14 @@ def quality_gate(
     if unearned is not None:
         return unearned
     findings, floor_numbers = _floors(report, policy.floors)
+    findings += case_inconsistencies(report.data)  # figures its case records do not account for
     notes: list[str] = []
     comparisons: list[dict[str, Any]] = []
     if baseline is not None:
         if policy.max_regression is None:
             notes.append("no max_regression in the policy: any significant drop against the baseline counts")
         more, regression_notes, comparisons = _regressions(report, baseline, policy, resamples, seed)
-        findings += more
+        findings += more + [p for p in (unlisted_against(report.data, baseline.data),) if p]
         notes += regression_notes
     elif policy.max_regression is not None:
         notes.append("no --baseline given: the regression check did not run")
@@ -545,6 +547,7 @@ def security_gate(
         elif audit[0] == 0:
             unverifying.append(f"audit {path} found no leak but does not verify isolation: {why}")
     total = sum(n for _, n, _ in sources)
+    hidden = leak_inconsistency(report.data)
     numbers = {
         "leaks": total,
         "max_leaks": policy.max_leaks,
@@ -553,6 +556,15 @@ def security_gate(
         "verified_by": verified_by,
         "shared_tenants": sorted(shared),
     }
+    if hidden is not None:  # the leak count itself cannot be trusted
+        return GateResult(
+            "security",
+            "fail",
+            "the eval report's leak count cannot be trusted",
+            (hidden,),
+            tuple(notes),
+            numbers,
+        )
     if total > policy.max_leaks:
         findings = [
             f"{total} cross-tenant leak(s) > allowed {policy.max_leaks}: "
@@ -666,6 +678,7 @@ def operations_gate(report: LoadedReport, policy: GatePolicy) -> GateResult:
     else:
         parts.append(f"error rate {rate:.4f} ({len(outcome.failures)}/{cases}) <= {budget:g}{unset}")
     findings += outcome.problems(1.0)  # nothing scored, no case shared: whatever the budget
+    findings += case_inconsistencies(report.data)  # removed cases hide their failures
     if findings:
         return GateResult("operations", "fail", "; ".join(findings), tuple(findings), numbers=numbers)
     return GateResult("operations", "pass", "; ".join(parts), numbers=numbers)
