@@ -39,6 +39,7 @@ from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport, compare_reports, depth_note, unpaired_notes
 from ragaudit.evaluation.integrity import case_inconsistencies, leak_inconsistency, unlisted_against
 from ragaudit.evaluation.outcome import report_outcome
+from ragaudit.gates.audit_claims import audit_contradiction, audit_leak_count
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.selftest import run_selftest
 from ragaudit.runner.tenancy import AUDIT_FIX
@@ -348,7 +349,7 @@ def _leak_records(data: Mapping[str, Any]) -> tuple[int, list[Any]] | None:
         if isinstance(leaks, list):
             return len(leaks), leaks
         if isinstance(leaks, int) and not isinstance(leaks, bool):
-            return leaks, list(records or [])
+            return audit_leak_count(holder, leaks), list(records or [])
     return None
 
 
@@ -390,6 +391,8 @@ def _audit_unverified(data: Mapping[str, Any], min_attributed: float = 0.95) -> 
     reason = isolation.get("reason") if isinstance(isolation, Mapping) else None
     if data.get("passed") is not True or data.get("verdict", "clean") != "clean":
         return f"its verdict is {data.get('verdict', 'not clean')!r}" + (f": {reason}" if reason else "")
+    if contradiction := audit_contradiction(data):
+        return contradiction
     unattributed = data.get("unattributed")
     raw_count = unattributed.get("count") if isinstance(unattributed, Mapping) else None
     raw_checked = data.get("checked_chunks")
