@@ -501,6 +501,20 @@ def _floor_message(result: EvalResult | Mapping[str, Any], metric: str, floor: f
     return floor_failure(name, value, floor, per_case)
 
 
+def _report_floor_messages(report: Mapping[str, Any], floors: Mapping[str, float]) -> list[str]:
+    """The quality gate's findings on a report dict with these floors: each missed floor, a mean that is
+    not its cases' mean, case records that do not account for the run (a report edited by hand).
+    IN-SAMPLE is told by :func:`_in_sample`, so the gate sees the report without that section."""
+    from ragaudit.evaluation.compare import LoadedReport
+    from ragaudit.gates.checks import quality_gate
+    from ragaudit.gates.policy import GatePolicy
+    from ragaudit.metrics.names import parse_metric
+
+    data = {key: value for key, value in report.items() if key != "in_sample"}
+    policy = GatePolicy(floors={parse_metric(m).name: float(f) for m, f in floors.items()})
+    return list(quality_gate(LoadedReport("report", "<report>", data), policy).findings)
+
+
 def _run_failed(result: EvalResult | Mapping[str, Any], max_error_rate: float) -> list[str]:
     """Why the run behind ``result`` failed (the rule of ``ragaudit eval``'s exit code,
     :mod:`ragaudit.evaluation.outcome`): failed cases (errors, and cases with no result) above
@@ -537,7 +551,10 @@ def assert_floors(
     """Check several floors at once; the failure lists every metric that missed its floor, and why the
     run failed when it did (:func:`assert_floor`)."""
     __tracebackhide__ = True
-    messages = [m for metric, floor in floors.items() if (m := _floor_message(result, metric, floor))]
+    if isinstance(result, Mapping):  # a report's floors are checked as 'ragaudit gate' checks them
+        messages = _report_floor_messages(result, floors)
+    else:
+        messages = [m for metric, floor in floors.items() if (m := _floor_message(result, metric, floor))]
     messages += _run_failed(result, max_error_rate)
     messages += _in_sample(result)
     if messages:
@@ -574,6 +591,11 @@ def assert_no_leaks(result: EvalResult | Mapping[str, Any], *, allow_unverified:
     leaks = (
         result.leaks() if isinstance(result, EvalResult) else result.get("security", {}).get("records", [])
     )
+    if not isinstance(result, EvalResult):
+        from ragaudit.evaluation.integrity import leak_inconsistency
+
+        if hidden := leak_inconsistency(result):  # a report edited by hand: its leak count is no evidence
+            raise AssertionError(f"leaks NOT COUNTED: {hidden}")
     if leaks:
         shown = "; ".join(describe_leak(leak) for leak in leaks[:WORST])
         raise AssertionError(f"CRITICAL LEAK: {len(leaks)} cross-tenant chunk(s) returned: {shown}")
