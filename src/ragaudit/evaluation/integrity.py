@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-FIX = "gate the report 'ragaudit eval' wrote, unedited"
+FIX = "use the report 'ragaudit eval' wrote, unedited"
 SHOWN = 3
 
 
