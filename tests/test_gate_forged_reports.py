@@ -160,3 +160,22 @@ def test_a_report_of_another_kind_is_not_an_eval_report(tmp_path: Path) -> None:
     data["kind"] = "tenant-audit"
     with pytest.raises(InputError, match="not a ragaudit eval report \\(a 'tenant-audit' report\\)"):
         _gate(tmp_path, data)
+
+
+def test_a_baseline_with_its_best_cases_removed_fails_the_regression_check(tmp_path: Path) -> None:
+    """A baseline made to look worse (its best cases removed) would hide any regression against it."""
+    data = _honest(tmp_path)
+    baseline = copy.deepcopy(data)
+    baseline["per_case"] = [c for c in baseline["per_case"] if c["metrics"]["MRR"] < 1.0]
+    _remean(baseline)
+    verdict = _gate(tmp_path, data, baseline=baseline)
+    quality = next(g for g in verdict.gates if g.gate == "quality")
+    assert not verdict.passed
+    assert any(f.startswith("baseline ") and "case(s) but says it has" in f for f in quality.findings)
+
+
+def test_the_python_api_refuses_a_dict_of_another_kind(tmp_path: Path) -> None:
+    data = _honest(tmp_path)
+    assert ragaudit.gate(data, {"security": {"allow_unverified": True}}).passed  # the twin
+    with pytest.raises(InputError, match="a 'tenant-audit' report"):
+        ragaudit.gate({**data, "kind": "tenant-audit"}, {"security": {"allow_unverified": True}})

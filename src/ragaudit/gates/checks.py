@@ -272,6 +272,7 @@ def quality_gate(
             notes.append("no max_regression in the policy: any significant drop against the baseline counts")
         more, regression_notes, comparisons = _regressions(report, baseline, policy, resamples, seed)
         findings += more + [p for p in (unlisted_against(report.data, baseline.data),) if p]
+        findings += [f"baseline {baseline.path}: {p}" for p in case_inconsistencies(baseline.data)]
         notes += regression_notes
     elif policy.max_regression is not None:
         notes.append("no --baseline given: the regression check did not run")
