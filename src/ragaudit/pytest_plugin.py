@@ -575,10 +575,14 @@ def _in_sample(result: EvalResult | Mapping[str, Any]) -> list[str]:
     ]
 
 
-def assert_no_leaks(result: EvalResult | Mapping[str, Any], *, allow_unverified: bool = False) -> None:
-    """Fail when any retrieved chunk belonged to another tenant than the one that asked, and when some
-    returned chunk's owner could not be established from the corpus (e.g. no corpus was given: a
-    response's ``tenant_id`` is a claim) unless ``allow_unverified``: no leak found is not no leak.
+def assert_no_leaks(
+    result: EvalResult | Mapping[str, Any], *, allow_unverified: bool = False, max_error_rate: float = 0.0
+) -> None:
+    """Fail when any retrieved chunk belonged to another tenant than the one that asked, when the run
+    failed (more failed cases than ``max_error_rate`` tolerates, or nothing scored: a service that did
+    not answer showed no leak because it showed nothing; ``allow_unverified`` does not waive that), and
+    when some returned chunk's owner could not be established from the corpus (e.g. no corpus was
+    given: a response's ``tenant_id`` is a claim) unless ``allow_unverified``: no leak found is not no leak.
 
     Passing says "no leak seen on these own-tenant queries", not that tenants are isolated: that takes
     the cross-tenant audit (the ``tenant_audit`` fixture, :func:`assert_tenant_audit_clean`)."""
@@ -599,6 +603,8 @@ def assert_no_leaks(result: EvalResult | Mapping[str, Any], *, allow_unverified:
     if leaks:
         shown = "; ".join(describe_leak(leak) for leak in leaks[:WORST])
         raise AssertionError(f"CRITICAL LEAK: {len(leaks)} cross-tenant chunk(s) returned: {shown}")
+    if failed := _run_failed(result, max_error_rate):
+        raise AssertionError("leaks NOT CHECKED: the run failed: " + "\n".join(failed))
     verdict = result.tenant_isolation() if isinstance(result, EvalResult) else isolation_of(result)
     if not allow_unverified and (verdict is None or not every_chunk_checked(verdict)):
         why = verdict.reason if verdict is not None else "the report has no security section"
