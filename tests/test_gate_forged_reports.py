@@ -179,3 +179,16 @@ def test_the_python_api_refuses_a_dict_of_another_kind(tmp_path: Path) -> None:
     assert ragaudit.gate(data, {"security": {"allow_unverified": True}}).passed  # the twin
     with pytest.raises(InputError, match="a 'tenant-audit' report"):
         ragaudit.gate({**data, "kind": "tenant-audit"}, {"security": {"allow_unverified": True}})
+
+
+def test_the_report_as_its_own_baseline_compares_nothing(tmp_path: Path) -> None:
+    """Before: the candidate gated against itself (or a copy of it) read "1 paired comparison(s) met"."""
+    data = _honest(tmp_path)
+    data["metrics"]["MRR"] = 1.0
+    for case in data["per_case"]:
+        case["metrics"]["MRR"] = 1.0
+    verdict = _gate(tmp_path, data, baseline=copy.deepcopy(data))
+    quality = next(g for g in verdict.gates if g.gate == "quality")
+    assert not verdict.passed and any("is this report itself" in f for f in quality.findings)
+    earlier = {**copy.deepcopy(data), "created_at": "2026-01-01T00:00:00+00:00"}  # an earlier run: the twin
+    assert _gate(tmp_path, data, baseline=earlier).passed

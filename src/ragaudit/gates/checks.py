@@ -213,6 +213,8 @@ def _regressions(
             )
         return findings, notes, []
     result = compare_reports([baseline, report], baseline, metrics, policy.alpha, resamples, seed)
+    if (same := _same_run(report, baseline)) is not None:  # compared with itself: nothing compared
+        return [*findings, same], notes, []
     rows = result["comparisons"]
     notes += unpaired_notes(baseline, [report], metrics)  # what the paired check could not see
     notes += [depth] if (depth := depth_note([baseline, report], metrics)) else []
@@ -232,6 +234,20 @@ def _regressions(
         elif drop > tolerance:
             notes.append(f"{where}: dropped beyond the tolerance but not significantly; not counted")
     return findings, notes, rows
+
+
+def _same_run(report: LoadedReport, baseline: LoadedReport) -> str | None:
+    """Why the baseline is the report itself (the same file, or a copy: the same ``created_at`` and
+    means), so the regression check would compare the candidate with itself; ``None`` when it is not."""
+    made = report.data.get("created_at")
+    same_file = Path(report.path).resolve() == Path(baseline.path).resolve()
+    copy = made is not None and made == baseline.data.get("created_at")
+    if not same_file and not (copy and report.data.get("metrics") == baseline.data.get("metrics")):
+        return None
+    return (
+        f"the baseline {baseline.path} is this report itself (created {made}): the regression check would "
+        "compare the candidate with itself; give the report of the released system as --baseline"
+    )
 
 
 def _in_sample(report: LoadedReport, policy: GatePolicy, baseline: LoadedReport | None) -> GateResult | None:
