@@ -192,3 +192,28 @@ def test_the_report_as_its_own_baseline_compares_nothing(tmp_path: Path) -> None
     assert not verdict.passed and any("is this report itself" in f for f in quality.findings)
     earlier = {**copy.deepcopy(data), "created_at": "2026-01-01T00:00:00+00:00"}  # an earlier run: the twin
     assert _gate(tmp_path, data, baseline=earlier).passed
+
+
+def test_a_latency_p95_edited_below_its_cases_fails_the_budget(tmp_path: Path) -> None:
+    from ragaudit.evaluation.result import percentile
+    from ragaudit.gates.policy import GatePolicy
+
+    data = _honest(tmp_path)
+    for i, case in enumerate(data["per_case"]):
+        case["latency_ms"] = 100.0 * (i + 1)
+    values = [c["latency_ms"] for c in data["per_case"]]
+    data["latency_ms"] = {
+        "p50": percentile(values, 50),
+        "p95": percentile(values, 95),
+        "p99": 1200.0,
+        "mean": 650.0,
+    }
+    policy = GatePolicy(latency_p95_ms=1200, allow_unverified=True)
+    path = tmp_path / "timed.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert run_gates(path, policy, resamples=1000).passed  # the twin: p95 1145 ms, within 1200
+    data["latency_ms"]["p95"] = 80.0
+    path.write_text(json.dumps(data), encoding="utf-8")
+    operations = next(g for g in run_gates(path, policy, resamples=1000).gates if g.gate == "operations")
+    assert operations.status == "fail"
+    assert "states a latency p95 of 80 ms but its 12 cases' latencies give 1145 ms" in operations.summary

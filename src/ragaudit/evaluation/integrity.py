@@ -144,6 +144,34 @@ def _hidden_leaks(report: Mapping[str, Any], cases: list[Any]) -> str | None:
     return None
 
 
+def latency_inconsistency(report: Mapping[str, Any]) -> str | None:
+    """Why the report's latency p95 is not its cases' (``None``: it is, or it states none): the p95
+    ``ragaudit eval`` writes is the percentile of the per-case ``latency_ms`` values."""
+    from ragaudit.evaluation.result import percentile
+
+    latency = report.get("latency_ms")
+    stated = latency.get("p95") if isinstance(latency, Mapping) else None
+    if not isinstance(stated, (int, float)) or isinstance(stated, bool):
+        return None
+    values = [
+        float(v)
+        for c in _cases(report)
+        if isinstance(c, Mapping)
+        and isinstance(v := c.get("latency_ms"), (int, float))
+        and not isinstance(v, bool)
+        and math.isfinite(v)
+    ]
+    if not values:
+        return f"the report states a latency p95 of {stated:g} ms but none of its cases has a latency; {FIX}"
+    p95 = percentile(values, 95)
+    if math.isfinite(stated) and abs(p95 - stated) <= 1e-9 * max(1.0, abs(p95)):
+        return None
+    return (
+        f"the report states a latency p95 of {stated:g} ms but its {len(values)} cases' latencies give "
+        f"{p95:g} ms: it was edited or is corrupt; {FIX}"
+    )
+
+
 def _cases(report: Mapping[str, Any]) -> list[Any]:
     raw = report.get("per_case")
     return raw if isinstance(raw, list) else []

@@ -37,7 +37,12 @@ from ragaudit.artifacts.tables import fmt_p
 from ragaudit.data.run import MISSING
 from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport, compare_reports, depth_note, unpaired_notes
-from ragaudit.evaluation.integrity import case_inconsistencies, leak_inconsistency, unlisted_against
+from ragaudit.evaluation.integrity import (
+    case_inconsistencies,
+    latency_inconsistency,
+    leak_inconsistency,
+    unlisted_against,
+)
 from ragaudit.evaluation.outcome import report_outcome
 from ragaudit.gates.audit_claims import audit_contradiction, audit_leak_count
 from ragaudit.gates.policy import GatePolicy
@@ -665,7 +670,9 @@ def operations_gate(report: LoadedReport, policy: GatePolicy) -> GateResult:
         latency = report.data.get("latency_ms")
         p95 = latency.get("p95") if isinstance(latency, Mapping) else None
         numbers["latency_p95_ms"] = {"value": p95, "budget": policy.latency_p95_ms}
-        if not isinstance(p95, (int, float)):
+        if edited := latency_inconsistency(report.data):
+            findings.append(edited)
+        elif not isinstance(p95, (int, float)):
             findings.append(
                 "latency p95 has a budget but the report has no latency (a run-file evaluation measures none); "
                 "evaluate the live system (--pipeline, --endpoint or --retriever) or drop latency_p95_ms"
