@@ -101,3 +101,13 @@ def test_an_audit_whose_figures_contradict_clean_verifies_nothing(name: str) -> 
     gate = security_gate(REPORT, GatePolicy(), [("audit.json", audit)])
     assert gate.status == "not_verified" and not gate.passed
     assert words in gate.summary, gate.summary
+
+
+def test_an_audit_that_names_no_corpus_verifies_nothing() -> None:
+    """Before: removing ``corpus`` from an audit of another corpus skipped the corpus tie: pass."""
+    audit = copy.deepcopy(CLEAN)
+    del audit["corpus"]
+    gate = security_gate(REPORT, GatePolicy(), [("audit.json", audit)])
+    assert gate.status == "not_verified" and "the audit names no corpus" in gate.summary
+    other = {**copy.deepcopy(CLEAN), "corpus": {"sha256": "ef" * 32}}
+    assert "it audited another corpus" in security_gate(REPORT, GatePolicy(), [("audit.json", other)]).summary

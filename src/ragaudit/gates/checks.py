@@ -512,7 +512,12 @@ def _audited_elsewhere(report: Mapping[str, Any], audit: Mapping[str, Any]) -> s
             f"{_short(*mine)})"
         )
     mine_corpus, their_corpus = _corpus_of(report), _corpus_of(audit)
-    if mine_corpus is not None and their_corpus is not None and mine_corpus != their_corpus:
+    if mine_corpus is not None and their_corpus is None:  # every audit reads a corpus and names it
+        return (
+            "the audit names no corpus (sha256), so nothing ties it to the corpus the report evaluated "
+            f"({mine_corpus[:12]})"
+        )
+    if mine_corpus is not None and mine_corpus != their_corpus:
         return f"it audited another corpus (sha256 {their_corpus[:12]}, the report's {mine_corpus[:12]})"
     return None
 
