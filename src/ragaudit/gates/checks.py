@@ -517,7 +517,7 @@ def _audited_elsewhere(report: Mapping[str, Any], audit: Mapping[str, Any]) -> s
             "the audit names no corpus (sha256), so nothing ties it to the corpus the report evaluated "
             f"({mine_corpus[:12]})"
         )
-    if mine_corpus is not None and mine_corpus != their_corpus:
+    if mine_corpus is not None and their_corpus is not None and mine_corpus != their_corpus:
         return f"it audited another corpus (sha256 {their_corpus[:12]}, the report's {mine_corpus[:12]})"
     return None
 
