@@ -620,6 +620,17 @@ def security_gate(
             numbers=numbers,
             accepted=policy.allow_unverified,
         )
+    if total:  # tolerated by max_leaks: waived like allow_unverified, never a pass (a leak is a leak)
+        return GateResult(
+            "security",
+            "not_verified",
+            f"{total} cross-tenant leak(s) TOLERATED by the policy (max_leaks {policy.max_leaks}): a run "
+            "that found a leak is no pass",
+            tuple(f"{source}: {describe_leak(r)}" for source, _, records in sources for r in records[:WORST]),
+            tuple(notes),
+            numbers,
+            accepted=True,
+        )
     if verified_by:
         return GateResult(
             "security",
@@ -627,14 +638,6 @@ def security_gate(
             f"{total} cross-tenant leak(s) (allowed {policy.max_leaks}); verified by "
             + "; ".join(verified_by)
             + (f"; eval report: {seen}" if seen else ""),
-            notes=tuple(notes),
-            numbers=numbers,
-        )
-    if total:  # the policy tolerates some leaks and got no more than that (as before)
-        return GateResult(
-            "security",
-            "pass",
-            f"{total} cross-tenant leak(s) (allowed {policy.max_leaks}); leaks within the allowance",
             notes=tuple(notes),
             numbers=numbers,
         )
