@@ -14,7 +14,7 @@ from ragaudit.gates.checks import security_gate
 from ragaudit.gates.policy import GatePolicy
 
 SYSTEM = {"pipeline": {"config_sha256": "ab" * 32}}
-CORPUS = {"sha256": "cd" * 32}
+CORPUS = {"sha256": "cd" * 32, "tenants": ["acme", "globex"]}
 REPORT = LoadedReport(
     "eval",
     "eval.json",
@@ -32,6 +32,7 @@ CLEAN: dict[str, Any] = {
     "isolation": {"check": "tenant isolation", "state": "pass", "reason": "no foreign chunk served"},
     "max_error_rate": 0.0,
     "source": SYSTEM,
+    "tenants": ["acme", "globex"],
     "corpus": CORPUS,
     "stopped": None,
     "checked_chunks": 400,
@@ -73,6 +74,7 @@ CONTRADICTED: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     ),
     "errors beyond its budget": (_set("errors.rate", 0.9), "error rate 0.9 > its max_error_rate 0"),
     "stopped early": (_set("stopped", "service unreachable"), "it stopped early"),
+    "a tenant left out": (_set("tenants", ["acme"]), "it audited 1 tenant(s), not its corpus's globex"),
     "leaks replaced by 0": (_set("leaks", 0), "its leaks section is not the one"),
     "another kind": (_set("kind", "eval"), "it is a 'eval' report, not a tenant audit"),
 }

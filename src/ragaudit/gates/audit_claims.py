@@ -53,6 +53,15 @@ def audit_contradiction(data: Mapping[str, Any]) -> str | None:
             f"its figures contradict its verdict: error rate {rate:g} > its max_error_rate {allowed:g} "
             "(an incomplete audit)"
         )
+    corpus, asked = data.get("corpus"), data.get("tenants")
+    owners = corpus.get("tenants") if isinstance(corpus, Mapping) else None
+    if isinstance(owners, list) and isinstance(asked, list):
+        skipped = sorted(set(map(str, owners)) - set(map(str, asked)))
+        if skipped:
+            return (
+                f"its figures contradict its verdict: it audited {len(asked)} tenant(s), not its corpus's "
+                f"{', '.join(skipped)}"
+            )
     if data.get("stopped"):
         return f"its figures contradict its verdict: it stopped early ({data['stopped']})"
     return None
