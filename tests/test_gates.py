@@ -223,13 +223,17 @@ def test_a_good_report_passes_all_four_gates_and_writes_the_verdict(
     reports: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "verdict.json"
+    released = tmp_path / "released.json"  # the same system's report of an earlier run, not this one
+    released.write_text(
+        json.dumps({**json.loads(reports["base"].read_text()), "created_at": "2026-01-01T00:00:00+00:00"})
+    )
     code, text, _ = _gate(
         [
             str(reports["base"]),
             "--policy",
             str(reports["policy"]),
             "--baseline",
-            str(reports["base"]),
+            str(released),
             "--out",
             str(out),
             *audited(reports),

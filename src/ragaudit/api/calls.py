@@ -156,6 +156,13 @@ def _loaded(report: ReportLike, index: int) -> LoadedReport:
     if isinstance(report, (str, Path)):
         return load_report(report)
     data = report.to_dict() if isinstance(report, EvalResult) else dict(report)
+    if data.get("kind", "eval") != "eval":  # another kind's per_case and metrics mean something else
+        raise InputError(
+            f"report {index + 1}",
+            None,
+            f"not a ragaudit eval report (a {data['kind']!r} report)",
+            "pass an eval report ('ragaudit eval --out', ragaudit.evaluate(...).to_dict())",
+        )
     label = str(data.get("run", {}).get("name") or f"report {index + 1}")
     return LoadedReport(label, f"<{label}>", data)
 

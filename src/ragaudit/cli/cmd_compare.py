@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragaudit.cli.argtypes import input_file, output_file, positive_int, probability
 from ragaudit.cli.common import SEED_HELP
 from ragaudit.cli.console import shown
 from ragaudit.cli.judged_options import add_holes_options, add_power_options
 from ragaudit.cli.outcome import add_outcome_options
+
+if TYPE_CHECKING:
+    from ragaudit.evaluation.compare import LoadedReport
 
 HELP = "compare eval reports: deltas, CIs, corrected p-values and significance"
 
@@ -76,4 +82,19 @@ def run(args: argparse.Namespace) -> int:
         write_artifact(result, args.out)
         print(f"comparison written to {shown(args.out)}")
     outcomes = [report_outcome(r.data, f"report {r.label}", "report") for r in reports]
-    return max(exit_code(outcomes, args.max_error_rate), holes_exit(args, result["holes"]))
+    return max(
+        exit_code(outcomes, args.max_error_rate),
+        holes_exit(args, result["holes"]),
+        _edited_exit(reports),
+    )
+
+
+def _edited_exit(reports: Sequence[LoadedReport]) -> int:
+    """1 (each problem printed) when a report's case records do not account for its figures (a report
+    edited by hand: cases removed or listed twice, values blanked, leaks hidden), else 0."""
+    from ragaudit.evaluation.integrity import report_inconsistencies
+
+    problems = [(r.label, p) for r in reports for p in report_inconsistencies(r.data)]
+    for label, problem in problems:
+        print(f"FAILED report {label}: {problem}", file=sys.stderr)
+    return 1 if problems else 0

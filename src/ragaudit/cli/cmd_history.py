@@ -52,16 +52,24 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ragaudit.artifacts.history import default_history_path, open_history, series
+    from ragaudit.errors import InputError
     from ragaudit.evaluation.compare import load_report
+    from ragaudit.evaluation.integrity import report_inconsistencies
     from ragaudit.metrics.names import parse_metrics
     from ragaudit.report.history_view import render_html, render_terminal
 
     metrics = [m.name for m in parse_metrics(",".join(args.metric))] if args.metric else None
     path = Path(args.history) if args.history else default_history_path()
+    loaded = [load_report(report) for report in args.record]
+    for report in loaded:  # a hand-edited report would put figures no run earned in the trends
+        if problems := report_inconsistencies(report.data):
+            raise InputError(
+                report.path, None, f"not recorded: {problems[0]}", "record the report as written"
+            )
     with open_history(path, create=bool(args.record)) as history:
-        for report in args.record:
-            run_id = history.record(load_report(report).data)
-            print(f"recorded {report} as run {run_id}")
+        for report in loaded:
+            run_id = history.record(report.data)
+            print(f"recorded {report.path} as run {run_id}")
         runs = history.runs(dataset=args.dataset, pipeline=args.pipeline, metrics=metrics)
     groups = series(runs)
     print(f"history: {path} ({len(runs)} matching run{'s' if len(runs) != 1 else ''})")

@@ -62,6 +62,13 @@ class LoadedReport:
 def load_report(path: str | Path, label: str | None = None) -> LoadedReport:
     p = Path(path)
     data = read_report(p)
+    if data.get("kind") != "eval":  # another kind may carry per_case and metrics of another meaning
+        raise InputError(
+            str(p),
+            None,
+            f"not a ragaudit eval report (a {data.get('kind')!r} report)",
+            "pass a report written by 'ragaudit eval --out' (or the pytest plugin's --ragaudit-report)",
+        )
     if "per_case" not in data or "metrics" not in data:
         raise InputError(
             str(p),

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ragaudit.gates.audit_claims import audit_contradiction
+
 SHARED_FIX = (
     "list them in [security] shared_tenants if every tenant may be served their documents, else run "
     "it without --shared-tenant"
@@ -26,6 +28,8 @@ def audit_unverified(data: Mapping[str, Any], min_attributed: float = 0.95) -> s
     reason = isolation.get("reason") if isinstance(isolation, Mapping) else None
     if data.get("passed") is not True or data.get("verdict", "clean") != "clean":
         return f"its verdict is {data.get('verdict', 'not clean')!r}" + (f": {reason}" if reason else "")
+    if contradiction := audit_contradiction(data):
+        return contradiction
     unattributed = data.get("unattributed")
     raw_count = unattributed.get("count") if isinstance(unattributed, Mapping) else None
     raw_checked = data.get("checked_chunks")
@@ -103,6 +107,11 @@ def audited_elsewhere(report: Mapping[str, Any], audit: Mapping[str, Any]) -> st
             f"{_short(*mine)})"
         )
     mine_corpus, their_corpus = _corpus_of(report), _corpus_of(audit)
+    if mine_corpus is not None and their_corpus is None:  # every audit reads a corpus and names it
+        return (
+            "the audit names no corpus (sha256), so nothing ties it to the corpus the report evaluated "
+            f"({mine_corpus[:12]})"
+        )
     if mine_corpus is not None and their_corpus is not None and mine_corpus != their_corpus:
         return f"it audited another corpus (sha256 {their_corpus[:12]}, the report's {mine_corpus[:12]})"
     return None

@@ -7,6 +7,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ragaudit.gates.audit_claims import audit_leak_count
+
 
 def leak_records(data: Mapping[str, Any]) -> tuple[int, list[Any]] | None:
     """``(count, records)`` from ``leaks`` at the top or under ``security``: a list of records, a count
@@ -21,7 +23,7 @@ def leak_records(data: Mapping[str, Any]) -> tuple[int, list[Any]] | None:
         if isinstance(leaks, list):
             return len(leaks), leaks
         if isinstance(leaks, int) and not isinstance(leaks, bool):
-            return leaks, list(records or [])
+            return audit_leak_count(holder, leaks), list(records or [])
     return None
 
 

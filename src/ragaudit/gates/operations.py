@@ -12,6 +12,7 @@ from typing import Any
 
 from ragaudit.data.run import MISSING
 from ragaudit.evaluation.compare import LoadedReport
+from ragaudit.evaluation.integrity import case_inconsistencies, latency_inconsistency
 from ragaudit.evaluation.outcome import report_outcome
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.result import GateResult
@@ -30,7 +31,9 @@ def operations_gate(report: LoadedReport, policy: GatePolicy) -> GateResult:
         latency = report.data.get("latency_ms")
         p95 = latency.get("p95") if isinstance(latency, Mapping) else None
         numbers["latency_p95_ms"] = {"value": p95, "budget": policy.latency_p95_ms}
-        if not isinstance(p95, (int, float)):
+        if edited := latency_inconsistency(report.data):
+            findings.append(edited)
+        elif not isinstance(p95, (int, float)):
             findings.append(
                 "latency p95 has a budget but the report has no latency (a run-file evaluation measures none); "
                 "evaluate the live system (--pipeline, --endpoint or --retriever) or drop latency_p95_ms"
@@ -63,6 +66,7 @@ def operations_gate(report: LoadedReport, policy: GatePolicy) -> GateResult:
     else:
         parts.append(f"error rate {rate:.4f} ({len(outcome.failures)}/{cases}) <= {budget:g}{unset}")
     findings += outcome.problems(1.0)  # nothing scored, no case shared: whatever the budget
+    findings += case_inconsistencies(report.data)  # removed cases hide their failures
     if findings:
         return GateResult("operations", "fail", "; ".join(findings), tuple(findings), numbers=numbers)
     return GateResult("operations", "pass", "; ".join(parts), numbers=numbers)

@@ -29,6 +29,7 @@ the eval report nor an ``--audit`` report verified it) blocks it too unless ``al
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -148,9 +149,9 @@ class _Parser:
         if key not in table:
             return None
         value = table[key]
-        ok = _is_number(value) and value >= low and (high is None or value <= high)
+        ok = _is_number(value) and math.isfinite(value) and value >= low and (high is None or value <= high)
         if not ok:
-            span = f"between {low} and {high}" if high is not None else f"at least {low}"
+            span = f"between {low} and {high}" if high is not None else f"at least {low}, finite"
             self.fail(section, key, f"must be a number {span} (got {value!r})", f"write {key} = {example}")
             return None
         return float(value)

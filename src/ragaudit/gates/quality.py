@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ragaudit.evaluation.compare import LoadedReport, compare_reports, depth_note, unpaired_notes
+from ragaudit.evaluation.integrity import case_inconsistencies, unlisted_against
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.result import GateResult, floor_failure, judge_drop
 
@@ -100,6 +102,8 @@ def _regressions(
             )
         return findings, notes, []
     result = compare_reports([baseline, report], baseline, metrics, policy.alpha, resamples, seed)
+    if (same := _same_run(report, baseline)) is not None:  # compared with itself: nothing compared
+        return [*findings, same], notes, []
     rows = result["comparisons"]
     notes += unpaired_notes(baseline, [report], metrics)  # what the paired check could not see
     notes += [depth] if (depth := depth_note([baseline, report], metrics)) else []
@@ -109,6 +113,20 @@ def _regressions(
         findings += [finding] if finding else []
         notes += [note] if note else []
     return findings, notes, rows
+
+
+def _same_run(report: LoadedReport, baseline: LoadedReport) -> str | None:
+    """Why the baseline is the report itself (the same file, or a copy: the same ``created_at`` and
+    means), so the regression check would compare the candidate with itself; ``None`` when it is not."""
+    made = report.data.get("created_at")
+    same_file = Path(report.path).resolve() == Path(baseline.path).resolve()
+    copy = made is not None and made == baseline.data.get("created_at")
+    if not same_file and not (copy and report.data.get("metrics") == baseline.data.get("metrics")):
+        return None
+    return (
+        f"the baseline {baseline.path} is this report itself (created {made}): the regression check would "
+        "compare the candidate with itself; give the report of the released system as --baseline"
+    )
 
 
 def _in_sample(report: LoadedReport, policy: GatePolicy, baseline: LoadedReport | None) -> GateResult | None:
@@ -141,13 +159,15 @@ def quality_gate(
     if unearned is not None:
         return unearned
     findings, floor_numbers = _floors(report, policy.floors)
+    findings += case_inconsistencies(report.data)  # figures its case records do not account for
     notes: list[str] = []
     comparisons: list[dict[str, Any]] = []
     if baseline is not None:
         if policy.max_regression is None:
             notes.append("no max_regression in the policy: any significant drop against the baseline counts")
         more, regression_notes, comparisons = _regressions(report, baseline, policy, resamples, seed)
-        findings += more
+        findings += more + [p for p in (unlisted_against(report.data, baseline.data),) if p]
+        findings += [f"baseline {baseline.path}: {p}" for p in case_inconsistencies(baseline.data)]
         notes += regression_notes
     elif policy.max_regression is not None:
         notes.append("no --baseline given: the regression check did not run")

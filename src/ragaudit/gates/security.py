@@ -16,6 +16,7 @@ from typing import Any
 
 from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport
+from ragaudit.evaluation.integrity import leak_inconsistency
 from ragaudit.gates.audit_tie import SHARED_FIX, audit_unverified, audited_elsewhere, shared_beyond
 from ragaudit.gates.leaks import describe_leak, leak_records, without_shared
 from ragaudit.gates.policy import GatePolicy
@@ -79,6 +80,7 @@ def security_gate(
         elif audit[0] == 0:
             unverifying.append(f"audit {path} found no leak but does not verify isolation: {why}")
     total = sum(n for _, n, _ in sources)
+    hidden = leak_inconsistency(report.data)
     numbers = {
         "leaks": total,
         "max_leaks": policy.max_leaks,
@@ -87,6 +89,15 @@ def security_gate(
         "verified_by": verified_by,
         "shared_tenants": sorted(shared),
     }
+    if hidden is not None:  # the leak count itself cannot be trusted
+        return GateResult(
+            "security",
+            "fail",
+            "the eval report's leak count cannot be trusted",
+            (hidden,),
+            tuple(notes),
+            numbers,
+        )
     if total > policy.max_leaks:
         findings = [
             f"{total} cross-tenant leak(s) > allowed {policy.max_leaks}: "
@@ -112,6 +123,17 @@ def security_gate(
             numbers=numbers,
             accepted=policy.allow_unverified,
         )
+    if total:  # tolerated by max_leaks: waived like allow_unverified, never a pass (a leak is a leak)
+        return GateResult(
+            "security",
+            "not_verified",
+            f"{total} cross-tenant leak(s) TOLERATED by the policy (max_leaks {policy.max_leaks}): a run "
+            "that found a leak is no pass",
+            tuple(f"{source}: {describe_leak(r)}" for source, _, records in sources for r in records[:WORST]),
+            tuple(notes),
+            numbers,
+            accepted=True,
+        )
     if verified_by:
         return GateResult(
             "security",
@@ -119,14 +141,6 @@ def security_gate(
             f"{total} cross-tenant leak(s) (allowed {policy.max_leaks}); verified by "
             + "; ".join(verified_by)
             + (f"; eval report: {seen}" if seen else ""),
-            notes=tuple(notes),
-            numbers=numbers,
-        )
-    if total:  # the policy tolerates some leaks and got no more than that (as before)
-        return GateResult(
-            "security",
-            "pass",
-            f"{total} cross-tenant leak(s) (allowed {policy.max_leaks}); leaks within the allowance",
             notes=tuple(notes),
             numbers=numbers,
         )

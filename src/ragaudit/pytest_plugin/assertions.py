@@ -48,6 +48,20 @@ def _floor_message(result: EvalResult | Mapping[str, Any], metric: str, floor: f
     return floor_failure(name, value, floor, per_case)
 
 
+def _report_floor_messages(report: Mapping[str, Any], floors: Mapping[str, float]) -> list[str]:
+    """The quality gate's findings on a report dict with these floors: each missed floor, a mean that is
+    not its cases' mean, case records that do not account for the run (a report edited by hand).
+    IN-SAMPLE is told by :func:`_in_sample`, so the gate sees the report without that section."""
+    from ragaudit.evaluation.compare import LoadedReport
+    from ragaudit.gates.checks import quality_gate
+    from ragaudit.gates.policy import GatePolicy
+    from ragaudit.metrics.names import parse_metric
+
+    data = {key: value for key, value in report.items() if key != "in_sample"}
+    policy = GatePolicy(floors={parse_metric(m).name: float(f) for m, f in floors.items()})
+    return list(quality_gate(LoadedReport("report", "<report>", data), policy).findings)
+
+
 def _run_failed(result: EvalResult | Mapping[str, Any], max_error_rate: float) -> list[str]:
     """Why the run behind ``result`` failed (the rule of ``ragaudit eval``'s exit code,
     :mod:`ragaudit.evaluation.outcome`): failed cases (errors, and cases with no result) above
@@ -84,7 +98,10 @@ def assert_floors(
     """Check several floors at once; the failure lists every metric that missed its floor, and why the
     run failed when it did (:func:`assert_floor`)."""
     __tracebackhide__ = True
-    messages = [m for metric, floor in floors.items() if (m := _floor_message(result, metric, floor))]
+    if isinstance(result, Mapping):  # a report's floors are checked as 'ragaudit gate' checks them
+        messages = _report_floor_messages(result, floors)
+    else:
+        messages = [m for metric, floor in floors.items() if (m := _floor_message(result, metric, floor))]
     messages += _run_failed(result, max_error_rate)
     messages += _in_sample(result)
     if messages:
@@ -116,10 +133,14 @@ def _in_sample(result: EvalResult | Mapping[str, Any]) -> list[str]:
     ]
 
 
-def assert_no_leaks(result: EvalResult | Mapping[str, Any], *, allow_unverified: bool = False) -> None:
-    """Fail when any retrieved chunk belonged to another tenant than the one that asked, and when some
-    returned chunk's owner could not be established from the corpus (e.g. no corpus was given: a
-    response's ``tenant_id`` is a claim) unless ``allow_unverified``: no leak found is not no leak.
+def assert_no_leaks(
+    result: EvalResult | Mapping[str, Any], *, allow_unverified: bool = False, max_error_rate: float = 0.0
+) -> None:
+    """Fail when any retrieved chunk belonged to another tenant than the one that asked, when the run
+    failed (more failed cases than ``max_error_rate`` tolerates, or nothing scored: a service that did
+    not answer showed no leak because it showed nothing; ``allow_unverified`` does not waive that), and
+    when some returned chunk's owner could not be established from the corpus (e.g. no corpus was
+    given: a response's ``tenant_id`` is a claim) unless ``allow_unverified``: no leak found is not no leak.
 
     Passing says "no leak seen on these own-tenant queries", not that tenants are isolated: that takes
     the cross-tenant audit (the ``tenant_audit`` fixture, :func:`assert_tenant_audit_clean`)."""
@@ -133,9 +154,16 @@ def assert_no_leaks(result: EvalResult | Mapping[str, Any], *, allow_unverified:
     leaks = (
         result.leaks() if isinstance(result, EvalResult) else result.get("security", {}).get("records", [])
     )
+    if not isinstance(result, EvalResult):
+        from ragaudit.evaluation.integrity import leak_inconsistency
+
+        if hidden := leak_inconsistency(result):  # a report edited by hand: its leak count is no evidence
+            raise AssertionError(f"leaks NOT COUNTED: {hidden}")
     if leaks:
         shown = "; ".join(describe_leak(leak) for leak in leaks[:WORST])
         raise AssertionError(f"CRITICAL LEAK: {len(leaks)} cross-tenant chunk(s) returned: {shown}")
+    if failed := _run_failed(result, max_error_rate):
+        raise AssertionError("leaks NOT CHECKED: the run failed: " + "\n".join(failed))
     verdict = result.tenant_isolation() if isinstance(result, EvalResult) else isolation_of(result)
     if not allow_unverified and (verdict is None or not every_chunk_checked(verdict)):
         why = verdict.reason if verdict is not None else "the report has no security section"

@@ -26,6 +26,10 @@ class GateResult:
 
     @property
     def state(self) -> str:
+        """The stated status, never better than ``passed``: a gate that did not pass is no pass or skip
+        (a waived not-verified gate passes, and stays not verified)."""
+        if self.status in ("pass", "skip") and not self.passed:
+            return "fail"
         return self.status or ("pass" if self.passed else "fail")
 
 
@@ -40,6 +44,8 @@ def overall_gate_state(stated: object, passed: bool, states: Iterable[str]) -> s
     order = ("pass", "not_verified", "fail")
     seen = set(states)
     derived = "fail" if "fail" in seen else "not_verified" if "not_verified" in seen else "pass"
+    if derived == "pass" and "pass" not in seen:  # no gate at all, or only skipped ones: nothing checked
+        derived = "not_verified"
     worst = max((derived, stated if stated in order else "pass"), key=order.index)
     return "fail" if not passed and worst == "pass" else str(worst)
 

@@ -42,10 +42,11 @@ def _gate(g: Fields) -> GateLine:
     passed = g.need("passed") is True
     messages = g.texts("messages")
     summary = g.opt("summary")
+    status = str(g.opt("status") or ("pass" if passed else "fail"))
     return GateLine(
         str(g.need("name")),
         passed,
-        str(g.opt("status") or ("pass" if passed else "fail")),
+        "fail" if status in ("pass", "skip") and not passed else status,  # never better than passed
         str(summary) if summary is not None else (messages[0] if messages else ""),
         g.texts("findings"),
         g.texts("notes"),
@@ -80,6 +81,8 @@ class GateKind(ReportKind):
             names = ", ".join(g.name for g in unverified)
             blocked = "blocks the release" if not report.passed else "allowed by the policy"
             head = f"ragaudit gate: NOT VERIFIED ({names}: not verified, {blocked}{extra})"
+        elif report.state != "pass":  # no gate, or only skipped ones: nothing was checked
+            head = f"ragaudit gate: NOT VERIFIED (no gate checked anything: {len(gates)} gates{extra})"
         else:
             head = f"ragaudit gate: PASS ({len(gates)} gates{extra})"
         width = max((len(g.name) for g in gates), default=0)
