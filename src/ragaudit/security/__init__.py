@@ -10,7 +10,8 @@
 - :mod:`~ragaudit.security.ownership`: who owns a returned chunk, from the corpus (id, content,
   canary, and every other field :mod:`~ragaudit.security.item_fields` lists: title, snippet,
   highlight, metadata, source ids; templated variants told apart by the parts that differ), never
-  from the retriever's label; :mod:`~ragaudit.security.verified` wraps a retriever so label-trusting
+  from the retriever's label (what it finds: :mod:`~ragaudit.security.ownership_evidence`; how it
+  reads ids: :mod:`~ragaudit.security.ownership_ids`); :mod:`~ragaudit.security.verified` wraps a retriever so label-trusting
   tests (the lesson's) become sound; :mod:`~ragaudit.security.audit_verdict` turns the audit's
   counts into clean / leak / incomplete / not-verified;
 - :mod:`~ragaudit.security.response_fields`: every value of the whole response beside the chunk list
