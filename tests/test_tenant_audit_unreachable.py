@@ -105,6 +105,11 @@ def test_an_unreachable_endpoint_stops_within_seconds_and_is_not_verified(
     assert stopped["not_sent"] > 1000 and "could not be reached" in stopped["reason"]
     assert report["asking"]["requests"]["total"] == UNREACHABLE_AFTER
     assert report["asking"]["max_top_k"]["rejected"] == []  # a dead address rejects nothing
+    # the requests that never reached it are errors, not "0 of 0 requests failed"
+    assert report["errors"]["failed"] == UNREACHABLE_AFTER and report["errors"]["by_kind"] == {
+        "connection": UNREACHABLE_AFTER
+    }
+    assert f"errors: {UNREACHABLE_AFTER} of {UNREACHABLE_AFTER} requests failed" in printed
     assert "STOPPED EARLY" in printed and "could not be reached" in printed and "--endpoint" in printed
     assert "no request was answered" in printed
     assert seconds < 60  # the retries of three requests, not of three thousand

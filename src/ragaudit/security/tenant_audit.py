@@ -366,12 +366,19 @@ class _Collector:
         self.tally.add(answer, found)
         if request.part == "hostile":
             self.hostile.append(_hostile_outcome(answer, found))
-        elif request.part not in ("discovery", "mutation"):  # a rejected mutation is no failure
+        elif request.part != "mutation" and (request.part != "discovery" or _unreached(answer)):
+            # a rejected mutation is no failure, nor a top_k the discovery found refused; a discovery
+            # request that never reached the service is (it counts among the errors)
             self.tenant_answers.append((request.key, answer.error, answer.attempts))
             if answer.error is not None:
                 self.unverified.append(
                     {**request.to_json(), "text": request.probe.text, "reason": answer.error}
                 )
+
+
+def _unreached(answer: Answer) -> bool:
+    """The request got no answer: no connection or a timeout (not a refusal)."""
+    return answer.error is not None and classify_error(answer.error) in UNREACHABLE_KINDS
 
 
 async def audit_tenants(
