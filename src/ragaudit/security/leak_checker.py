@@ -162,10 +162,11 @@ class LeakChecker:
     ) -> int:
         """The values beside the chunk list: one leak record per response, listing every foreign value."""
         evidence = response_evidence(self.ownership, response, query)
-        foreign = [e for e in evidence if self._response_owners(e, caller, hostile)]
+        owned = [(e, self._response_owners(e, caller, hostile)) for e in evidence]
+        foreign = [e for e, owners_of in owned if owners_of]
         if not foreign:
             return 0
-        owners = frozenset(o for e in foreign for o in self._response_owners(e, caller, hostile))
+        owners = frozenset(o for _, owners_of in owned for o in owners_of)
         self.leaks.append(
             LeakFinding(
                 probe,

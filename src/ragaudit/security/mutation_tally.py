@@ -57,11 +57,12 @@ class _Row:
     def add(self, answer: Answer, leaks: int) -> None:
         self.requests += 1
         self.leaks += leaks
+        kind = classify_error(answer.error) if answer.items is None and answer.error is not None else None
         if answer.items is not None:
             self.answered += 1
-        elif answer.error is not None and classify_error(answer.error) in UNREACHABLE_KINDS:
+        elif kind in UNREACHABLE_KINDS:
             self.failed += 1
-        elif answer.error is not None and classify_error(answer.error) in ERRORED_KINDS:
+        elif kind in ERRORED_KINDS:
             self.errored += 1
         else:
             self.rejected += 1
