@@ -16,6 +16,7 @@ import numpy as np
 
 from ragaudit.artifacts.envelope import envelope, read_report
 from ragaudit.artifacts.in_sample import first_in_sample
+from ragaudit.artifacts.provenance import recorded_top_k
 from ragaudit.errors import InputError, MetricNameError
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED, report_holes
 from ragaudit.metrics.names import parse_metric
@@ -297,9 +298,7 @@ def depth_note(reports: Sequence[LoadedReport], metrics: Sequence[str]) -> str |
     not the ranking. ``None`` when the depths agree, are unknown (run files), or cover every cut-off."""
     depths: list[tuple[str, int]] = []  # a list: two reports may share a label
     for report in reports:
-        retrieval = report.data.get("retrieval")
-        top_k = retrieval.get("top_k") if isinstance(retrieval, Mapping) else None
-        if isinstance(top_k, int) and not isinstance(top_k, bool):
+        if (top_k := recorded_top_k(report.data)) is not None:
             depths.append((report.label, top_k))
     if len({k for _, k in depths}) < 2:
         return None
