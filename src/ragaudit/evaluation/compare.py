@@ -7,7 +7,7 @@ Reports are comparable only when made on the same dataset (same sha256) under th
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,16 @@ DEFAULT_POWER = 0.8
 MOVED = 5
 
 
+def case_values(cases: Iterable[Mapping[str, Any]], metric: str) -> dict[str, float]:
+    """``{case id: value}`` of ``metric`` over per-case records, the cases with a finite value."""
+    out: dict[str, float] = {}
+    for case in cases:
+        value = case.get("metrics", {}).get(metric)
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            out[str(case["id"])] = float(value)
+    return out
+
+
 @dataclass(frozen=True)
 class LoadedReport:
     """An eval report as read from JSON, reduced to what comparisons need."""
@@ -49,12 +59,7 @@ class LoadedReport:
         return policy if isinstance(policy, Mapping) else {}
 
     def per_case(self, metric: str) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for case in self.data.get("per_case", []):
-            value = case.get("metrics", {}).get(metric)
-            if isinstance(value, (int, float)) and math.isfinite(value):
-                out[str(case["id"])] = float(value)
-        return out
+        return case_values(self.data.get("per_case", []), metric)
 
     def metric_names(self) -> list[str]:
         return list(self.data.get("metrics", {}))
