@@ -50,7 +50,7 @@ from typing import Any
 
 from ragaudit.artifacts.in_sample import HOLDOUT_FIX, is_in_sample
 from ragaudit.artifacts.json_text import canonical_bytes
-from ragaudit.artifacts.provenance import sha256_of
+from ragaudit.artifacts.provenance import recorded_top_k, sha256_of
 from ragaudit.errors import InputError
 from ragaudit.verdict import STATES, VerdictState, isolation_of
 
@@ -368,8 +368,8 @@ def _row_of(report: Mapping[str, Any], cwd: str | Path | None) -> dict[str, Any]
 def _cut_depth(report: Mapping[str, Any]) -> int | None:
     """The ``top_k`` of a live run that asked for fewer results than one of its metrics' cut-offs (its
     figures are those of a shorter list); ``None`` when it asked for enough, or records no ``top_k``."""
-    top_k = _mapping(report, "retrieval").get("top_k")
-    if not isinstance(top_k, int) or isinstance(top_k, bool):
+    top_k = recorded_top_k(report)
+    if top_k is None:
         return None
     cutoffs = [int(m.group(1)) for name in _mapping(report, "metrics") if (m := _CUTOFF.search(str(name)))]
     return top_k if any(k > top_k for k in cutoffs) else None

@@ -96,6 +96,13 @@ def _sha(section: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def recorded_top_k(context: Mapping[str, Any] | None) -> int | None:
+    """The ``retrieval.top_k`` a live run's context (or a report) records, when it is an integer."""
+    retrieval = (context or {}).get("retrieval")
+    top_k = retrieval.get("top_k") if isinstance(retrieval, Mapping) else None
+    return top_k if isinstance(top_k, int) and not isinstance(top_k, bool) else None
+
+
 def collect_provenance(
     dataset: Mapping[str, Any],
     context: Mapping[str, Any],

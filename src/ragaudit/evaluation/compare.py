@@ -7,7 +7,7 @@ Reports are comparable only when made on the same dataset (same sha256) under th
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ import numpy as np
 
 from ragaudit.artifacts.envelope import envelope, read_report
 from ragaudit.artifacts.in_sample import first_in_sample
+from ragaudit.artifacts.provenance import recorded_top_k
 from ragaudit.errors import InputError, MetricNameError
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED, report_holes
 from ragaudit.metrics.names import parse_metric
@@ -28,6 +29,16 @@ DEFAULT_DELTA = 0.02
 DEFAULT_POWER = 0.8
 
 MOVED = 5
+
+
+def case_values(cases: Iterable[Mapping[str, Any]], metric: str) -> dict[str, float]:
+    """``{case id: value}`` of ``metric`` over per-case records, the cases with a finite value."""
+    out: dict[str, float] = {}
+    for case in cases:
+        value = case.get("metrics", {}).get(metric)
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            out[str(case["id"])] = float(value)
+    return out
 
 
 @dataclass(frozen=True)
@@ -48,12 +59,7 @@ class LoadedReport:
         return policy if isinstance(policy, Mapping) else {}
 
     def per_case(self, metric: str) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for case in self.data.get("per_case", []):
-            value = case.get("metrics", {}).get(metric)
-            if isinstance(value, (int, float)) and math.isfinite(value):
-                out[str(case["id"])] = float(value)
-        return out
+        return case_values(self.data.get("per_case", []), metric)
 
     def metric_names(self) -> list[str]:
         return list(self.data.get("metrics", {}))
@@ -297,9 +303,7 @@ def depth_note(reports: Sequence[LoadedReport], metrics: Sequence[str]) -> str |
     not the ranking. ``None`` when the depths agree, are unknown (run files), or cover every cut-off."""
     depths: list[tuple[str, int]] = []  # a list: two reports may share a label
     for report in reports:
-        retrieval = report.data.get("retrieval")
-        top_k = retrieval.get("top_k") if isinstance(retrieval, Mapping) else None
-        if isinstance(top_k, int) and not isinstance(top_k, bool):
+        if (top_k := recorded_top_k(report.data)) is not None:
             depths.append((report.label, top_k))
     if len({k for _, k in depths}) < 2:
         return None

@@ -8,6 +8,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from ragaudit.artifacts.provenance import recorded_top_k
 from ragaudit.data.loading import load_dataset, load_run
 from ragaudit.data.run import CaseRun, RankedItem, Run, count_duplicates, order_trec
 from ragaudit.data.schema import Dataset
@@ -78,9 +79,8 @@ def cut_by_top_k(
     the figures of the system at that depth nor comparable with a run that asked for enough; ``None``
     when ``context`` records no ``retrieval.top_k`` or it covers every cut-off, or when the source returned
     longer lists than it was asked for (``deepest``, the longest returned list: nothing was cut)."""
-    retrieval = (context or {}).get("retrieval")
-    top_k = retrieval.get("top_k") if isinstance(retrieval, Mapping) else None
-    if not isinstance(top_k, int) or isinstance(top_k, bool):
+    top_k = recorded_top_k(context)
+    if top_k is None:
         return None
     depth = max(top_k, deepest or 0)
     deeper = [s.name for s in specs if s.k is not None and s.k > depth]

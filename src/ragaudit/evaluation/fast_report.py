@@ -24,7 +24,7 @@ from ragaudit.data.beir import DEFAULT_TENANT
 from ragaudit.data.run import MISSING
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED
 from ragaudit.evaluation.outcome import SourceOutcome
-from ragaudit.evaluation.slices import tenant_slices
+from ragaudit.evaluation.slices import one_tenant_slices
 
 if TYPE_CHECKING:
     from ragaudit.evaluation.fast_trec import FastResult
@@ -77,7 +77,9 @@ def fast_report(result: FastResult, min_judged: float = DEFAULT_MIN_JUDGED) -> d
     missing = result.answerable & ~result.in_run
     report["missing"] = [result.cases[i] for i in missing.nonzero()[0].tolist()]
     report["per_case"] = case_records(result)
-    report["tenant_slices"] = tenant_slices(report["per_case"], list(report["metrics"]))
+    report["tenant_slices"] = one_tenant_slices(
+        DEFAULT_TENANT, int(result.answerable.sum()), len(report["missing"])
+    )
     return report
 
 

@@ -308,6 +308,7 @@ class _Scorer:
             (qrels.keys[unusual_id_rows(qrels.doc_words)] >> np.uint64(qrels.hash_bits)).view(np.int64)
         ] = True
         self.form_rows: list[tuple[IntArray, npt.NDArray[np.bytes_]]] = []
+        self.form_held = 0  # rows in form_rows
         self.form_capped = False
 
     def add(self, batch: RankedBatch) -> None:
@@ -318,11 +319,12 @@ class _Scorer:
             raise _NotGrouped
         self.seen[queries] = True
         self.duplicates += batch.duplicates
-        if batch.form_docs.size and sum(q.size for q, _ in self.form_rows) < FORM_ROWS * 10:
-            self.form_rows.append((batch.form_query, batch.form_docs))
-        self.form_capped |= batch.form_capped or (
-            bool(batch.form_docs.size) and sum(q.size for q, _ in self.form_rows) >= FORM_ROWS * 10
-        )
+        if batch.form_docs.size:
+            if self.form_held < FORM_ROWS * 10:
+                self.form_rows.append((batch.form_query, batch.form_docs))
+                self.form_held += batch.form_query.size
+            self.form_capped |= self.form_held >= FORM_ROWS * 10
+        self.form_capped |= batch.form_capped
         blocks = np.flatnonzero(known)
         blocks = blocks[self.answerable[batch.block_query[blocks]]]
         if blocks.size:

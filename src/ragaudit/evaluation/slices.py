@@ -95,13 +95,12 @@ def tenant_slices(
                 "ci": list(ci) if ci is not None else None,
                 "n": len(values),
             }
-        row = {"tenant": tenant, "n": len(cases), "enough": len(cases) >= min_cases, "metrics": figures}
         failed = sum(1 for c in cases if c.get("status") in ("error", "missing"))
-        rows.append({**row, "failed": failed} if failed else row)  # scored 0: said beside the slice
+        rows.append(_slice_row(tenant, len(cases), failed, figures, min_cases))
     return {
         "level": SLICE_LEVEL,
         "method": (
-            "one tenant: the overall figures"
+            ONE_TENANT
             if len(groups) < 2
             else f"percentile bootstrap of the tenant's mean ({resamples} resamples, seed {seed})"
             if bootstrap
@@ -109,6 +108,27 @@ def tenant_slices(
         ),
         "min_cases": min_cases,
         "tenants": rows,
+    }
+
+
+ONE_TENANT = "one tenant: the overall figures"
+
+
+def _slice_row(tenant: str, n: int, failed: int, figures: dict[str, Any], min_cases: int) -> dict[str, Any]:
+    row = {"tenant": tenant, "n": n, "enough": n >= min_cases, "metrics": figures}
+    return {**row, "failed": failed} if failed else row  # scored 0: said beside the slice
+
+
+def one_tenant_slices(
+    tenant: str, n: int, failed: int, *, min_cases: int = MIN_TENANT_CASES
+) -> dict[str, Any]:
+    """:func:`tenant_slices` of a ``per_case`` whose ``n`` answerable cases all have ``tenant`` (``failed``
+    of them errored or missing), from those counts instead of the cases (the fast TREC path)."""
+    return {
+        "level": SLICE_LEVEL,
+        "method": ONE_TENANT,
+        "min_cases": min_cases,
+        "tenants": [_slice_row(tenant, n, failed, {}, min_cases)] if n else [],
     }
 
 

@@ -17,24 +17,14 @@ Every finding names the tenant.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
-from ragaudit.evaluation.compare import LoadedReport
+from ragaudit.evaluation.compare import LoadedReport, case_values
 from ragaudit.evaluation.slices import cases_by_tenant, tenant_comparisons
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.result import GateResult, floor_failure, judge_drop
 
 WILDCARD = "*"
-
-
-def _tenant_values(cases: list[Mapping[str, Any]], metric: str) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for case in cases:
-        value = case.get("metrics", {}).get(metric)
-        if isinstance(value, (int, float)) and math.isfinite(value):
-            out[str(case["id"])] = float(value)
-    return out
 
 
 def _floors(
@@ -66,7 +56,7 @@ def _floors(
             )
             continue
         for metric, floor in floors.items():
-            values = _tenant_values(cases, metric)
+            values = case_values(cases, metric)
             mean = math.fsum(values.values()) / len(values) if values else None
             numbers.setdefault(tenant, {})[metric] = {"value": mean, "floor": floor, "n": len(values)}
             failure = floor_failure(metric, mean, floor, values)

@@ -24,25 +24,12 @@ def assert_tenant_audit_clean(audit: TenantAudit, *, max_error_rate: float = 0.0
         raise AssertionError(f"tenant audit: {verdict}\n{summary}")
 
 
-def _metric_values(
-    result: EvalResult | Mapping[str, Any], metric: str
-) -> tuple[float | None, dict[str, float]]:
-    from ragaudit.evaluation.result import EvalResult
-
-    if isinstance(result, EvalResult):
-        return result.metrics.get(metric), result.per_case_values(metric)
-    from ragaudit.evaluation.compare import LoadedReport
-
-    value = result.get("metrics", {}).get(metric)
-    return value, LoadedReport("report", "<report>", result).per_case(metric)
-
-
-def _floor_message(result: EvalResult | Mapping[str, Any], metric: str, floor: float) -> str | None:
+def _floor_message(result: EvalResult, metric: str, floor: float) -> str | None:
     from ragaudit.gates.result import floor_failure
     from ragaudit.metrics.names import parse_metric
 
     name = parse_metric(metric).name
-    value, per_case = _metric_values(result, name)
+    value, per_case = result.metrics.get(name), result.per_case_values(name)
     if value is None and not per_case:
         return f"{name} was not computed; add it to ragaudit_metrics"
     return floor_failure(name, value, floor, per_case)

@@ -59,7 +59,6 @@ def audit_once(state: Session, settings: Settings) -> TenantAudit:
     """The full tenant audit (``ragaudit audit-tenants`` with its defaults) of the configured source:
     probes made from every tenant's documents, asked as every other tenant, at several ``top_k`` values
     and concurrency levels, plus hostile tenant ids; each returned chunk's owner is read in the corpus."""
-    from ragaudit.security.ownership import OwnershipIndex
     from ragaudit.security.probes import generate_probes
     from ragaudit.security.tenant_audit import AuditOptions, audit_tenants
 
@@ -72,9 +71,8 @@ def audit_once(state: Session, settings: Settings) -> TenantAudit:
         )
     source = opened_source(state, settings)
     corpus = state.corpus(settings.corpus)
-    documents = corpus.documents
-    ownership = OwnershipIndex.build(documents, source.chunks)
-    probes = generate_probes(documents)
+    ownership = ownership_index(state, settings)  # the session's index, shared with eval_result
+    probes = generate_probes(corpus.documents)
     context = {
         "source": {"label": source.label, **source.context},
         "corpus": corpus.info(),
