@@ -104,7 +104,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     mutations.add_argument(
         "--mutation-probes",
-        type=int,
+        type=non_negative_int,
         default=2,
         help="probes per tenant each request mutation is applied to: query shapes, pagination, the tenant "
         "in a header or parameter (default 2; 0 sends no mutation)",
@@ -188,10 +188,6 @@ def mutation_options(args: argparse.Namespace) -> Any:
     """The :class:`~ragaudit.security.request_mutations.MutationOptions` of the command line."""
     from ragaudit.security import request_mutations as rm
 
-    if args.mutation_probes < 0:
-        raise InputError(
-            "--mutation-probes", None, f"must be 0 or more (got {args.mutation_probes})", "e.g. 2"
-        )
     return rm.MutationOptions(
         per_tenant=args.mutation_probes,
         tenant_headers=name_list(args.tenant_headers, rm.DEFAULT_TENANT_HEADERS),

@@ -3,8 +3,8 @@
 CSS, JavaScript and SVG charts are inline; a Content-Security-Policy (``default-src 'none'``) forbids
 the page any network request. The page loop (:func:`render_html`): the header (with the gate verdict),
 the summary cards (the report's counts), the kind's part (its document drawn by
-:func:`ragaudit.report.draw.html.draw_html`; ``tenant-audit``, not yet migrated, supplies its own
-sections), then the page's own sections where the kind's document has none of the same anchor: the
+:func:`ragaudit.report.draw.html.draw_html`; every built-in kind builds one, a third party's older
+``html`` hook is shown as text), then the page's own sections where the kind's document has none of the same anchor: the
 per-query table of a report with cases, a report's own ``k_sweep`` / ``chunking`` sections, missing
 cases and errors, provenance.
 """

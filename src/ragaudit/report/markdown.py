@@ -3,8 +3,8 @@
 The page loop (:func:`render_markdown`): a heading, the gate verdict (when the report carries one),
 the kind's part (its document drawn by :func:`ragaudit.report.draw.markdown.draw_markdown`), a report's
 own ``k_sweep`` / ``chunking`` sections, missing cases, errors and notes, and the provenance in a
-collapsed block. ``tenant-audit``, not yet drawn through a document, writes its own lines (escaped
-with :func:`ragaudit.artifacts.escape.escape_md`).
+collapsed block. Every built-in kind draws through a document; a third party's older ``markdown``
+hook is shown as text (escaped with :func:`ragaudit.artifacts.escape.escape_md`).
 """
 
 from __future__ import annotations

@@ -256,10 +256,6 @@ def _legend(names: Sequence[str], x0: float, y: float) -> list[str]:
     return out
 
 
-def _value_axis(top_value: float) -> float:
-    return 1.0 if top_value <= 1.0 else nice_ticks(0, top_value, 5)[-1]
-
-
 def line_chart(
     x_labels: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]], title: str, x_name: str
 ) -> str:

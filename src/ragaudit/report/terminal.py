@@ -2,8 +2,8 @@
 
 :func:`render_terminal` reads a report through its registered :class:`ragaudit.report.kinds.ReportKind`
 (``from_json`` fails loudly on a missing field) and draws the kind's document with the terminal
-back-end (:func:`ragaudit.report.draw.terminal.draw_terminal`; a kind not yet migrated prints its
-``terminal`` lines); the commands print through it, so every format loops over one registry.
+back-end (:func:`ragaudit.report.draw.terminal.draw_terminal`; every built-in kind builds a document,
+a third party's kind without one prints its older ``terminal`` lines); the commands print through it, so every format loops over one registry.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The pipeline is any ``--pipeline`` the other commands take (a preset: ``bm25``, ``dense``, ``hybrid``,
 ``hybrid-rerank:MODEL.json``; or a TOML file, e.g. a dense stage on an on-disk Qdrant collection),
-built by :func:`ragaudit.pipelines.sources.open_source`, so it ranks exactly as ``ragaudit eval
+built by :func:`ragaudit.pipelines.build.build_pipeline`, so it ranks exactly as ``ragaudit eval
 --pipeline`` does over the same documents. Its indexes filter by tenant inside the engine
 (``retrieval/tenancy.py``; Qdrant: an ``is_tenant`` keyword payload index and a ``must`` filter).
 
@@ -32,7 +32,6 @@ from ragaudit.corpus.loading import Corpus, load_corpus
 from ragaudit.errors import InputError
 from ragaudit.pipelines.build import build_pipeline
 from ragaudit.pipelines.config import resolve_pipeline
-from ragaudit.pipelines.sources import SourceSpec, open_source
 from ragaudit.retrieval.protocol import RetrievedChunk, Retriever
 
 SUPERSEDED = "superseded"
@@ -88,17 +87,16 @@ def build_engine(
             "mark current versions status: active, or pass --serve-superseded",
         )
     left_out = len(whole.documents) - len(served.documents)
-    index: dict[str, Any] = {}
-    if index_dir is None:
-        opened = open_source(SourceSpec(pipeline=pipeline, qdrant_url=qdrant_url), corpus=served)
-        retriever, label, chunks = opened.retriever, opened.label, len(opened.chunks)
-    else:
+    config = resolve_pipeline(pipeline)
+    persisted = None
+    if index_dir is not None:
         from ragaudit.serving.persisted import PersistedFirstStage
 
-        config = resolve_pipeline(pipeline)
         persisted = PersistedFirstStage(index_dir, served, config.chunking, qdrant_url, say)
-        built = build_pipeline(config, served, qdrant_url=qdrant_url, first_stage=persisted)
-        retriever, label, chunks = built.retriever, config.name, len(built.chunks)
+    built = build_pipeline(config, served, qdrant_url=qdrant_url, first_stage=persisted)
+    retriever, label, chunks = built.retriever, config.name, len(built.chunks)
+    index: dict[str, Any] = {}
+    if persisted is not None:
         index = {
             "index": persisted.outcome,
             **({"index_path": str(persisted.path)} if persisted.path else {}),

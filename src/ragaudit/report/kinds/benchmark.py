@@ -28,7 +28,7 @@ from ragaudit.report.document import (
 )
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.comparison import comparison_table, forest
-from ragaudit.report.kinds.fields import Fields, Holes, Latency, Paired
+from ragaudit.report.kinds.fields import Fields, Holes, Latency, Paired, count
 from ragaudit.report.kinds.judged_power import holes_section, power_section
 from ragaudit.report.kinds.tenants import TenantComparisons, TenantSlices, tenants_section
 from ragaudit.report.sections import build_text
@@ -264,7 +264,7 @@ def _pipeline(p: Fields) -> BenchPipeline:
         Latency.read(p.opt("latency_ms")),
         float(build) if isinstance(build, (int, float)) else None,
         tokens if isinstance(tokens, (int, float)) and not isinstance(tokens, bool) else None,
-        leaks if isinstance(leaks, int) and not isinstance(leaks, bool) else None,
+        count(leaks),
         golden_question_isolation(p.opt("isolation")),
         p.data,
         basis if isinstance(basis, str) else None,
@@ -378,8 +378,8 @@ def _isolation(p: BenchPipeline) -> Badge:
     reason = (
         p.isolation.reason if p.isolation is not None else "the report records no tenant-isolation verdict"
     )
-    count = f" ({p.leaks})" if state == "fail" and p.leaks else ""
-    return Badge(state, ISOLATION[state] + count, reason)  # type: ignore[arg-type]
+    leaks = f" ({p.leaks})" if state == "fail" and p.leaks else ""
+    return Badge(state, ISOLATION[state] + leaks, reason)  # type: ignore[arg-type]
 
 
 def _ranked(report: BenchmarkReport) -> Section:

@@ -84,6 +84,11 @@ def number(value: Any) -> float | None:
     return float(value)
 
 
+def count(value: Any) -> int | None:
+    """A JSON integer (None for null, a float, text, a bool: a missing count)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def interval(value: Any) -> tuple[float, float] | None:
     """A ``[low, high]`` pair of numbers (None when either end is missing: null or NaN, as a comparison
     over 0 paired cases writes it)."""
@@ -255,14 +260,9 @@ class Counts:
         if not isinstance(counts, Mapping) or not isinstance(cases, int) or isinstance(cases, bool):
             return None
         answerable, unanswerable, missing, errors = (
-            v if _is_int(v := counts.get(k)) else None
-            for k in ("answerable", "unanswerable", "missing", "errors")
+            count(counts.get(k)) for k in ("answerable", "unanswerable", "missing", "errors")
         )
         return cls(cases, answerable, unanswerable, missing, errors)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -288,11 +288,11 @@ class Holes:
         worst = value.get("worst")
         return cls(
             str(value.get("system") or system or ""),
-            k if _is_int(k) else None,
+            count(k),
             number(value.get("min_judged")),
             number(value.get("judged")),
-            cases if _is_int(cases) else None,
-            below if _is_int(below) else None,
+            count(cases),
+            count(below),
             [
                 (str(w.get("id", "")), number(w.get("judged")))
                 for w in (worst if isinstance(worst, list) else [])
@@ -334,11 +334,11 @@ class Power:
             return None
         cases, needed = value.get("cases"), value.get("cases_needed")
         return cls(
-            cases if _is_int(cases) else None,
+            count(cases),
             number(value.get("sd_of_differences")),
             number(value.get("alpha")),
             number(value.get("power")),
             number(value.get("delta")),
-            needed if _is_int(needed) else None,
+            count(needed),
             number(value.get("smallest_detectable_delta")),
         )

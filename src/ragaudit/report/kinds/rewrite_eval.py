@@ -10,7 +10,7 @@ from typing import Any
 from ragaudit.report.document import Block, Column, Document, Items, Paragraph, Section, Table, Verdict
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.comparison import delta_columns, delta_values, forest
-from ragaudit.report.kinds.fields import Fields, Latency, Paired, number, significance_of
+from ragaudit.report.kinds.fields import Fields, Latency, Paired, count, number, significance_of
 from ragaudit.report.sections import constraint_verdict, part
 
 Constraint = tuple[str, str]
@@ -114,13 +114,9 @@ def _flagged(case: Fields, primary: str) -> FlaggedRewrite:
     )
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _constraints(cons: Fields) -> Constraints:
     cases, rewritten, flagged, with_gain, swapped = (
-        _count(cons.opt(k)) for k in ("cases", "rewritten", "flagged", "flagged_with_gain", "swapped")
+        count(cons.opt(k)) for k in ("cases", "rewritten", "flagged", "flagged_with_gain", "swapped")
     )
     lost_by_kind = dict(cons.obj("lost_by_kind", required=False).data)
     return Constraints(cases, rewritten, flagged, with_gain, swapped, lost_by_kind, cons.data)

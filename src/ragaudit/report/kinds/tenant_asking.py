@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragaudit.report.document import Block, Column, Items, Paragraph, Table
+from ragaudit.report.kinds.fields import count
 from ragaudit.report.kinds.tenant_leaks import hostile_table
 from ragaudit.report.kinds.tenant_view import TenantAuditReport
 
@@ -19,8 +20,7 @@ EXCERPT = 80
 
 
 def _count(row: Mapping[str, Any], key: str) -> int:
-    value = row.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return count(row.get(key)) or 0
 
 
 def _why(row: Mapping[str, Any]) -> str:

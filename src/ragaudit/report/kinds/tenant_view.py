@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragaudit.report.kinds.fields import Fields
+from ragaudit.report.kinds.fields import Fields, count
 from ragaudit.verdict import TENANT_ISOLATION, CheckVerdict, not_verified
 
 
@@ -184,8 +184,8 @@ def read_audit(report: Fields) -> TenantAuditReport:
         leaks_by_pair=dict(leaks.obj("by_pair").data),
         isolation=audit_isolation(report),
         unattributed_allowed=unattributed.opt("allowed") is True,
-        leak_count=_int_or_none(leaks.opt("count")),
-        leaks_to_hostile=_int_or_none(leaks.opt("to_hostile_ids")),
+        leak_count=count(leaks.opt("count")),
+        leaks_to_hostile=count(leaks.opt("to_hostile_ids")),
         leaks_by_class=dict(leaks.obj("by_class").data) if leaks.opt("by_class") is not None else None,
         stopped=_stopped(report.opt("stopped")),
         hostile_served=[_served(h) for h in hostile.each("records", required=False)],
@@ -216,7 +216,3 @@ def _stopped(found: Any) -> str | None:
     from ragaudit.security.audit_verdict import stopped_sentence
 
     return stopped_sentence(found.get("not_sent", "?"), found.get("reason", "no reason recorded"))
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -31,7 +31,7 @@ from ragaudit.report.document import (
     Table,
     Value,
 )
-from ragaudit.report.kinds.fields import Fields, Paired, interval, number
+from ragaudit.report.kinds.fields import Fields, Paired, count, interval, number
 
 HIDDEN = " ▼ hidden"
 """The mark of a tenant's significant loss that the overall delta does not show."""
@@ -82,7 +82,7 @@ class TenantSlices:
                         metric,
                         number(f.get("mean")),
                         interval(ci),
-                        n if isinstance(n, int) and not isinstance(n, bool) else None,
+                        count(n),
                         t.get("enough") is not False,
                         failed if isinstance(failed := t.get("failed"), int) else 0,
                     )
