@@ -48,8 +48,11 @@ test-ray: $(STAMP)
 # in one worker, and the browser and Ray files are one unit, run one after the other in one worker
 # (tests/conftest.py, SERIAL_FILES); units go out longest first (UNIT_SECONDS); tests retry without
 # backoff waits (conftest, `backoff` marker)
+# (bytecode caching on even where the environment turns it off, PYTHONDONTWRITEBYTECODE=1 as on this
+# project's machines: otherwise every worker and every CLI subprocess a test starts compiles ragaudit
+# from source again, and pytest rewrites its asserts again; __pycache__/ is ignored by git)
 WORKERS ?= 2
-ALL_TESTS := RAY_USAGE_STATS_ENABLED=0 $(BIN)/pytest -q -n $(WORKERS) --dist loadfile -m 'ray or not ray'
+ALL_TESTS := env -u PYTHONDONTWRITEBYTECODE RAY_USAGE_STATS_ENABLED=0 $(BIN)/pytest -q -n $(WORKERS) --dist loadfile -m 'ray or not ray'
 all-tests: $(STAMP)
 	$(ALL_TESTS)
 
