@@ -142,17 +142,6 @@ def check_chunks(
     return out
 
 
-def find_leaks(
-    items: Sequence[RankedItem],
-    caller_tenant: str,
-    require_labels: bool = False,
-    ownership: ChunkOwnership | None = None,
-    shared: frozenset[str] = frozenset(),
-) -> list[LeakRecord]:
-    """Every item of ``items`` the caller's tenant must not see, with its 1-based rank."""
-    return check_chunks(items, caller_tenant, ownership, require_labels, shared).leaks
-
-
 BESIDE_RANKING = 0
 """The ``rank`` of a leak in the response's other values (its ``chunk_id`` is the value's JSON path)."""
 
@@ -199,12 +188,17 @@ def assess_run(
     ownership: ChunkOwnership | None = None,
     require_labels: bool = False,
     shared: frozenset[str] = frozenset(),
+    checked: Mapping[str, CaseIsolation] | None = None,
 ) -> CheckVerdict:
     """Check every returned chunk of the cases ``case_tenants`` names; merge the leaks found into each
     case's ``leaks`` (those recorded before are kept); set and return ``run.isolation``.
 
     A case's caller is the tenant it was asked as (``CaseRun.tenant_id``), else ``case_tenants[id]``.
+    ``checked[case_id]``: that case's ranking already checked for that caller, with these same
+    ``ownership``, ``require_labels`` and ``shared`` (the runner checks each case as it comes back);
+    it is used as it is, not checked again.
     """
+    done = checked or {}
     methods: Counter[str] = Counter()
     total = verified = failures = claimed = shared_chunks = queries = 0
     no_caller = False
@@ -214,7 +208,9 @@ def assess_run(
             continue
         caller = case.tenant_id or tenant
         no_caller = no_caller or (caller is None and bool(case.items))
-        found = check_chunks(case.items, caller, ownership, require_labels, shared)
+        found = done.get(case_id)
+        if found is None:  # e.g. a case resumed from a results file, or a run read from a file
+            found = check_chunks(case.items, caller, ownership, require_labels, shared)
         recorded = _keys(case.leaks)  # leaks recorded before (e.g. read from a results file) count too
         case.leaks = [
             *case.leaks,
