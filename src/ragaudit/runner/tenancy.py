@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ragaudit.data.run import CaseRun, LeakRecord, RankedItem, Run
 from ragaudit.verdict import CheckVerdict, decide
@@ -47,10 +47,17 @@ class ChunkOwner(Protocol):
 
     def foreign_owners(self, caller: str) -> frozenset[str]: ...
 
-    # An owner may also say how it was established (``via``: ``"semantic"``, for
-    # :mod:`ragaudit.security.semantic_attribution`); without it, ``corpus``.
+
+@runtime_checkable
+class SaysHowOwned(Protocol):
+    """A :class:`ChunkOwner` that also says how its owner was established (``"semantic"`` for
+    :mod:`ragaudit.security.semantic_attribution`); an owner that does not say is counted ``corpus``."""
+
+    @property
+    def via(self) -> str: ...
 
 
+@runtime_checkable
 class ResponseOwnership(Protocol):
     """An ownership index that also reads the whole response a ranking came in (an HTTP body's
     ``debug``, ``facets``, ``suggest`` beside the results: the tenant audit's reading of it); the
@@ -120,7 +127,7 @@ def check_chunks(
             owners = who.foreign_owners(caller_tenant)
             foreign = sorted(owners - shared)
             if who.attributed or owners:  # a foreign field is a leak even beside unattributable text
-                out.methods[getattr(who, "via", BY_CORPUS)] += 1  # "semantic" when the owner says so
+                out.methods[who.via if isinstance(who, SaysHowOwned) else BY_CORPUS] += 1
                 if foreign:
                     out.leaks.append(LeakRecord(item.chunk_id, rank, ", ".join(foreign), caller_tenant))
                 elif owners:
@@ -156,10 +163,9 @@ def response_leaks(
     """The leak in the values of the whole response beside its chunks (when ``ownership`` reads them,
     :class:`ResponseOwnership`): one record per response, as the tenant audit counts it, at the first
     foreign value's path and naming every foreign owner (shared tenants' values are allowed)."""
-    check = getattr(ownership, "response_foreign", None)
-    if check is None:
+    if not isinstance(ownership, ResponseOwnership):
         return []
-    found = [(path, owners - shared) for path, owners in check(returned, caller, query)]
+    found = [(path, owners - shared) for path, owners in ownership.response_foreign(returned, caller, query)]
     foreign = [(path, owners) for path, owners in found if owners]
     if not foreign:
         return []
