@@ -217,3 +217,20 @@ def test_a_latency_p95_edited_below_its_cases_fails_the_budget(tmp_path: Path) -
     operations = next(g for g in run_gates(path, policy, resamples=1000).gates if g.gate == "operations")
     assert operations.status == "fail"
     assert "states a latency p95 of 80 ms but its 12 cases' latencies give 1145 ms" in operations.summary
+
+
+@pytest.mark.parametrize("in_sample", [False, True])
+def test_inconsistent_case_records_fail_the_quality_gate_once(tmp_path: Path, in_sample: bool) -> None:
+    """The check lives in the quality gate (also for an IN-SAMPLE report, which would otherwise stop at
+    NOT VERIFIED); the operations gate does not repeat its findings, and does not pass on such records."""
+    data = _honest(tmp_path)
+    _drop_worst_fix_counts(data)
+    if in_sample:
+        data["in_sample"] = {"state": "in_sample", "stage": "fusion weights", "text": "IN-SAMPLE"}
+    verdict = _gate(tmp_path, data)
+    gates = {g.gate: g for g in verdict.gates}
+    assert not verdict.passed and verdict.exit_code == 1
+    assert gates["quality"].status == "fail"
+    assert any("no record of 4 case(s) of its golden set" in f for f in gates["quality"].findings)
+    assert gates["operations"].status == "not_verified" and not gates["operations"].findings
+    assert "quality gate" in gates["operations"].summary

@@ -43,3 +43,27 @@ def test_the_page_says_errored_mutations_were_not_checked() -> None:
     assert not any("rejected mutations" in b.intro for b in listed)
     refused = mutation_blocks([{**row, "errored": 0, "rejected": 6}])
     assert not any(isinstance(b, Items) and b.intro.startswith("NOT CHECKED") for b in refused)
+
+
+def test_the_page_says_how_many_applied_and_whether_any_was_sent() -> None:
+    """ "43 of 46 sent (0 requests)" read as if 43 went out when the service could not be reached."""
+    from ragaudit.report.document import Paragraph
+
+    rows: list[dict[str, Any]] = [
+        {"axis": "query-shape", "mutation": "field:value", "applicable": True, "requests": 6},
+        {"axis": "query-shape", "mutation": "OR", "applicable": True, "requests": 4},
+        {"axis": "pagination", "mutation": "offset=10", "applicable": False, "reason": "x: no channel"},
+    ]
+    sent = mutation_blocks(rows)[0]
+    assert isinstance(sent, Paragraph) and sent.text.startswith(
+        "request mutations: 2 of 3 applicable, 10 requests sent, 0 rejected by the service every time, "
+        "1 not applicable (pagination: no channel)"
+    )
+    unsent = [{**row, "requests": 0} for row in rows]
+    down = mutation_blocks(unsent, stopped=True)[0]
+    assert isinstance(down, Paragraph) and down.text.startswith(
+        "request mutations: 2 of 3 applicable, none sent: the service could not be reached (the audit "
+        "stopped early), 1 not applicable"
+    )
+    quiet = mutation_blocks(unsent)[0]
+    assert isinstance(quiet, Paragraph) and "2 of 3 applicable, none sent, 1 not applicable" in quiet.text

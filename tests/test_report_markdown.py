@@ -182,3 +182,14 @@ def test_a_long_k_sweep_shows_landmark_ks_only(reports: dict[str, Path]) -> None
     text = render(report)
     assert "| series | k=1 | k=3 | k=5 | k=10 | k=20 | k=30 |" in text
     assert "| R@k | 0.0333 | 0.1000 | 0.1667 | 0.3333 | 0.6667 | 1.0000 |" in text
+
+
+def test_missing_cases_and_errors_are_listed_once_on_every_page(reports: dict[str, Path]) -> None:
+    """One rule for both pages: a part the kind's document holds (the eval kind's "problems") is not
+    listed again by the page (before: Markdown read a kind flag, HTML the document's anchors)."""
+    from ragaudit.report.html import render_html
+
+    view = build_view(load(reports["base"]), None, resamples=200)
+    markdown, page = render_markdown(view), render_html(view)
+    assert markdown.lower().count("errors (1, scored 0)") == 1
+    assert page.count('id="problems"') == 1

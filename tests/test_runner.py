@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from ragaudit.data.run import CaseRun, Run
+from ragaudit.corpus.model import Chunk
+from ragaudit.data.run import CaseRun, RankedItem, Run
 from ragaudit.data.run_jsonl import load_jsonl_run
 from ragaudit.data.schema import Dataset, GoldenCase
 from ragaudit.errors import InputError, PermanentRetrievalError, TransientRetrievalError, ValidationError
@@ -27,6 +28,7 @@ from ragaudit.evaluation.evaluate import evaluate
 from ragaudit.retrieval.http import HttpRetriever
 from ragaudit.retry import NO_RETRY, RetryPolicy
 from ragaudit.runner.checkpoint import encode_line, read_results
+from ragaudit.runner.chunk_owners import KnownChunkOwner, PipelineChunkOwnership
 from ragaudit.runner.execute import NO_TENANT, run_cases
 from ragaudit.runner.progress import active_counts, progress_bar
 
@@ -192,6 +194,35 @@ def test_leaks_are_recorded_per_case_and_kept_in_the_ranking() -> None:
         ("foreign", 2, "globex", "acme")
     ]
     assert [x.chunk_id for x in strict.leaks] == ["foreign", "unlabelled"]
+
+
+@pytest.mark.parametrize("batch_size", [1, 8])
+def test_each_returned_chunk_is_attributed_once_and_the_verdict_reuses_it(batch_size: int) -> None:
+    """The per-case leaks and the run's isolation verdict come from one check of each chunk."""
+    chunks = [Chunk(f"query {i}#0", f"query {i}", "acme", 0, 1, "x") for i in range(3)]
+    chunks.append(Chunk("foreign", "foreign", "globex", 0, 1, "y"))
+    asked: Counter[str] = Counter()
+
+    class Counting(PipelineChunkOwnership):
+        def attribute_item(self, item: RankedItem) -> KnownChunkOwner:
+            asked[item.chunk_id] += 1
+            return super().attribute_item(item)
+
+    class WithForeign:
+        def ranking(self, query: str) -> list[dict[str, str]]:
+            return [{"chunk_id": f"{query}#0"}, {"chunk_id": "foreign"}]
+
+        async def search(self, *, tenant_id: str, query: str, top_k: int) -> Any:
+            return self.ranking(query)
+
+        def search_many(self, tenant_id: str, queries: Sequence[str], top_k: int) -> list[Any]:
+            return [self.ranking(q) for q in queries]
+
+    run = go(WithForeign(), make_cases(3), ownership=Counting(chunks), batch_size=batch_size)
+    assert asked == Counter({"query 0#0": 1, "query 1#0": 1, "query 2#0": 1, "foreign": 3})
+    assert [[(x.chunk_id, x.rank) for x in c.leaks] for c in run.cases.values()] == [[("foreign", 2)]] * 3
+    assert run.isolation is not None
+    assert (run.isolation.state, run.isolation.failures, run.isolation.verified) == ("fail", 3, 6)
 
 
 # -- results file and resume ---------------------------------------------------------------------

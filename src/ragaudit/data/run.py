@@ -122,17 +122,6 @@ def count_duplicates(items: list[RankedItem]) -> int:
     return len(items) - len({item.chunk_id for item in items})
 
 
-def drop_duplicates(items: list[RankedItem]) -> tuple[list[RankedItem], int]:
-    """Keep the first occurrence of each id in ranking order; return the kept items and how many went."""
-    seen: set[str] = set()
-    kept: list[RankedItem] = []
-    for item in items:
-        if item.chunk_id not in seen:
-            seen.add(item.chunk_id)
-            kept.append(item)
-    return kept, len(items) - len(kept)
-
-
 def _field(raw: Any, key: str) -> Any:
     return raw.get(key) if isinstance(raw, dict) else getattr(raw, key, None)
 

@@ -31,13 +31,23 @@ DEFAULT_POWER = 0.8
 MOVED = 5
 
 
+def metric_value(value: object) -> float | None:
+    """A per-case metric value as a float, or ``None`` when it is not a finite number. A boolean is not
+    one (``true`` is no score: :func:`ragaudit.evaluation.integrity.case_inconsistencies` calls such a
+    case blank too), so every reader of per-case values skips it alike."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
 def case_values(cases: Iterable[Mapping[str, Any]], metric: str) -> dict[str, float]:
-    """``{case id: value}`` of ``metric`` over per-case records, the cases with a finite value."""
+    """``{case id: value}`` of ``metric`` over per-case records, the cases with a finite value
+    (:func:`metric_value`)."""
     out: dict[str, float] = {}
     for case in cases:
-        value = case.get("metrics", {}).get(metric)
-        if isinstance(value, (int, float)) and math.isfinite(value):
-            out[str(case["id"])] = float(value)
+        value = metric_value(case.get("metrics", {}).get(metric))
+        if value is not None:
+            out[str(case["id"])] = value
     return out
 
 

@@ -21,9 +21,8 @@ from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from ragaudit.data.beir import DEFAULT_TENANT
-from ragaudit.data.run import MISSING
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED
-from ragaudit.evaluation.outcome import SourceOutcome
+from ragaudit.evaluation.outcome import SourceOutcome, case_rules, counted_outcome
 from ragaudit.evaluation.slices import one_tenant_slices
 
 if TYPE_CHECKING:
@@ -84,21 +83,33 @@ def fast_report(result: FastResult, min_judged: float = DEFAULT_MIN_JUDGED) -> d
 
 
 def fast_outcome(result: FastResult, label: str) -> SourceOutcome:
-    """``report_outcome(fast_report(result), label, "run")`` (equal, tested), from the arrays: a case
-    fails when it is answerable and the run has no line for it."""
+    """``report_outcome(fast_report(result), label, "run")`` (equal, tested), from the arrays: the
+    cases of each kind the records hold (``status``, answered; no errors, no leaks) are counted, and
+    each kind is judged once by :func:`~ragaudit.evaluation.outcome.case_rules`."""
     ok, seen = result.answerable, result.in_run
     cases = result.cases
-    failures = tuple((cases[i], MISSING) for i in (ok & ~seen).nonzero()[0].tolist())
-    scored = int((ok & seen).sum())
-    in_run = scored + int((~ok & seen).sum())
-    return SourceOutcome(
+    kinds = {
+        ("ok", True): ok & seen,
+        ("missing", False): ok & ~seen,
+        ("unanswerable", True): ~ok & seen,
+        ("unanswerable", False): ~ok & ~seen,
+    }
+    answerable = scored = in_run = 0
+    failed: list[tuple[int, str]] = []
+    for (status, answered), mask in kinds.items():
+        n = int(mask.sum())
+        reason, is_answerable, is_scored, present = case_rules(status, answered, None)
+        answerable += n * is_answerable
+        scored += n * is_scored
+        in_run += n * present
+        if reason is not None:
+            failed += ((i, reason) for i in mask.nonzero()[0].tolist())
+    failures = [(cases[i], reason) for i, reason in sorted(failed)]  # dataset order
+    return counted_outcome(
         label,
         "run",
-        len(cases),
+        (len(cases), answerable, scored, in_run),
         failures,
-        scored,
-        int(ok.sum()),
-        in_run + result.counts.not_in_qrels,
-        in_run,
-        tuple(cases[:3]),
+        not_in_dataset=result.counts.not_in_qrels,
+        dataset_sample=cases[:3],
     )

@@ -134,6 +134,47 @@ def _fields(case: Any) -> tuple[Any, ...]:
     return tuple(getattr(case, name, None) for name in _CASE_FIELDS)
 
 
+def case_rules(status: object, answered: object, error: object) -> tuple[str | None, bool, bool, bool]:
+    """The rules of one case, from its ``status`` (``ok``, ``missing``, ``unanswerable``), whether the
+    run answered it and its error: ``(why it failed or None, answerable, scored, in the run)``. A case
+    fails when it errored (answerable or not) or, being answerable, is missing from the run."""
+    failed = MISSING if status == "missing" else None if error is None else str(error)
+    answerable = status != "unanswerable"
+    present = status != "missing" and (answerable or bool(answered) or error is not None)
+    return failed, answerable, status == "ok", present
+
+
+def counted_outcome(
+    label: str,
+    via: Via,
+    counts: tuple[int, int, int, int],
+    failures: Sequence[tuple[str, str]],
+    *,
+    not_in_dataset: int = 0,
+    dataset_sample: Sequence[str] = (),
+    run_sample: Sequence[str] = (),
+    leaks: tuple[int, int] = (0, 0),
+) -> SourceOutcome:
+    """The outcome of cases tallied under :func:`case_rules`: ``counts`` is ``(cases, answerable,
+    scored, in the run)``, ``leaks`` ``(cross-tenant chunks, cases with one)``; with ``via``
+    ``run``/``report`` the shared ids are counted (``not_in_dataset``: run ids that are not cases)."""
+    total, answerable, scored, in_run = counts
+    from_file = via in ("run", "report")
+    return SourceOutcome(
+        label,
+        via,
+        total,
+        tuple(failures),
+        scored,
+        answerable,
+        in_run + not_in_dataset if from_file else None,
+        in_run if from_file else None,
+        tuple(dataset_sample),
+        tuple(run_sample),
+        *leaks,
+    )
+
+
 def eval_outcome(
     per_case: Iterable[Any],
     label: str,
@@ -143,9 +184,7 @@ def eval_outcome(
     run_sample: Sequence[str] = (),
 ) -> SourceOutcome:
     """The outcome of an evaluation from its per-case entries (:class:`CaseResult` objects or the
-    ``per_case`` dicts of an eval report). A case fails when it errored (answerable or not) or, being
-    answerable, is missing from the run. With ``via`` ``run``/``report`` the shared ids are counted
-    (``not_in_dataset``: run ids that are not cases)."""
+    ``per_case`` dicts of an eval report), each case under :func:`case_rules`."""
     total = scored = answerable = in_run = leaks = leak_cases = 0
     failures: list[tuple[str, str]] = []
     sample: list[str] = []
@@ -158,28 +197,21 @@ def eval_outcome(
             leak_cases += count > 0
         if len(sample) < 3:
             sample.append(str(cid))
-        answerable += status != "unanswerable"
-        scored += status == "ok"
-        present = status != "missing" and (status != "unanswerable" or bool(answered) or error is not None)
+        failed, is_answerable, is_scored, present = case_rules(status, answered, error)
+        answerable += is_answerable
+        scored += is_scored
         in_run += present
-        if status == "missing":
-            failures.append((str(cid), MISSING))
-        elif error is not None:
-            failures.append((str(cid), str(error)))
-    from_file = via in ("run", "report")
-    return SourceOutcome(
+        if failed is not None:
+            failures.append((str(cid), failed))
+    return counted_outcome(
         label,
         via,
-        total,
-        tuple(failures),
-        scored,
-        answerable,
-        in_run + not_in_dataset if from_file else None,
-        in_run if from_file else None,
-        tuple(sample),
-        tuple(run_sample),
-        leaks,
-        leak_cases,
+        (total, answerable, scored, in_run),
+        failures,
+        not_in_dataset=not_in_dataset,
+        dataset_sample=sample,
+        run_sample=run_sample,
+        leaks=(leaks, leak_cases),
     )
 
 

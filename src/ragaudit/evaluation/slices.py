@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ragaudit.evaluation.compare import LoadedReport, compare_pair
+from ragaudit.evaluation.compare import LoadedReport, compare_pair, metric_value
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.stats.correction import bonferroni_confidence, holm_bonferroni
 
@@ -48,17 +48,22 @@ def tenant_of(case: Mapping[str, Any]) -> str:
     return str(tenant) if tenant not in (None, "") else NO_TENANT
 
 
-def _finite(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+def _grouped(per_case: Iterable[Any], answerable_only: bool) -> dict[str, list[Mapping[str, Any]]]:
+    """The case records of a report's ``per_case`` by tenant (:func:`tenant_of`), tenants sorted by name."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for case in per_case:
+        if isinstance(case, Mapping) and not (answerable_only and _unanswerable(case)):
+            groups.setdefault(tenant_of(case), []).append(case)
+    return dict(sorted(groups.items()))
+
+
+def _unanswerable(case: Mapping[str, Any]) -> bool:
+    return case.get("status") == "unanswerable"
 
 
 def cases_by_tenant(per_case: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
     """The answerable cases of a report's ``per_case`` grouped by tenant, tenants sorted by name."""
-    groups: dict[str, list[Mapping[str, Any]]] = {}
-    for case in per_case:
-        if isinstance(case, Mapping) and case.get("status") != "unanswerable":
-            groups.setdefault(tenant_of(case), []).append(case)
-    return dict(sorted(groups.items()))
+    return _grouped(per_case, answerable_only=True)
 
 
 def mean_ci(values: Sequence[float], resamples: int, seed: int, bootstrap: bool) -> tuple[float, float]:
@@ -88,7 +93,7 @@ def tenant_slices(
     for tenant, cases in groups.items():
         figures: dict[str, Any] = {}
         for metric in metrics if len(groups) > 1 else ():
-            values = [float(v) for c in cases if _finite(v := c.get("metrics", {}).get(metric))]
+            values = [v for c in cases if (v := metric_value(c.get("metrics", {}).get(metric))) is not None]
             ci = mean_ci(values, resamples, seed, bootstrap) if values else None
             figures[metric] = {
                 "mean": math.fsum(values) / len(values) if values else None,
@@ -134,10 +139,7 @@ def one_tenant_slices(
 
 def _by_tenant(report: LoadedReport) -> dict[str, LoadedReport]:
     """``report`` split by tenant: one report per tenant holding that tenant's cases (every status)."""
-    groups: dict[str, list[Mapping[str, Any]]] = {}
-    for case in report.data.get("per_case", []):
-        if isinstance(case, Mapping):
-            groups.setdefault(tenant_of(case), []).append(case)
+    groups = _grouped(report.data.get("per_case", []), answerable_only=False)
     return {
         t: LoadedReport(report.label, report.path, {**report.data, "per_case": c}) for t, c in groups.items()
     }
@@ -155,11 +157,16 @@ def tenant_comparisons(
 ) -> dict[str, Any]:
     """The paired test of every system against ``baseline`` per tenant and metric, Holm-corrected across
     every row whose tenant has at least ``min_cases`` paired cases (``family`` of them)."""
+    split = {id(r): _by_tenant(r) for r in [baseline, *systems]}  # two runs may share a label
     tenants = sorted(  # a tenant one side lacks is a row with 0 paired cases, never left out unseen
-        {t for r in (baseline, *systems) for t in cases_by_tenant(r.data.get("per_case", []))}
+        {
+            t
+            for parts in split.values()
+            for t, part_of in parts.items()
+            if not all(_unanswerable(c) for c in part_of.data["per_case"])
+        }
     )
     empty = LoadedReport(baseline.label, baseline.path, {"per_case": []})
-    split = {id(r): _by_tenant(r) for r in [baseline, *systems]}  # two runs may share a label
 
     def part(report: LoadedReport, tenant: str) -> LoadedReport:
         return split[id(report)].get(tenant, empty)

@@ -7,7 +7,7 @@ met one."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragaudit.data.run import MISSING
@@ -17,13 +17,22 @@ from ragaudit.evaluation.outcome import report_outcome
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.result import GateResult
 
+UNACCOUNTED = (
+    "the report's case records do not account for its cases (the quality gate fails on them and says "
+    "why), so the failed cases counted from them may not be all of the run's"
+)
 
-def operations_gate(report: LoadedReport, policy: GatePolicy) -> GateResult:
+
+def operations_gate(
+    report: LoadedReport, policy: GatePolicy, case_problems: Sequence[str] | None = None
+) -> GateResult:
     """Latency p95 within its budget (when the policy sets one), and the run's failed cases within
     ``max_error_rate``: always checked, with 0 when the policy sets none (a run whose cases failed is
     not a passing run). Failed cases are counted as ``ragaudit eval`` counts them
     (:mod:`ragaudit.evaluation.outcome`): errors, and cases the run has no result for (``missing``);
-    a report where no case could be scored, or that shares no case with its dataset, fails too."""
+    a report where no case could be scored, or that shares no case with its dataset, fails too. When
+    its case records do not account for its cases (``case_problems``, else worked out here), the failed
+    cases counted from them are NOT VERIFIED; the quality gate fails on and lists those problems."""
     findings: list[str] = []
     numbers: dict[str, Any] = {}
     parts: list[str] = []
@@ -66,7 +75,16 @@ def operations_gate(report: LoadedReport, policy: GatePolicy) -> GateResult:
     else:
         parts.append(f"error rate {rate:.4f} ({len(outcome.failures)}/{cases}) <= {budget:g}{unset}")
     findings += outcome.problems(1.0)  # nothing scored, no case shared: whatever the budget
-    findings += case_inconsistencies(report.data)  # removed cases hide their failures
     if findings:
         return GateResult("operations", "fail", "; ".join(findings), tuple(findings), numbers=numbers)
+    if case_problems is None:
+        case_problems = case_inconsistencies(report.data)
+    if case_problems:  # removed cases hide their failures; the quality gate fails on them
+        return GateResult(
+            "operations",
+            "not_verified",
+            f"error rate NOT VERIFIED: {UNACCOUNTED}",
+            notes=(UNACCOUNTED,),
+            numbers=numbers,
+        )
     return GateResult("operations", "pass", "; ".join(parts), numbers=numbers)

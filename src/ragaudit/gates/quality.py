@@ -8,7 +8,7 @@ nothing), and an IN-SAMPLE report (a fitted stage scored on its training cases) 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +147,15 @@ def _in_sample(report: LoadedReport, policy: GatePolicy, baseline: LoadedReport 
     )
 
 
+def _inconsistent(problems: Sequence[str], in_sample: GateResult) -> GateResult | None:
+    """An IN-SAMPLE report whose case records do not account for its cases fails (not merely not
+    verified): this gate is where a report's inconsistent case records fail the verdict."""
+    if not problems:
+        return None
+    notes = (*in_sample.findings, *in_sample.notes)
+    return GateResult("quality", "fail", "; ".join(problems), tuple(problems), notes, in_sample.numbers)
+
+
 def quality_gate(
     report: LoadedReport,
     policy: GatePolicy,
@@ -154,12 +163,17 @@ def quality_gate(
     *,
     resamples: int = 10_000,
     seed: int = 0,
+    case_problems: Sequence[str] | None = None,
 ) -> GateResult:
+    """Floors and regressions (see the module docstring), and the report's case records: they must
+    account for its cases (:func:`~ragaudit.evaluation.integrity.case_inconsistencies`; pass
+    ``case_problems`` when already worked out). This gate is the one that reports and fails on them."""
     unearned = _in_sample(report, policy, baseline)
+    problems = case_inconsistencies(report.data) if case_problems is None else list(case_problems)
     if unearned is not None:
-        return unearned
+        return _inconsistent(problems, unearned) or unearned
     findings, floor_numbers = _floors(report, policy.floors)
-    findings += case_inconsistencies(report.data)  # figures its case records do not account for
+    findings += problems  # figures its case records do not account for (the one gate that reports them)
     notes: list[str] = []
     comparisons: list[dict[str, Any]] = []
     if baseline is not None:

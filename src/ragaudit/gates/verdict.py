@@ -14,6 +14,7 @@ from typing import Any
 
 from ragaudit.artifacts.envelope import envelope, write_artifact
 from ragaudit.evaluation.compare import LoadedReport, load_report
+from ragaudit.evaluation.integrity import case_inconsistencies
 from ragaudit.gates.checks import (
     GateResult,
     load_json,
@@ -93,16 +94,17 @@ def run_gates(
     audits = [
         p if isinstance(p, tuple) else (str(p), load_json(p, "tenant-audit report")) for p in audit_paths
     ]
+    problems = case_inconsistencies(report.data)  # worked out once; quality reports, operations defers
     gates = (
         selftest_gate(),
-        quality_gate(report, policy, baseline, resamples=resamples, seed=seed),
+        quality_gate(report, policy, baseline, resamples=resamples, seed=seed, case_problems=problems),
         *(
             [tenants_gate(report, policy, baseline, resamples=resamples, seed=seed)]
             if policy.by_tenant
             else []
         ),
         security_gate(report, policy, audits),
-        operations_gate(report, policy),
+        operations_gate(report, policy, problems),
     )
     return Verdict(
         gates,

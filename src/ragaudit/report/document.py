@@ -227,6 +227,11 @@ Block: TypeAlias = (
 CHARTS = (DotPlot, Forest, Histogram, Lines)
 
 
+PROBLEMS = "problems"
+"""The anchor of the "Missing & errors" part: a kind's document with a section of this anchor lists the
+missing cases and errors itself, and no page back-end lists them again."""
+
+
 @dataclass(frozen=True)
 class Section:
     """A titled part of a document (a page section with its anchor; the terminal prints no titles)."""

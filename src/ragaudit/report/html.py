@@ -16,6 +16,7 @@ from typing import Any
 
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.artifacts.escape import script_json
+from ragaudit.report.document import PROBLEMS
 from ragaudit.report.draw.html import draw_html
 from ragaudit.report.html_assets import CSS, JS
 from ragaudit.report.html_parts import Section, card, html_table
@@ -157,7 +158,7 @@ def _problems(view: ReportView) -> Section | None:
     notes = problems.notes
     if notes:
         parts.append("<h3>Notes</h3><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
-    return ("problems", "Missing & errors", "".join(parts)) if parts else None
+    return (PROBLEMS, "Missing & errors", "".join(parts)) if parts else None
 
 
 def _provenance(view: ReportView) -> Section:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ragaudit.artifacts.escape import escape_md as md
+from ragaudit.report.document import PROBLEMS
 from ragaudit.report.draw.markdown import draw_markdown, table_lines
 from ragaudit.report.sections import GATE_MARKS, gate_state, gate_verdict
 from ragaudit.report.sections import num as _num
@@ -108,31 +109,32 @@ def _sweeps(view: ReportView) -> list[str]:
     return lines
 
 
-def _kind_lines(view: ReportView) -> list[str]:
-    """The kind's part: its document drawn (:func:`ragaudit.report.draw.markdown.draw_markdown`); a kind
-    without one (a third party's older ``markdown`` hook) is shown as text: every built-in kind builds a
-    document, so no kind's own lines are trusted as Markdown."""
+def _kind_lines(view: ReportView) -> tuple[list[str], frozenset[str]]:
+    """The kind's part and the anchors of its sections: its document drawn
+    (:func:`ragaudit.report.draw.markdown.draw_markdown`); a kind without one (a third party's older
+    ``markdown`` hook) is shown as text: every built-in kind builds a document, so no kind's own lines
+    are trusted as Markdown."""
     kind = view.report_kind()
     if kind is None:
-        return []
+        return [], frozenset()
     document = kind.document(kind.read(view))
     if document is not None:
-        return draw_markdown(document)
-    return [md(line) for line in kind.markdown(view)]
+        return draw_markdown(document), frozenset(s.anchor for s in document.sections)
+    return [md(line) for line in kind.markdown(view)], frozenset()
 
 
 def render_markdown(view: ReportView) -> str:
     """The Markdown report of any report kind: the gate, the kind's part (:func:`_kind_lines`), the
     sweeps, missing cases and errors, provenance."""
-    kind = view.report_kind()
     from ragaudit.artifacts.in_sample import in_sample_flag
 
     lines = [f"### ragaudit {md(view.kind)}: {md(view.title)}", "", *_gate(view)]
     if (flag := in_sample_flag(view.report)) is not None:
         state, text = flag
         lines += [f"_{md(text)}_" if state == "held_out" else f"**⚠️ {md(text)}**", ""]
-    lines += _kind_lines(view)
+    kind_lines, anchors = _kind_lines(view)
+    lines += kind_lines
     lines += _sweeps(view)
-    if kind is None or not kind.problems_in_body:
+    if PROBLEMS not in anchors:  # as on the HTML page: a part the kind's document holds is not repeated
         lines += _problems(view.problems())
     return "\n".join([*lines, *_provenance(view)]) + "\n"

@@ -34,7 +34,7 @@ import contextlib
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -45,7 +45,7 @@ from ragaudit.retrieval.protocol import Retriever
 from ragaudit.retry import Attempted, RetryPolicy, call_with_retries, describe
 from ragaudit.runner.checkpoint import ResultsWriter, open_results
 from ragaudit.runner.progress import progress_bar
-from ragaudit.runner.tenancy import assess_run, find_leaks, response_leaks
+from ragaudit.runner.tenancy import CaseIsolation, assess_run, check_chunks, response_leaks
 
 if TYPE_CHECKING:
     from ragaudit.runner.tenancy import ChunkOwnership
@@ -88,9 +88,12 @@ class _Job:
     ownership: ChunkOwnership | None = None
     shared: frozenset[str] = frozenset()
     """Shared tenants: their chunks may be returned to every tenant (:mod:`ragaudit.runner.tenancy`)."""
+    checks: dict[str, CaseIsolation] = field(default_factory=dict)
+    """The tenant check of every case this job ran, by case id: the run's verdict reuses it
+    (``assess_run(checked=...)``), so each returned chunk's owner is established once."""
 
     def outcome(
-        self, tenant: str, got: Attempted[list[RankedItem]], beside: Sequence[LeakRecord] = ()
+        self, case_id: str, tenant: str, got: Attempted[list[RankedItem]], beside: Sequence[LeakRecord] = ()
     ) -> CaseRun:
         """The case's run; ``beside``: the leaks in the response's other values (:func:`response_leaks`)."""
         if got.error is not None or got.value is None:
@@ -98,8 +101,9 @@ class _Job:
                 [], got.error or "no result", got.latency_ms, attempts=got.attempts, tenant_id=tenant
             )
         items = got.value  # a repeated id keeps its slot (and gains nothing): the metrics policy
-        leaks = find_leaks(items, tenant, self.require_tenant_labels, self.ownership, self.shared)
-        leaks += beside
+        found = check_chunks(items, tenant, self.ownership, self.require_tenant_labels, self.shared)
+        self.checks[case_id] = found
+        leaks = [*found.leaks, *beside]
         return CaseRun(items, None, got.latency_ms, count_duplicates(items), got.attempts, leaks, tenant)
 
     def beside(self, returned: object, tenant: str, query: str) -> list[LeakRecord]:
@@ -119,7 +123,7 @@ class _Job:
             return items
 
         got = await call_with_retries(fetch, self.retry, case.id, self.timeout_s)
-        return self.outcome(tenant, got, beside)
+        return self.outcome(case.id, tenant, got, beside)
 
     async def batch(self, tenant: str, cases: Sequence[GoldenCase]) -> list[CaseRun] | None:
         """One ``search_many`` call for ``cases``; ``None`` when the call as a whole failed."""
@@ -143,7 +147,7 @@ class _Job:
         for case, result in zip(cases, raw, strict=True):
             try:
                 got = Attempted(to_ranked_items(result), None, 1, each_ms)
-                outcomes.append(self.outcome(tenant, got, self.beside(result, tenant, case.query)))
+                outcomes.append(self.outcome(case.id, tenant, got, self.beside(result, tenant, case.query)))
             except TypeError as exc:
                 outcomes.append(CaseRun([], describe(exc), each_ms, tenant_id=tenant))
         return outcomes
@@ -307,7 +311,7 @@ async def run_cases(
     run = Run({case.id: results[case.id] for case in unique}, name=name, source=source)
     run.latency_basis = latency_basis(batched, min(concurrency, max(len(todo), 1)), batch_size)
     tenants = {case.id: case.tenant_id or default_tenant for case in unique}
-    assess_run(run, tenants, ownership, require_tenant_labels, shared_tenants)
+    assess_run(run, tenants, ownership, require_tenant_labels, shared_tenants, job.checks)
     return run
 
 
@@ -387,7 +391,7 @@ async def run_interleaved(
     for name in names:
         run = Run({case.id: results[name][case.id] for case in unique}, name=name)
         run.latency_basis = PER_QUERY
-        assess_run(run, tenants, owners.get(name), require_tenant_labels, shared_tenants)
+        assess_run(run, tenants, owners.get(name), require_tenant_labels, shared_tenants, jobs[name].checks)
         runs[name] = run
     return runs
 

@@ -123,6 +123,3 @@ class ReportKind:
 
     shows_notes: ClassVar[bool] = False
     """True when the kind's document shows the report's ``notes`` (the page does not list them again)."""
-    problems_in_body: ClassVar[bool] = False
-    """True when the kind's document lists missing cases and errors itself (the eval report's does): the
-    Markdown page does not list them again (the HTML page skips its own section of the same anchor)."""

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from ragaudit.artifacts.tables import delta_ci_label, fmt_p
 from ragaudit.report.document import (
+    PROBLEMS,
     Block,
     Column,
     Document,
@@ -97,7 +98,6 @@ class EvalKind(ReportKind):
     name = "eval"
     required = ("metrics", "counts", "per_case[].id")
     schema: ClassVar[Mapping[str, Any]] = {"$ref": "#/$defs/eval_report"}
-    problems_in_body = True
     shows_notes = True
 
     def typed(self, report: Fields) -> EvalReport:
@@ -370,7 +370,7 @@ def _problems_section(report: EvalReport) -> Section | None:
         )
     if report.errors:
         blocks.append(Items(f"errors ({len(report.errors)}, scored 0):", tuple(report.errors)))
-    return Section("problems", "Missing & errors", tuple(blocks)) if blocks else None
+    return Section(PROBLEMS, "Missing & errors", tuple(blocks)) if blocks else None
 
 
 KIND = EvalKind()

@@ -1,4 +1,4 @@
-"""How a tenant audit asked, as document blocks: the request mutations (what was sent, which found
+"""How a tenant audit asked, as document blocks: the request mutations (what applied and was sent, which found
 foreign chunks, which the service rejected, which did not apply), and what was asked and answered
 (probes, requests, detection power, failed and unverified requests, hostile tenant ids, unattributed
 chunks)."""
@@ -29,9 +29,21 @@ def _why(row: Mapping[str, Any]) -> str:
     return reason.split(": ", 1)[-1]
 
 
-def mutation_blocks(rows: list[Mapping[str, Any]]) -> list[Block]:
-    """What was sent, rejected or not applicable, then every row of the plan that found foreign chunks
-    (``offset=10 (body): 412 foreign chunk(s)``) and every row the service rejected."""
+def _sent_line(applicable: int, mutated: int, requests: int, rejected: int, stopped: bool) -> str:
+    """``request mutations: 37 of 40 applicable, 216 requests sent, 1 rejected by the service every
+    time``; when none was sent, why (an audit that stopped early: the service could not be reached)."""
+    head = f"request mutations: {applicable} of {mutated} applicable"
+    if requests:
+        return f"{head}, {requests} requests sent, {rejected} rejected by the service every time"
+    if stopped and applicable:
+        return f"{head}, none sent: the service could not be reached (the audit stopped early)"
+    return f"{head}, none sent"
+
+
+def mutation_blocks(rows: list[Mapping[str, Any]], *, stopped: bool = False) -> list[Block]:
+    """What was applicable, sent, rejected or not applicable, then every row of the plan that found
+    foreign chunks (``offset=10 (body): 412 foreign chunk(s)``) and every row the service rejected.
+    ``stopped``: the audit stopped early (the service could not be reached)."""
     blocks: list[Block] = []
     mutated = [r for r in rows if r.get("axis") in MUTATED_AXES]
     if mutated:
@@ -41,11 +53,11 @@ def mutation_blocks(rows: list[Mapping[str, Any]]) -> list[Block]:
             r for r in sent if _count(r, "requests") and _count(r, "rejected") == _count(r, "requests")
         ]
         axes = ", ".join(dict.fromkeys(str(r.get("axis")) for r in skipped))
+        requests = sum(_count(r, "requests") for r in sent)
         blocks.append(
             Paragraph(
-                f"request mutations: {len(sent)} of {len(mutated)} sent "
-                f"({sum(_count(r, 'requests') for r in sent)} requests), {len(rejected)} rejected by the "
-                f"service every time, {len(skipped)} not applicable"
+                _sent_line(len(sent), len(mutated), requests, len(rejected), stopped)
+                + f", {len(skipped)} not applicable"
                 + (f" ({axes}: {_why(skipped[0])})" if skipped else "")
             )
         )

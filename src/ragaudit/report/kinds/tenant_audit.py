@@ -83,7 +83,7 @@ class TenantAuditKind(ReportKind):
         if unchecked:
             findings += reason_blocks(report)
         sections = [Section("tenant-audit", "Tenant isolation audit", tuple(findings))]
-        mutations = mutation_blocks(report.asking.mutations)
+        mutations = mutation_blocks(report.asking.mutations, stopped=bool(report.stopped))
         if mutations:
             sections.append(Section("audit-mutations", "Request mutations", tuple(mutations)))
         sections.append(
