@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,3 +184,27 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             super()._assign_work_unit(node)
 
     return FilesWithASerialUnit(config, log)
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester) -> pytest.Pytester:
+    """pytest's ``pytester`` whose in-process runs keep the modules they import from outside the test's
+    own folder. pytester restores ``sys.modules`` after each run and at teardown, so numpy.fft, numba,
+    pydantic_core ... first imported by an inner run were dropped and imported again by a later test in
+    the same worker, and some C extensions cannot be loaded twice in a process ("ImportError: cannot
+    load module more than once per process": tests/test_in_sample.py after tests/test_pytest_plugin.py).
+    The test's own modules (its test files, conftest and plugins under ``pytester.path``) are still
+    dropped, as pytester intends."""
+    from _pytest.pytester import SysModulesSnapshot
+
+    own_folder = pytester.path.resolve()
+
+    def keep(name: str) -> bool:
+        file = getattr(sys.modules.get(name), "__file__", None)
+        return file is None or not Path(file).resolve().is_relative_to(own_folder)
+
+    take = "_Pytester__take_sys_modules_snapshot"
+    assert hasattr(pytester, take), f"pytest changed pytester: {take} is gone; see this fixture"
+    pytester._sys_modules_snapshot = SysModulesSnapshot(preserve=keep)  # type: ignore[attr-defined]
+    setattr(pytester, take, lambda: SysModulesSnapshot(preserve=keep))
+    return pytester
