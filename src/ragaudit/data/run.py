@@ -132,15 +132,20 @@ ITEM_FIELDS = frozenset({"chunk_id", "score", "tenant_id", "content", "source_id
 
 def _extra(raw: Any) -> dict[str, Any] | None:
     """The fields of ``raw`` beyond :data:`ITEM_FIELDS` (and those under its own ``extra`` object)."""
-    if dataclasses.is_dataclass(raw) and not isinstance(raw, type):
-        fields: Any = {f.name: getattr(raw, f.name, None) for f in dataclasses.fields(raw)}
+    if type(raw) is dict:  # the common case (a plain dict is never a dataclass instance)
+        fields: Any = raw
+    elif dataclasses.is_dataclass(raw) and not isinstance(raw, type):
+        fields = {f.name: getattr(raw, f.name, None) for f in dataclasses.fields(raw)}
     else:
         fields = raw if isinstance(raw, dict) else getattr(raw, "__dict__", None)
     if not isinstance(fields, dict):
         return None
     given = fields.get("extra")
     out = dict(given) if isinstance(given, dict) else {}
-    out.update((str(k), v) for k, v in fields.items() if k not in ITEM_FIELDS and not str(k).startswith("_"))
+    if not fields.keys() <= ITEM_FIELDS:  # else nothing beyond the protocol's fields to add
+        out.update(
+            (str(k), v) for k, v in fields.items() if k not in ITEM_FIELDS and not str(k).startswith("_")
+        )
     return out or None
 
 

@@ -19,6 +19,9 @@ Queries are embedded by the model itself, not through the on-disk cache: the cac
 and a query's latency is then the same on the first run and the tenth, and the same for ``dense``
 and for the dense half of ``hybrid`` (which would otherwise find the queries ``dense`` embedded).
 ``info()["cache"]`` counts the corpus texts served from the cache (``hits``) and embedded (``misses``).
+A job that asks the same queries many times (the tenant audit) may opt in to remembering query
+vectors in memory for its length (:meth:`DenseRetriever.remember_queries`,
+:mod:`ragaudit.retrieval.query_memo`); nothing else does.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.embedder import Embedder, TextEncoder
 from ragaudit.retrieval.embedding_cache import EmbeddingCache
 from ragaudit.retrieval.protocol import RetrievedChunk, chunk_result
+from ragaudit.retrieval.query_memo import DEFAULT_QUERY_MEMO, QueryMemo
 from ragaudit.retrieval.tenancy import require_tenant, require_top_k
 from ragaudit.retrieval.vector_store import ExactVectorStore, VectorStore
 
@@ -144,6 +148,21 @@ class DenseRetriever:
             self.store.add(chunks, vectors)
             self.timings["index_s"] += time.perf_counter() - started
             self.chunks_indexed += len(chunks)
+
+    def remember_queries(self, limit: int = DEFAULT_QUERY_MEMO) -> QueryMemo:
+        """Embed each distinct query once from now on, keeping up to ``limit`` vectors in memory (the
+        memo in use when there is one); :meth:`forget_queries` undoes it. For jobs that repeat queries
+        (the tenant audit), never for latency measurements."""
+        with self._lock:
+            if not isinstance(self.query_encoder, QueryMemo):
+                self.query_encoder = QueryMemo(self.query_encoder, limit)
+            return self.query_encoder
+
+    def forget_queries(self) -> None:
+        """Embed every query with the model again (drops the memo of :meth:`remember_queries`)."""
+        with self._lock:
+            if isinstance(self.query_encoder, QueryMemo):
+                self.query_encoder = self.query_encoder.encoder
 
     def search_many(self, tenant_id: str, queries: Sequence[str], top_k: int) -> list[list[RetrievedChunk]]:
         """Rankings for many queries of one tenant: one embedding batch, one store batch."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ragaudit.corpus.model import Document
@@ -120,19 +120,34 @@ class ExclusiveTerms:
     def find(self, words: list[str], query: str | None = None) -> dict[str, tuple[str, ...]]:
         """The tenants whose terms occur in ``words`` (normalised), each with its first term; terms the
         normalised ``query`` holds are skipped."""
-        out: dict[str, tuple[str, ...]] = {}
-        echoed = f" {query} " if query else ""
+        return self.pick(self.occurrences(words), query)
+
+    def occurrences(self, words: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Every ``(tenant, term)`` whose term occurs in ``words``, in reading order (by start, then
+        length), each term once: what :meth:`find` picks from, whatever the query (memoise it per text)."""
+        out: dict[tuple[str, ...], str] = {}
         for start in range(len(words)):
             for size in range(1, self.longest + 1):
                 term = tuple(words[start : start + size])
                 if len(term) < size:
                     break
                 tenant = self.owner.get(term)
-                if tenant is None or tenant in out:
-                    continue
-                if echoed and f" {' '.join(term)} " in echoed:
-                    continue
-                out[tenant] = term
+                if tenant is not None and term not in out:
+                    out[term] = tenant
+        return tuple((tenant, term) for term, tenant in out.items())
+
+    @staticmethod
+    def pick(
+        occurrences: Sequence[tuple[str, tuple[str, ...]]], query: str | None = None
+    ) -> dict[str, tuple[str, ...]]:
+        """:meth:`find` from the :meth:`occurrences` of a text: each tenant's first term the normalised
+        ``query`` does not hold."""
+        out: dict[str, tuple[str, ...]] = {}
+        echoed = f" {query} " if query else ""
+        for tenant, term in occurrences:
+            if tenant in out or (echoed and f" {' '.join(term)} " in echoed):
+                continue
+            out[tenant] = term
         return out
 
 

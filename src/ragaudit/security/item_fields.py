@@ -151,7 +151,7 @@ class _Walk:
         decodings: int,
         siblings: tuple[str, ...] = (),
     ) -> None:
-        if value is None or isinstance(value, (bool, int, float)):
+        if _holds_no_text(value):
             return
         if depth > self.max_depth or self.full() or (self.skip and path in self.skip):
             return
@@ -163,10 +163,13 @@ class _Walk:
             inner = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
             strings = tuple(inner) if inner and all(isinstance(v, str) for v in inner) else ()
             for position, each in enumerate(inner):
-                self.value(each, f"{path}[{position}]", id_context, quoted, depth + 1, decodings, strings)
+                if not _holds_no_text(each):
+                    self.value(each, f"{path}[{position}]", id_context, quoted, depth + 1, decodings, strings)
         else:
             for name, each in (_members(value) or {}).items():
                 if _PLAIN_KEY.fullmatch(name):
+                    if _holds_no_text(each):  # a number, a flag, null: nothing to attribute
+                        continue
                     where = f"{path}.{name}" if path else name
                 else:  # a key that is data (a facet value, a document id): attributed as a value too
                     where = f"{path}[{json.dumps(name, ensure_ascii=False)}]"
@@ -196,6 +199,11 @@ class _Walk:
         if decodings:
             for encoding, plain in decoded_forms(value):
                 self.string(plain, f"{path}|{encoding}", id_context, quoted, depth + 1, decodings - 1, ())
+
+
+def _holds_no_text(value: Any) -> bool:
+    """``None``, a bool or a number: what :meth:`_Walk.value` skips at once (so no path is built for it)."""
+    return value is None or isinstance(value, (bool, int, float))
 
 
 def _members(value: Any) -> Mapping[str, Any] | None:

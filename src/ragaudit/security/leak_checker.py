@@ -105,6 +105,21 @@ class LeakChecker:
         self.shared_chunks = 0
         self.semantic_chunks = 0
         self.semantic_leaks = 0
+        self._read: dict[
+            tuple[int, str | None], tuple[Attribution, frozenset[str], bool, frozenset[str]]
+        ] = {}
+
+    def _owners(
+        self, who: Attribution, caller: str | None, hostile: bool
+    ) -> tuple[frozenset[str], bool, frozenset[str]]:
+        """``(who.owners, who.attributed, the owners that make it a leak for caller)``, computed once per
+        attribution and caller (the index memoises attributions: the same one comes back thousands of times)."""
+        key = (id(who), caller)
+        known = self._read.get(key)
+        if known is None or known[0] is not who:  # the attribution is held, so its id is not reused
+            known = (who, who.owners, who.attributed, who.owners if hostile else who.foreign_owners(caller))
+            self._read[key] = known
+        return known[1], known[2], known[3]
 
     def check(
         self,
@@ -122,12 +137,12 @@ class LeakChecker:
         for rank, item in enumerate(items, start=1):
             self.checked += 1
             who = self.ownership.attribute_item(item, query)
-            if item.tenant_id is not None and who.attributed and item.tenant_id not in who.owners:
+            everyone, attributed, owners = self._owners(who, caller, hostile)
+            if item.tenant_id is not None and attributed and item.tenant_id not in everyone:
                 self.mismatches += 1
-            owners = who.owners if hostile else who.foreign_owners(caller)
             foreign = owners - self.shared
             self.shared_chunks += bool(owners) and not foreign
-            if not who.attributed and not owners:
+            if not attributed and not owners:
                 placed = self._semantic(item)
                 if placed is not None:
                     self.semantic_chunks += 1

@@ -88,6 +88,12 @@ __all__ = [
 ]
 
 
+_QueryFree = tuple[
+    tuple[FieldEvidence, ...], FieldEvidence | None, tuple[tuple[str, tuple[str, ...]], ...] | None
+]
+"""A field's evidence that does not depend on the query (:meth:`OwnershipIndex._field_query_free`)."""
+
+
 @dataclass
 class OwnershipIndex:
     """Chunk ownership over a corpus (see the module docstring). Build with :meth:`build`."""
@@ -108,6 +114,7 @@ class OwnershipIndex:
     _field_memo: dict[tuple[ItemField, str | None], tuple[FieldEvidence, ...]] = field(
         default_factory=dict, repr=False
     )
+    _query_free: dict[ItemField, _QueryFree] = field(default_factory=dict, repr=False)
     _terms: ExclusiveTerms | None = field(default=None, repr=False)
 
     @classmethod
@@ -359,23 +366,37 @@ class OwnershipIndex:
         return found
 
     def _field_all(self, item: ItemField, query: str | None) -> tuple[FieldEvidence, ...]:
-        if item.kind == "id" or self._reads_as_id(item):
-            by_id = self._id_evidence(item.path, item.value)
-            return (by_id,) if by_id is not None else ()
-        main = self._field(item)
-        found = [main] if main is not None else []
-        docs, rest = self.embedded_ids(item.value)
-        named = [d for d in docs if main is None or d.tenant_id not in main.owners]
-        if named:
-            tenants = frozenset(d.tenant_id for d in named)
-            found.append(FieldEvidence(item.path, "id", tenants, named[0].doc_id, item.value))
-        words = normalize_text(rest).split()
-        terms = self.terms.find(words, query)
+        found, main, occurrences = self._field_query_free(item)
+        if occurrences is None:  # an id
+            return found
+        terms = self.terms.pick(occurrences, query)
         extra = {t: term for t, term in terms.items() if main is None or t not in main.owners}
         if extra:
             doc = self.terms.docs.get(next(iter(extra.values())))
-            found.append(FieldEvidence(item.path, "term", frozenset(extra), doc, item.value))
-        return tuple(found)
+            return (*found, FieldEvidence(item.path, "term", frozenset(extra), doc, item.value))
+        return found
+
+    def _field_query_free(self, item: ItemField) -> _QueryFree:
+        """What :meth:`_field_all` finds whatever the query (memoised per field: an audit sends each
+        probe dozens of times and gets the same fields back): the evidence by id, canary, content,
+        title and embedded ids, the main one, and the exclusive terms' occurrences (``None``: an id)."""
+        known = self._query_free.get(item)
+        if known is not None:
+            return known
+        if item.kind == "id" or self._reads_as_id(item):
+            by_id = self._id_evidence(item.path, item.value)
+            known = ((by_id,) if by_id is not None else (), None, None)
+        else:
+            main = self._field(item)
+            found = [main] if main is not None else []
+            docs, rest = self.embedded_ids(item.value)
+            named = [d for d in docs if main is None or d.tenant_id not in main.owners]
+            if named:
+                tenants = frozenset(d.tenant_id for d in named)
+                found.append(FieldEvidence(item.path, "id", tenants, named[0].doc_id, item.value))
+            known = (tuple(found), main, self.terms.occurrences(normalize_text(rest).split()))
+        self._query_free[item] = known
+        return known
 
     def _field(self, item: ItemField) -> FieldEvidence | None:
         """What the corpus says of one text field by canary, content or title (None: nothing)."""

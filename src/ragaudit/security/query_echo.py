@@ -15,6 +15,7 @@ returned chunk (besides its content) and of the rest of the response:
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 from ragaudit.security.item_fields import ItemField
 from ragaudit.text.words import normalize_text
@@ -23,6 +24,12 @@ NEAR_ECHO_SHARE = 0.75
 """Share of a value's words that must come from the query for it to be a near echo."""
 NEAR_ECHO_EXTRA_WORDS = 3
 """A near echo is at most this many words longer than the query."""
+
+
+@lru_cache(maxsize=4096)
+def _normalized(value: str) -> str:
+    """``normalize_text`` of a field value (an audit gets the same values back thousands of times)."""
+    return normalize_text(value)
 
 
 def is_near_echo(value: str, asked: str) -> bool:
@@ -39,7 +46,7 @@ def outside_query(field: ItemField, asked: str) -> list[ItemField]:
     or it is a near echo, the pieces around it when it contains the query (2+ words), else ``field``."""
     if field.kind != "text" or not asked:
         return [field]
-    value = normalize_text(field.value)
+    value = _normalized(field.value)
     if not value or f" {value} " in f" {asked} " or is_near_echo(value, asked):
         return []
     if len(asked.split()) < 2 or f" {asked} " not in f" {value} ":

@@ -28,6 +28,11 @@ such chunks are counted as shared, not as leaks, and their own probes are not as
 (they would only find what everyone may see). **Semantic attribution** (``semantic``,
 :mod:`ragaudit.security.semantic_attribution`) places rewritten text that exact attribution left
 unattributed; it is counted apart (``semantic`` in the report).
+
+**Query vectors are remembered** for the length of the audit: the dense parts of an in-process
+pipeline embed each distinct probe text once (:mod:`ragaudit.retrieval.query_memo`; the audit asks
+each probe dozens of times). The ONNX embedders are batch-invariant, so every ranking, and the report,
+is what it would be without the memo.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ragaudit.retrieval.protocol import Retriever
+from ragaudit.retrieval.query_memo import remember_queries_in
 from ragaudit.retrieval.request_extras import channels_of
 from ragaudit.retry import RetryPolicy
 from ragaudit.runner.execute import _call_hook
@@ -397,6 +403,7 @@ async def audit_tenants(
     collector = _Collector(LeakChecker(ownership, opts.shared_tenants, semantic))
     asker = Asker(retriever, opts.timeout_s, opts.retry or RetryPolicy(), collector)
     await _call_hook(retriever, "start_session", concurrency=max(opts.concurrency_levels))
+    remembered = remember_queries_in(retriever)  # a probe is asked many times: embed its text once
     try:
         wanted = top_k_values(opts.top_k, opts.max_top_k, opts.top_k_values)
         top_ks, max_k = await _top_ks_the_service_accepts(asker, probes, wanted, opts.top_k)
@@ -431,6 +438,7 @@ async def audit_tenants(
             bar.update(len(plan))
         bar.close()
     finally:
+        remembered.forget()
         await _call_hook(retriever, "end_session")
     checker = collector.checker
     asking = {
