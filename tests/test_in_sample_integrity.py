@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import ragaudit
 from ragaudit.artifacts.in_sample import case_fingerprint
 from ragaudit.cli.main import main
@@ -92,3 +94,16 @@ def test_a_held_out_report_unedited_passes(tmp_path: Path) -> None:
     held = _report(tmp_path, range(0))  # fitted on none of these cases
     assert held["in_sample"]["state"] == "held_out" and in_sample_inconsistency(held) is None
     assert _gate(tmp_path, held)["quality"] == "pass"
+
+
+def test_the_plugin_floors_check_the_section_as_it_came(tmp_path: Path) -> None:
+    from ragaudit.pytest_plugin.assertions import assert_floors
+
+    assert_floors(_report(tmp_path, range(0)), {"MRR": 0.5})  # held out, unedited: met
+    deleted = _report(tmp_path, range(CASES))
+    del deleted["in_sample"]
+    with pytest.raises(AssertionError, match="has no in_sample section"):
+        assert_floors(deleted, {"MRR": 0.5})
+    with pytest.raises(AssertionError, match="IN-SAMPLE") as raised:
+        assert_floors(_report(tmp_path, range(CASES)), {"MRR": 0.5})  # unedited in-sample: not earned
+    assert "no in_sample section" not in str(raised.value)
