@@ -107,3 +107,16 @@ def test_the_plugin_floors_check_the_section_as_it_came(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match="IN-SAMPLE") as raised:
         assert_floors(_report(tmp_path, range(CASES)), {"MRR": 0.5})  # unedited in-sample: not earned
     assert "no in_sample section" not in str(raised.value)
+
+
+def test_compare_marks_a_report_whose_section_was_deleted(tmp_path: Path) -> None:
+    from ragaudit.evaluation.compare import LoadedReport, compare_reports
+
+    honest = _report(tmp_path, range(0))
+    deleted = _report(tmp_path, range(CASES))
+    del deleted["in_sample"]
+    reports = [LoadedReport("base", "base.json", honest), LoadedReport("fused", "fused.json", deleted)]
+    compared = compare_reports(reports, metrics=["MRR"], n_resamples=200)
+    assert compared["in_sample"]["systems"] == ["fused"]  # before: no mark, a held-out claim
+    twin = [reports[0], LoadedReport("other", "other.json", honest)]
+    assert "in_sample" not in compare_reports(twin, metrics=["MRR"], n_resamples=200)

@@ -84,3 +84,16 @@ def in_sample_inconsistency(report: Mapping[str, Any]) -> str | None:
     ):
         return f"its in_sample section says {state!r} (overlap {overlap!r}) but {what}: it was edited; {FIX}"
     return None
+
+
+def with_own_in_sample(report: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``report`` with the ``in_sample`` section its own records give when the stored one does not say
+    ``in_sample`` but they do (a deleted or edited section); else ``report`` unchanged. For the commands
+    that carry a report's mark into theirs (``compare``, ``k-sweep``)."""
+    stored = report.get("in_sample")
+    if isinstance(stored, Mapping) and stored.get("state") == "in_sample":
+        return report
+    recomputed = recomputed_in_sample(report)
+    if recomputed is None or recomputed["state"] != "in_sample":
+        return report
+    return {**report, "in_sample": recomputed}
