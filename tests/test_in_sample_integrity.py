@@ -120,3 +120,19 @@ def test_compare_marks_a_report_whose_section_was_deleted(tmp_path: Path) -> Non
     assert compared["in_sample"]["systems"] == ["fused"]  # before: no mark, a held-out claim
     twin = [reports[0], LoadedReport("other", "other.json", honest)]
     assert "in_sample" not in compare_reports(twin, metrics=["MRR"], n_resamples=200)
+
+
+def test_the_pages_mark_a_report_whose_section_was_deleted(tmp_path: Path) -> None:
+    from ragaudit.report.html import render_html
+    from ragaudit.report.markdown import render_markdown
+    from ragaudit.report.terminal import render_terminal
+    from ragaudit.report.view import build_view
+
+    deleted = _report(tmp_path, range(CASES))
+    del deleted["in_sample"]
+    assert render_terminal(deleted).startswith("IN-SAMPLE: ")
+    assert "IN-SAMPLE" in render_markdown(build_view(deleted)) and "IN-SAMPLE" in render_html(
+        build_view(deleted)
+    )
+    held = _report(tmp_path, range(0))  # the honest twin: held out, no mark
+    assert "IN-SAMPLE" not in render_terminal(held) and "IN-SAMPLE" not in render_markdown(build_view(held))
