@@ -136,3 +136,12 @@ def test_the_pages_mark_a_report_whose_section_was_deleted(tmp_path: Path) -> No
     )
     held = _report(tmp_path, range(0))  # the honest twin: held out, no mark
     assert "IN-SAMPLE" not in render_terminal(held) and "IN-SAMPLE" not in render_markdown(build_view(held))
+
+
+def test_mlflow_tags_a_report_whose_section_was_deleted(tmp_path: Path) -> None:
+    from ragaudit.report.mlflow_runs import runs_of
+
+    deleted = _report(tmp_path, range(CASES))
+    del deleted["in_sample"]
+    assert runs_of(deleted)[0].tags["ragaudit.in_sample"] == "in_sample"
+    assert runs_of(_report(tmp_path, range(0)))[0].tags["ragaudit.in_sample"] == "held_out"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragaudit.errors import InputError
+from ragaudit.evaluation.in_sample_integrity import with_own_in_sample
 from ragaudit.report.sections import gate_state, gate_verdict
 from ragaudit.verdict import golden_question_isolation
 
@@ -97,7 +98,7 @@ def _eval_run(report: Mapping[str, Any], shared: dict[str, str]) -> MlflowRun:
     security = report.get("security")
     isolation = security.get("isolation") if isinstance(security, Mapping) else None
     _verdict_tags(run, isolation, report.get("gate"))
-    _fitted_tag(run, report.get("in_sample"))
+    _fitted_tag(run, with_own_in_sample(report).get("in_sample"))  # a deleted section: its records say it
     return run
 
 
