@@ -37,7 +37,10 @@ def _tiny() -> dict[str, Any]:
 def test_a_tiny_clean_audit_does_not_verify_isolation() -> None:
     gate = security_gate(REPORT, GatePolicy(), [("tiny.json", _tiny())])
     assert gate.status == "not_verified" and not gate.passed
-    assert "112 request(s) sent (63 cross-tenant) < min_audit_requests 3,000" in gate.summary
+    assert (
+        "112 request(s) answered (112 request(s) sent; 63 cross-tenant) < min_audit_requests 3,000"
+        in gate.summary
+    )
     assert POWER in gate.summary and "audit-tenants" in gate.summary
 
 
@@ -99,3 +102,15 @@ def test_the_pages_say_the_floor_was_lowered(tmp_path: Path) -> None:
         assert "gate passed" in html and "**Gate: ✅ PASSED**" in markdown
         assert ("min_audit_requests 100" in html) is said
         assert ("min\\_audit\\_requests 100" in markdown) is said  # Markdown escapes the underscores
+
+
+def test_failed_requests_count_toward_no_floor() -> None:
+    """An audit run with a lax --max-error-rate: 3,000 sent, 2,700 failed, still 'clean' by its own
+    budget; 300 answered requests verify no more than a 300-request audit."""
+    lax = copy.deepcopy(CLEAN)
+    lax["max_error_rate"] = 0.95
+    lax["errors"] = {"total": 2900, "failed": 2650, "rate": 0.91}
+    lax["hostile_tenants"] = {**lax["hostile_tenants"], "failed": 50}
+    gate = security_gate(REPORT, GatePolicy(), [("lax.json", lax)])
+    assert gate.status == "not_verified"
+    assert "300 request(s) answered (3,000 request(s) sent, 2,700 failed; 1,200 cross-tenant)" in gate.summary

@@ -8,7 +8,7 @@ takes an ``--audit`` as the verification of isolation only when
   requests (a probe of one tenant asked as another);
 * every audited tenant owns at least one of its probes (a tenant whose documents were never probed
   was not tested for leaking them; a ``--shared-tenant``, whose documents are not leaks, needs none);
-* it sent at least ``min_audit_requests`` requests (default :data:`DEFAULT_MIN_AUDIT_REQUESTS`,
+* at least ``min_audit_requests`` of its requests got a reply (sent minus failed; default :data:`DEFAULT_MIN_AUDIT_REQUESTS`,
   ``audit-tenants``' default ``--budget``: a leak on 1 request in 1,000 is then seen with probability
   0.95).
 
@@ -81,12 +81,26 @@ def audit_too_small(data: Mapping[str, Any], min_requests: int = DEFAULT_MIN_AUD
         return "it states no request counts (requests.total, requests.cross_tenant), so its size cannot be checked"
     if not cross:
         return "it asked no cross-tenant request (no probe was asked as another tenant)"
-    if total < min_requests:
+    failed = _failed(data)
+    if total - failed < min_requests:
+        sent = f"{total:,} request(s) sent" + (f", {failed:,} failed" if failed else "")
         return (
-            f"it is too small to verify isolation: {total:,} request(s) sent ({cross:,} cross-tenant) < "
-            f"min_audit_requests {min_requests:,}{_power(data)}; " + SIZE_FIX.format(floor=min_requests)
+            f"it is too small to verify isolation: {total - failed:,} request(s) answered ({sent}; "
+            f"{cross:,} cross-tenant) < min_audit_requests {min_requests:,}{_power(data)}; "
+            + SIZE_FIX.format(floor=min_requests)
         )
     return None
+
+
+def _failed(data: Mapping[str, Any]) -> int:
+    """The audit's requests that got no reply (failed as its owner or caller, or as a hostile id): a
+    failure shows nothing, so it counts toward no floor (a refusal of a hostile id is a reply)."""
+    found = 0
+    for section in ("errors", "hostile_tenants"):
+        holder = data.get(section)
+        count = _count(holder.get("failed")) if isinstance(holder, Mapping) else None
+        found += count or 0
+    return found
 
 
 def lowered_floor_note(min_requests: int) -> str | None:
