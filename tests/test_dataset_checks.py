@@ -231,3 +231,18 @@ def test_validate_reports_the_corpus_own_problems_not_only_the_labels_against_it
     assert f"error: {bad}:4: metadata.status must be one of active, superseded (got 'retired')" in out
     assert f"{golden} and {bad}: 3 error(s), 0 warning(s)" in out
     assert main(["validate", str(KB / "golden.jsonl"), "--corpus", str(KB / "corpus.jsonl")]) == 0
+
+
+def test_validate_without_a_corpus_says_what_it_did_not_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "0 error(s), 0 warning(s)" alone, as if a golden set labelled with another tenant's (or
+    no existing) documents were clean; the ids are checked only against a corpus."""
+    path = golden(tmp_path, [{"id": "q1", "relevance": {"globex-secret": 1}}])
+    assert main(["validate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "0 error(s), 0 warning(s)" in out and "not checked: the ids against a corpus" in out
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"doc_id": "globex-secret", "tenant_id": "globex", "text": "x"}\n', encoding="utf-8")
+    main(["validate", str(path), "--corpus", str(corpus)])
+    assert "not checked" not in capsys.readouterr().out

@@ -14,6 +14,11 @@ from ragaudit.gates.checks import security_gate
 from ragaudit.gates.policy import GatePolicy
 
 SYSTEM = {"pipeline": {"config_sha256": "ab" * 32}}
+SIZED: dict[str, Any] = {  # as large as the gate's default floor asks (gates/audit_size.py)
+    "tenants": ["acme", "globex"],
+    "requests": {"total": 3000, "cross_tenant": 1200, "owner": 600},
+    "probe_list": [{"id": "acme/title/0", "tenant": "acme"}, {"id": "globex/title/0", "tenant": "globex"}],
+}
 CORPUS = {"sha256": "cd" * 32, "tenants": ["acme", "globex"]}
 REPORT = LoadedReport(
     "eval",
@@ -32,7 +37,7 @@ CLEAN: dict[str, Any] = {
     "isolation": {"check": "tenant isolation", "state": "pass", "reason": "no foreign chunk served"},
     "max_error_rate": 0.0,
     "source": SYSTEM,
-    "tenants": ["acme", "globex"],
+    **SIZED,
     "corpus": CORPUS,
     "stopped": None,
     "checked_chunks": 400,

@@ -37,6 +37,7 @@ from ragaudit.runner.execute import run_cases
 from ragaudit.security.ownership import OwnershipIndex
 from ragaudit.security.probes import generate_probes
 from ragaudit.security.tenant_audit import AuditOptions, audit_tenants
+from test_gate_forged_audits import SIZED
 
 METRICS = "nDCG@10,R@5,MRR@10"
 ISSUE_POLICY = """[quality]
@@ -111,7 +112,8 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )  # a real cross-tenant audit of the same pipeline: the only verification
     probes = generate_probes(corpus.documents, per_tenant=6)
     ownership = OwnershipIndex.build(corpus.documents, built.chunks)
-    quick = AuditOptions(progress=False, rounds=1, top_k_values=(10,), max_top_k=10, hostile_probes=1)
+    # the default --budget (3,000 requests: the gate's min_audit_requests), in rounds of these few probes
+    quick = AuditOptions(progress=False, top_k_values=(10,), max_top_k=10, hostile_probes=1)
     asyncio.run(audit_tenants(built.retriever, ownership, probes, quick)).write_json(paths["audit"])
     _name_the_system(paths, preset("bm25").sha256())
     return paths
@@ -335,6 +337,7 @@ def test_tenant_audit_reports_count_whatever_their_leak_shape(
             "leaks": {"count": 0},
             "isolation": passed,
             "source": {"pipeline": {"config_sha256": preset("bm25").sha256()}},
+            **SIZED,
         },
     )
     # the same audit without saying what it audited is tied to no system: it verifies nothing
@@ -366,7 +369,7 @@ def test_a_clean_audit_of_another_system_or_corpus_verifies_nothing(
     data["corpus"] = {"sha256": "c" * 64}
     report = _write(tmp_path / "report.json", data)
     isolation = {"check": "tenant isolation", "state": "pass", "reason": "no foreign chunk", "verified": 9}
-    clean = {"kind": "tenant-audit", "passed": True, "verdict": "clean", "leaks": {"count": 0}}
+    clean = {"kind": "tenant-audit", "passed": True, "verdict": "clean", "leaks": {"count": 0}, **SIZED}
     clean["isolation"] = isolation
     policy = ["--policy", str(reports["policy"])]
     same = {**clean, "source": {"pipeline": {"config_sha256": "a" * 64}}, "corpus": {"sha256": "c" * 64}}

@@ -24,6 +24,7 @@ from ragaudit.artifacts.history import query_runs
 from ragaudit.cli.main import main
 from ragaudit.verdict import CheckVerdict, decide
 from servers import LocalServer, Reply, Request
+from test_gate_forged_audits import SIZED
 
 DOCS = {
     "acme": [
@@ -211,6 +212,7 @@ def test_a_clean_tenant_audit_verifies_what_the_eval_report_could_not(
                 "leaks": {"count": 0},
                 "isolation": passed,
                 "source": {"endpoint": evaluated["source"]["endpoint"]},  # the service the report evaluated
+                **SIZED,
             }
         )
     )

@@ -36,3 +36,16 @@ def test_a_held_out_or_plain_report_adds_no_mark(tmp_path: Path) -> None:
     assert "in_sample" not in sweep_report(_report(tmp_path, None), max_k=2).to_dict()
     held_out = {**IN_SAMPLE, "state": "held_out", "overlap": 0}
     assert "in_sample" not in sweep_report(_report(tmp_path, held_out), max_k=2).to_dict()
+
+
+def test_a_report_whose_section_was_deleted_is_still_marked(tmp_path: Path) -> None:
+    """Before: deleting the swept report's ``in_sample`` section made the sweep read as held out; its
+    ``pipeline.fitted`` and cases still say which cases the stage was fitted on."""
+    from ragaudit.artifacts.in_sample import case_fingerprint
+
+    report = _report(tmp_path, None)
+    data = json.loads(report.read_text(encoding="utf-8"))
+    cases = {f"q{i}": case_fingerprint(None, "x") for i in range(4)}
+    data["pipeline"] = {"fitted": [{"stage": "reranker", "name": "m", "fitted_on": {"cases": cases}}]}
+    report.write_text(json.dumps(data), encoding="utf-8")
+    assert sweep_report(report, max_k=2).to_dict()["in_sample"]["state"] == "in_sample"

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import ragaudit
 from conftest import KB
 from ragaudit.cli.main import main
 from ragaudit.stats.power import cases_needed, detectable_delta
@@ -96,3 +97,25 @@ def test_power_usage_errors(
     capsys.readouterr()
     assert main(["power", str(report), *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_power_on_a_handful_of_cases_says_it_is_a_rough_guide(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "cases for delta 0.02: 78" from the spread of 2 cases, said like the figure of 75."""
+    golden = tmp_path / "few.jsonl"
+    lines = (KB / "golden.jsonl").read_text(encoding="utf-8").splitlines()
+    answerable = [line for line in lines if json.loads(line)["relevant_chunk_ids"]][:3]
+    golden.write_text("\n".join(answerable) + "\n", encoding="utf-8")
+    run = {
+        json.loads(line)["id"]: ["x", json.loads(line)["relevant_chunk_ids"][0]] for line in answerable[:1]
+    }
+    report = tmp_path / "few.json"
+    ragaudit.evaluate(golden, run, metrics="nDCG@10").write_json(report)
+    capsys.readouterr()
+    assert main(["power", str(report)]) == 0
+    assert "the spread rests on 3 case(s), fewer than 10" in capsys.readouterr().out
+    full = _report(tmp_path, "full", 4)
+    capsys.readouterr()
+    assert main(["power", str(full)]) == 0
+    assert "rests on" not in capsys.readouterr().out  # 75 cases: no such note

@@ -21,6 +21,10 @@ from typing import Any, Literal
 TENANT_ISOLATION = "tenant isolation"
 """The name of the tenant-isolation check, as every report, gate and history row spells it."""
 
+POLICY_LOWERED = "lowered by the policy"
+"""How a gate's pass says it rests on a floor the policy lowered below its default (the HTML header
+shows such a pass's summary beside its badge, as it shows a failure's)."""
+
 VerdictState = Literal["pass", "fail", "not_verified"]
 STATES: tuple[VerdictState, ...] = ("pass", "fail", "not_verified")
 LABELS: dict[VerdictState, str] = {"pass": "pass", "fail": "FAIL", "not_verified": "NOT VERIFIED"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ragaudit.cli.argtypes import non_negative_int
 from ragaudit.cli.console import shown
 
 HELP = "inter-annotator agreement of judgments files: alpha, kappa, per tenant, disagreements"
@@ -20,6 +21,11 @@ JSON_OUT = True
 """``--out -`` writes the JSON report to standard output."""
 
 
+MIN_PAIRABLE = 20
+"""The fewest units judged by two or more annotators on which ``--min-alpha`` can pass: alpha on a
+handful of items is 1.0 whenever they happen to agree (before: 2 agreeing items passed the gate)."""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "judgments", nargs="+", help="judgments files written by 'ragaudit label' (one per annotator)"
@@ -29,6 +35,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--min-alpha", type=float, help="exit 1 when the overall alpha is below this (e.g. 0.667)"
+    )
+    parser.add_argument(
+        "--min-pairable",
+        type=non_negative_int,
+        default=MIN_PAIRABLE,
+        help=f"with --min-alpha: fewer units judged by two or more annotators is too few to judge: "
+        f"not verified, exit 1 (default {MIN_PAIRABLE})",
     )
     parser.add_argument(
         "--pool", help="the pool: also report the model's suggested grades against each annotator"
@@ -119,6 +132,13 @@ def run(args: argparse.Namespace) -> int:
     if args.min_alpha is not None:
         if alpha is None:
             print("gate: alpha is undefined (too few shared judgments): not verified, failing")
+            return 1
+        pairable = report["overall"]["pairable_units"]
+        if pairable < args.min_pairable:
+            print(
+                f"gate: alpha {alpha:.3f} on {pairable} unit(s) judged by two or more annotators, fewer than "
+                f"--min-pairable {args.min_pairable}: too few to judge, not verified, failing"
+            )
             return 1
         if alpha < args.min_alpha:
             print(f"gate: alpha {alpha:.3f} is below {args.min_alpha}: FAILED")

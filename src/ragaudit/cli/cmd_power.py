@@ -21,6 +21,11 @@ JSON_OUT = True
 """``--out -`` writes the JSON report to standard output."""
 
 
+FEW_FOR_SPREAD = 10
+"""Fewer cases than this: the spread the power figures rest on is too uncertain to plan with (a
+standard deviation estimated from 2 values can be off by a large factor)."""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("report", help="an eval report (JSON written by 'ragaudit eval --out')")
     parser.add_argument(
@@ -47,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from ragaudit.cli.common import check_share
     from ragaudit.errors import InputError
     from ragaudit.evaluation.compare import check_comparable, load_report
+    from ragaudit.evaluation.in_sample_integrity import with_own_in_sample
     from ragaudit.stats.power import estimate_power
 
     check_share("--alpha", args.alpha)
@@ -74,10 +80,13 @@ def run(args: argparse.Namespace) -> int:
             f"no per-case {unknown[0]} in the report",
             f"use one of: {', '.join(available)}",
         )
-    in_sample = first_in_sample((r.label, r.data) for r in (report, baseline) if r is not None)
+    in_sample = first_in_sample(
+        (r.label, with_own_in_sample(r.data)) for r in (report, baseline) if r is not None
+    )
     if in_sample:  # the spread of a fitted stage's in-sample scores is not that of new queries
         print(in_sample["in_sample"]["text"])
     rows, out, unestimable = [], [], []
+    few: list[str] = []  # figures that rest on too few cases to plan with
     for metric in metrics:
         scores = report.per_case(metric)
         if baseline is not None:
@@ -99,6 +108,12 @@ def run(args: argparse.Namespace) -> int:
         )
         if est.reason:
             unestimable.append(f"{metric}: power cannot be estimated: {est.reason}")
+        elif est.cases < FEW_FOR_SPREAD:
+            few.append(
+                f"note: {metric}: the spread rests on {est.cases} case(s), fewer than {FEW_FOR_SPREAD}: a standard "
+                "deviation estimated from so few values can be several times too small, so these case counts "
+                "are a rough guide, not a plan; score more cases first"
+            )
         out.append({"metric": metric, **est.to_json()})
     sd_label = "sd of differences" if baseline is not None else "sd of scores"
     print(
@@ -114,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             rows,
         )
     )
-    for line in unestimable:
+    for line in [*unestimable, *few]:
         print(line)
     print(
         f"paired two-sided t-test at alpha {args.alpha} with power {args.power}; figures rest on the spread seen in "

@@ -37,6 +37,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_format_and_split(parser)
 
 
+UNCHECKED_WITHOUT_CORPUS = (
+    "the ids against a corpus (that each exists, and that each labelled one belongs to its case's tenant)"
+)
+
+
 def run(args: argparse.Namespace) -> int:
     from ragaudit.data.validate import validate_dataset
     from ragaudit.data.validate_run import detect_run_file, validate_run
@@ -63,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     warnings = len(problems) - len(errors)
     checked = f"{args.path} and {args.corpus}" if corpus_problems else args.path
     print(f"{checked}: {len(errors)} error(s), {warnings} warning(s)")
+    if args.corpus is None:  # 0 errors covers only what was checked
+        print(f"not checked: {UNCHECKED_WITHOUT_CORPUS} (pass --corpus)")
     return 1 if errors else 0
 
 

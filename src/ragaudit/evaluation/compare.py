@@ -19,6 +19,7 @@ from ragaudit.artifacts.in_sample import first_in_sample
 from ragaudit.artifacts.provenance import recorded_top_k
 from ragaudit.errors import InputError, MetricNameError
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED, report_holes
+from ragaudit.evaluation.in_sample_integrity import with_own_in_sample
 from ragaudit.metrics.names import parse_metric
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.stats.correction import bonferroni_confidence, ci_method, holm_bonferroni
@@ -283,7 +284,7 @@ def compare_reports(
             *unpaired_notes(base, everyone[1:], names),
             *(f"incomplete judgments: {w}" for h in holes if (w := h.warning())),
         ],
-        **first_in_sample((r.label, r.data) for r in everyone),
+        **first_in_sample((r.label, with_own_in_sample(r.data)) for r in everyone),
     }
 
 

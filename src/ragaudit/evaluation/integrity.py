@@ -193,7 +193,10 @@ def report_inconsistencies(report: Mapping[str, Any]) -> list[str]:
 def case_inconsistencies(report: Mapping[str, Any]) -> list[str]:
     """Why the report's case records do not account for its cases (empty: they do). Checked: one record
     per case id, as many records as its dataset and counts say, and a finite value of every reported
-    metric in every answerable case."""
+    metric in every answerable case, and an ``in_sample`` section that says what its fitted stages and
+    cases give (:mod:`ragaudit.evaluation.in_sample_integrity`)."""
+    from ragaudit.evaluation.in_sample_integrity import in_sample_inconsistency
+
     cases = _cases(report)
     problems: list[str] = []
     repeated = [
@@ -207,5 +210,5 @@ def case_inconsistencies(report: Mapping[str, Any]) -> list[str]:
     problems += [p for p in (_case_count(report, len(cases)), _unlisted(report, cases)) if p]
     metrics = report.get("metrics")
     names = [str(m) for m in metrics] if isinstance(metrics, Mapping) else []
-    problems += [p for p in (_blank_values(cases, names),) if p]
+    problems += [p for p in (_blank_values(cases, names), in_sample_inconsistency(report)) if p]
     return problems

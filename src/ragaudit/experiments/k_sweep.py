@@ -389,7 +389,9 @@ def sweep_report(
     if report.get("pipeline"):
         source["pipeline"] = {key: report["pipeline"].get(key) for key in ("name", "config_sha256")}
     swept = sweep(ds, run, k, policy, families=families, contents=contents, source=source, executor=executor)
-    section = report.get("in_sample")
+    from ragaudit.evaluation.in_sample_integrity import with_own_in_sample
+
+    section = with_own_in_sample(report).get("in_sample")  # a section deleted or edited: its records say it
     if isinstance(section, Mapping) and section.get("state") == "in_sample":  # say so, as the report does
         swept.in_sample = dict(section)
     return swept

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragaudit.gates.audit_claims import audit_contradiction
+from ragaudit.gates.system_claims import system_claim_problem
 
 SHARED_FIX = (
     "list them in [security] shared_tenants if every tenant may be served their documents, else run "
@@ -114,4 +115,4 @@ def audited_elsewhere(report: Mapping[str, Any], audit: Mapping[str, Any]) -> st
         )
     if mine_corpus is not None and their_corpus is not None and mine_corpus != their_corpus:
         return f"it audited another corpus (sha256 {their_corpus[:12]}, the report's {mine_corpus[:12]})"
-    return None
+    return system_claim_problem(report, audit)

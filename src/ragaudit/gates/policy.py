@@ -14,6 +14,7 @@ min_tenant_cases = 5    # a tenant with fewer answerable cases is "too few cases
 max_leaks = 0           # cross-tenant chunks allowed (eval report + --audit reports)
 # shared_tenants = ["public"]   # tenants whose documents every tenant may be served (not leaks)
 # min_attributed = 0.95         # an --audit that allowed unattributed chunks verifies only above this share
+# min_audit_requests = 3000     # a smaller --audit is too small to verify isolation (lowering it is said)
 [operations]
 latency_p95_ms = 800    # budget for the 95th-percentile query latency
 max_error_rate = 0.01   # failed cases (errors and missing) / cases; 0 when absent
@@ -38,6 +39,7 @@ from typing import Any
 
 from ragaudit.data.toml_files import parse_toml_text, read_toml
 from ragaudit.errors import InputError, MetricNameError, Problem, ValidationError
+from ragaudit.gates.audit_size import DEFAULT_MIN_AUDIT_REQUESTS
 from ragaudit.metrics.names import parse_metric
 
 KEYS: dict[str, set[str]] = {
@@ -50,7 +52,7 @@ KEYS: dict[str, set[str]] = {
         "max_tenant_regression",
         "min_tenant_cases",
     },
-    "security": {"max_leaks", "allow_unverified", "shared_tenants", "min_attributed"},
+    "security": {"max_leaks", "allow_unverified", "shared_tenants", "min_attributed", "min_audit_requests"},
     "operations": {"latency_p95_ms", "max_error_rate"},
 }
 
@@ -70,6 +72,8 @@ class GatePolicy:
     min_attributed: float = 0.95
     """An ``--audit`` report with unattributed chunks verifies isolation only when at least this share of
     its returned chunks was attributed."""
+    min_audit_requests: int = DEFAULT_MIN_AUDIT_REQUESTS
+    """A clean ``--audit`` that sent fewer requests is too small to verify isolation (gates/audit_size.py)."""
     latency_p95_ms: float | None = None
     max_error_rate: float | None = None
     per_tenant_floors: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -100,6 +104,7 @@ class GatePolicy:
                 "allow_unverified": self.allow_unverified,
                 "shared_tenants": list(self.shared_tenants),
                 "min_attributed": self.min_attributed,
+                "min_audit_requests": self.min_audit_requests,
             },
             "operations": {"latency_p95_ms": self.latency_p95_ms, "max_error_rate": self.max_error_rate},
         }
@@ -289,6 +294,17 @@ class _Parser:
         share = self.number("security", table, "min_attributed", low=0.0, high=1.0, example="0.95")
         if share is not None:
             out["min_attributed"] = share
+        if "min_audit_requests" in table:
+            size = table["min_audit_requests"]
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                self.fail(
+                    "security",
+                    "min_audit_requests",
+                    f"must be a whole number >= 0 (got {size!r})",
+                    f"min_audit_requests = {DEFAULT_MIN_AUDIT_REQUESTS} (audit-tenants' default --budget)",
+                )
+            else:
+                out["min_audit_requests"] = size
         if "max_leaks" not in table:
             return out
         value = table["max_leaks"]

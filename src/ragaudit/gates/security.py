@@ -17,6 +17,7 @@ from typing import Any
 from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport
 from ragaudit.evaluation.integrity import leak_inconsistency
+from ragaudit.gates.audit_size import audit_too_small, lowered_floor_note
 from ragaudit.gates.audit_tie import SHARED_FIX, audit_unverified, audited_elsewhere, shared_beyond
 from ragaudit.gates.leaks import describe_leak, leak_records, without_shared
 from ragaudit.gates.policy import GatePolicy
@@ -70,6 +71,8 @@ def security_gate(
         beyond = shared_beyond(data, shared)
         if why is None and beyond:
             why = f"it treated {', '.join(beyond)} as shared; {SHARED_FIX}"
+        if why is None:
+            why = audit_too_small(data, policy.min_audit_requests)
         if why is None and audit[0] == 0:
             checked = (
                 data.get("isolation", {}).get("reason")
@@ -135,11 +138,13 @@ def security_gate(
             accepted=True,
         )
     if verified_by:
+        lowered = lowered_floor_note(policy.min_audit_requests)
         return GateResult(
             "security",
             "pass",
             f"{total} cross-tenant leak(s) (allowed {policy.max_leaks}); verified by "
             + "; ".join(verified_by)
+            + (f"; {lowered}" if lowered else "")
             + (f"; eval report: {seen}" if seen else ""),
             notes=tuple(notes),
             numbers=numbers,

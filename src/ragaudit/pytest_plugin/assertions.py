@@ -40,13 +40,17 @@ def _report_floor_messages(report: Mapping[str, Any], floors: Mapping[str, float
     not its cases' mean, case records that do not account for the run (a report edited by hand).
     IN-SAMPLE is told by :func:`_in_sample`, so the gate sees the report without that section."""
     from ragaudit.evaluation.compare import LoadedReport
+    from ragaudit.evaluation.in_sample_integrity import in_sample_inconsistency
     from ragaudit.gates.checks import quality_gate
     from ragaudit.gates.policy import GatePolicy
     from ragaudit.metrics.names import parse_metric
 
     data = {key: value for key, value in report.items() if key != "in_sample"}
     policy = GatePolicy(floors={parse_metric(m).name: float(f) for m, f in floors.items()})
-    return list(quality_gate(LoadedReport("report", "<report>", data), policy).findings)
+    findings = quality_gate(LoadedReport("report", "<report>", data), policy).findings
+    stripped = in_sample_inconsistency(data)  # what taking the section out here makes the gate say
+    edited = in_sample_inconsistency(report)  # the report's own section, as it came
+    return [f for f in findings if f != stripped] + ([edited] if edited else [])
 
 
 def _run_failed(result: EvalResult | Mapping[str, Any], max_error_rate: float) -> list[str]:

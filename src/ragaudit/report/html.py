@@ -29,6 +29,7 @@ from ragaudit.report.sections import (
 from ragaudit.report.sections import num as _num
 from ragaudit.report.svg import dot_plot, line_chart
 from ragaudit.report.view import ReportView
+from ragaudit.verdict import POLICY_LOWERED
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
@@ -208,7 +209,11 @@ def _header(view: ReportView, nav: str) -> str:
     if section is not None and verdict is not None:
         passed, gates = verdict
         state = gate_state(section, passed, gates)
-        shown = [g for g in gates if g.state in ("fail", "not_verified")]
+        shown = [  # what keeps it from passing, and a pass that rests on a floor the policy lowered
+            g
+            for g in gates
+            if g.state in ("fail", "not_verified") or any(POLICY_LOWERED in m for m in g.messages)
+        ]
         detail = "; ".join(f"{g.name}: {' '.join(g.messages)}" for g in shown)
         badge = {"pass": ("pass", "gate passed"), "fail": ("fail", "gate FAILED")}.get(
             state, ("warn", "gate NOT VERIFIED")

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragaudit.errors import InputError
+from ragaudit.evaluation.in_sample_integrity import with_own_in_sample
+from ragaudit.report.sections import gate_state, gate_verdict
 from ragaudit.verdict import golden_question_isolation
 
 PARAM_LIMIT = 6000
@@ -96,7 +98,7 @@ def _eval_run(report: Mapping[str, Any], shared: dict[str, str]) -> MlflowRun:
     security = report.get("security")
     isolation = security.get("isolation") if isinstance(security, Mapping) else None
     _verdict_tags(run, isolation, report.get("gate"))
-    _fitted_tag(run, report.get("in_sample"))
+    _fitted_tag(run, with_own_in_sample(report).get("in_sample"))  # a deleted section: its records say it
     return run
 
 
@@ -137,8 +139,9 @@ def _fitted_tag(run: MlflowRun, section: Any) -> None:
 def _verdict_tags(run: MlflowRun, isolation: Any, gate: Any) -> None:
     verdict = golden_question_isolation(isolation)  # a recorded pass of golden questions earns nothing
     run.tags["ragaudit.isolation"] = verdict.state if verdict is not None else "not_verified"
-    if isinstance(gate, Mapping) and "passed" in gate:
-        run.tags["ragaudit.gate"] = "pass" if gate["passed"] else "fail"
+    gates = gate_verdict(gate) if isinstance(gate, Mapping) else None
+    if isinstance(gate, Mapping) and gates is not None:  # earned from its gates, as the pages show it
+        run.tags["ragaudit.gate"] = gate_state(gate, *gates)
 
 
 def _config(run: MlflowRun, config: Any) -> None:

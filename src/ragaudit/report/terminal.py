@@ -44,6 +44,7 @@ def render_terminal(report: Mapping[str, Any], source: str = "report", limit: in
     document = kind.document(typed)
     lines = draw_terminal(document, limit) if document is not None else kind.terminal(typed, limit)
     from ragaudit.artifacts.in_sample import in_sample_line
+    from ragaudit.evaluation.in_sample_integrity import with_own_in_sample
 
-    flag = in_sample_line(report)  # a fitted stage scored on its own training cases: said first
+    flag = in_sample_line(with_own_in_sample(report))  # a fitted stage scored on its own cases: said first
     return "\n".join([flag, *lines] if flag else lines)

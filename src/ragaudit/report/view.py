@@ -232,6 +232,9 @@ def build_view(
     seed: int = 0,
 ) -> ReportView:
     """Everything the renderers need. A baseline needs an eval report on the same dataset and policy."""
+    from ragaudit.evaluation.in_sample_integrity import with_own_in_sample
+
+    report = with_own_in_sample(report)  # an in_sample section deleted or edited: its records say it
     kind = report_kind(str(report.get("kind", "")))
     typed = kind.from_json(report, report_path) if kind is not None else None
     title = report_title(report)
