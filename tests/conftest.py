@@ -6,6 +6,7 @@ import contextlib
 import io
 import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,10 @@ os.environ.setdefault("RAGAUDIT_CACHE_DIR", tempfile.mkdtemp(prefix="ragaudit-te
 os.environ.setdefault(
     "RAGAUDIT_HISTORY", str(Path(tempfile.mkdtemp(prefix="ragaudit-test-history-")) / "history.sqlite")
 )
+# and one folder for what the whole run builds once and only reads (set here, before pytest-xdist starts
+# its workers: they inherit it, so every worker of one run sees the same folder)
+SHARED_BUILDS_ENV = "RAGAUDIT_TEST_SHARED_BUILDS"
+os.environ.setdefault(SHARED_BUILDS_ENV, tempfile.mkdtemp(prefix="ragaudit-test-shared-"))
 
 SHARED_DATA = Path(
     os.environ.get("RAGAUDIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -81,18 +86,49 @@ class DemoBuild:
     out: str
 
 
-@pytest.fixture(scope="session")
-def demo_build(tmp_path_factory: pytest.TempPathFactory) -> DemoBuild:
-    """``ragaudit demo`` run once per test process, for the tests that only read what it wrote or
-    printed (a test that changes the folder builds its own). Its exit code must be 0."""
+@contextlib.contextmanager
+def _exclusive(lock: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock`` (created if missing): one process of the run at a time."""
+    import fcntl
+
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _run_demo(root: Path) -> tuple[int, str]:
+    """``ragaudit demo --no-progress --out-dir ROOT/out`` from an empty embedding cache of its own
+    (``ROOT/cache``, so it embeds the corpus and the queries itself): its exit code and stdout."""
     from ragaudit.cli.main import main
 
-    folder = tmp_path_factory.mktemp("demo")
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        code = main(["demo", "--no-progress", "--out-dir", str(folder)])
-    assert code == 0, printed.getvalue()[-3000:]
-    return DemoBuild(folder, printed.getvalue())
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed):
+        patch.setenv("RAGAUDIT_CACHE_DIR", str(root / "cache"))
+        code = main(["demo", "--no-progress", "--out-dir", str(root / "out")])
+    return code, printed.getvalue()
+
+
+@pytest.fixture(scope="session")
+def demo_build() -> DemoBuild:
+    """``ragaudit demo`` run once per test run, for the tests that only read what it wrote or printed (a
+    test that changes the folder builds its own). It starts from an empty embedding cache, as a first
+    demo in a fresh clone does. Under pytest-xdist the first worker that needs it builds it and the
+    others wait for that build and read it (a lock in :data:`SHARED_BUILDS_ENV`'s folder) instead of
+    building the same demo again. Its exit code must be 0."""
+    root = Path(os.environ[SHARED_BUILDS_ENV]) / "demo"
+    root.mkdir(parents=True, exist_ok=True)
+    done, printed = root / "exit-code", root / "stdout.txt"
+    with _exclusive(root / "lock"):
+        if not done.is_file():
+            code, out = _run_demo(root)
+            printed.write_text(out, encoding="utf-8")
+            done.write_text(str(code), encoding="utf-8")
+    out = printed.read_text(encoding="utf-8")
+    assert done.read_text(encoding="utf-8") == "0", out[-3000:]
+    return DemoBuild(root / "out", out)
 
 
 SERIAL_FILES = frozenset(
