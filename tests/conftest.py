@@ -123,12 +123,35 @@ def demo_build() -> DemoBuild:
     done, printed = root / "exit-code", root / "stdout.txt"
     with _exclusive(root / "lock"):
         if not done.is_file():
-            code, out = _run_demo(root)
+            from chromium import off_the_loop  # the shared browser's event loop may be running here
+
+            code, out = off_the_loop(_run_demo, root)
             printed.write_text(out, encoding="utf-8")
             done.write_text(str(code), encoding="utf-8")
     out = printed.read_text(encoding="utf-8")
     assert done.read_text(encoding="utf-8") == "0", out[-3000:]
     return DemoBuild(root / "out", out)
+
+
+@pytest.fixture
+def browser() -> Any:
+    """A headless Chromium shared by the browser tests that run in a row (tests/chromium.py: launched
+    for the first, closed after the last; each test opens its own pages). Skipped when playwright is
+    absent; the browser files skip themselves when /usr/bin/chromium is."""
+    from chromium import SHARED
+
+    return SHARED.get()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Close the shared Chromium once the next test does not use it (after this test's fixtures, and
+    the module's when it was the module's last, are torn down): code outside the browser tests may
+    call ``asyncio.run``, which playwright's running event loop forbids."""
+    from chromium import SHARED
+
+    if SHARED.is_open and (nextitem is None or "browser" not in getattr(nextitem, "fixturenames", ())):
+        SHARED.close()
 
 
 SERIAL_FILES = frozenset(
