@@ -181,10 +181,10 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/test_serve_index.py": 25.0,
     "tests/test_serve.py": 23.0,
     "tests/test_init.py": 21.0,
-    "tests/test_onnx_embedder.py": 21.0,
     "tests/test_batch_invariance.py": 19.0,
     "tests/test_framework_adapters.py": 18.0,
-    "tests/test_one_pipeline_one_number.py": 17.0,
+    "tests/test_one_pipeline_one_number.py": 18.0,
+    "tests/test_onnx_embedder.py": 16.5,
     "tests/test_pipelines.py": 11.0,
     "tests/test_tenant_attribution.py": 11.0,
     "tests/test_gates.py": 10.0,
@@ -197,7 +197,9 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/test_cli.py": 3.0,
 }
 """About how many seconds each long unit of work takes (CPU seconds of ``pytest -q FILE`` alone, measured
-2026-12-04; the browser-and-Ray unit from ``--durations``). Units not listed are short and come after,
+2026-12-04, test_onnx_embedder and test_one_pipeline_one_number 2026-12-05; the browser-and-Ray unit from
+``--durations``; test_one_pipeline_one_number alone includes the run's demo build, which in the whole
+run the browser-and-Ray unit has usually done first). Units not listed are short and come after,
 the ones with more tests first. Speed only: a stale figure makes the run slower, never changes a result."""
 
 
