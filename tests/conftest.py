@@ -171,7 +171,7 @@ SERIAL_UNIT = "browser-and-ray"
 
 UNIT_SECONDS: dict[str, float] = {
     SERIAL_UNIT: 100.0,
-    "tests/test_readme.py": 60.0,
+    "tests/test_readme.py": 53.0,
     "tests/test_serve_engines.py": 40.0,
     "tests/test_tenant_audit.py": 33.0,
     "tests/test_request_mutations.py": 29.0,
@@ -197,10 +197,10 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/test_cli.py": 3.0,
 }
 """About how many seconds each long unit of work takes (CPU seconds of ``pytest -q FILE`` alone, measured
-2026-12-04, test_onnx_embedder and test_one_pipeline_one_number 2026-12-05; the browser-and-Ray unit from
-``--durations``; test_one_pipeline_one_number alone includes the run's demo build, which in the whole
-run the browser-and-Ray unit has usually done first). Units not listed are short and come after,
-the ones with more tests first. Speed only: a stale figure makes the run slower, never changes a result."""
+2026-12-04; test_readme, test_onnx_embedder and test_one_pipeline_one_number 2026-12-05, the last
+including the run's demo build, which in the whole run the browser-and-Ray unit has usually done first;
+the browser-and-Ray unit from ``--durations``). Units not listed are short and come after, the ones with
+more tests first. Speed only: a stale figure makes the run slower, never changes a result."""
 
 
 def _longest_first(unit: tuple[str, dict[str, bool]]) -> tuple[float, int]:
