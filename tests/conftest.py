@@ -7,6 +7,7 @@ import io
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,10 @@ os.environ.setdefault("RAGAUDIT_CACHE_DIR", tempfile.mkdtemp(prefix="ragaudit-te
 os.environ.setdefault(
     "RAGAUDIT_HISTORY", str(Path(tempfile.mkdtemp(prefix="ragaudit-test-history-")) / "history.sqlite")
 )
+# and one folder for what the whole run builds once and only reads (set here, before pytest-xdist starts
+# its workers: they inherit it, so every worker of one run sees the same folder)
+SHARED_BUILDS_ENV = "RAGAUDIT_TEST_SHARED_BUILDS"
+os.environ.setdefault(SHARED_BUILDS_ENV, tempfile.mkdtemp(prefix="ragaudit-test-shared-"))
 
 SHARED_DATA = Path(
     os.environ.get("RAGAUDIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -82,18 +87,72 @@ class DemoBuild:
     out: str
 
 
-@pytest.fixture(scope="session")
-def demo_build(tmp_path_factory: pytest.TempPathFactory) -> DemoBuild:
-    """``ragaudit demo`` run once per test process, for the tests that only read what it wrote or
-    printed (a test that changes the folder builds its own). Its exit code must be 0."""
+@contextlib.contextmanager
+def _exclusive(lock: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock`` (created if missing): one process of the run at a time."""
+    import fcntl
+
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _run_demo(root: Path) -> tuple[int, str]:
+    """``ragaudit demo --no-progress --out-dir ROOT/out`` from an empty embedding cache of its own
+    (``ROOT/cache``, so it embeds the corpus and the queries itself): its exit code and stdout."""
     from ragaudit.cli.main import main
 
-    folder = tmp_path_factory.mktemp("demo")
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        code = main(["demo", "--no-progress", "--out-dir", str(folder)])
-    assert code == 0, printed.getvalue()[-3000:]
-    return DemoBuild(folder, printed.getvalue())
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed):
+        patch.setenv("RAGAUDIT_CACHE_DIR", str(root / "cache"))
+        code = main(["demo", "--no-progress", "--out-dir", str(root / "out")])
+    return code, printed.getvalue()
+
+
+@pytest.fixture(scope="session")
+def demo_build() -> DemoBuild:
+    """``ragaudit demo`` run once per test run, for the tests that only read what it wrote or printed (a
+    test that changes the folder builds its own). It starts from an empty embedding cache, as a first
+    demo in a fresh clone does. Under pytest-xdist the first worker that needs it builds it and the
+    others wait for that build and read it (a lock in :data:`SHARED_BUILDS_ENV`'s folder) instead of
+    building the same demo again. Its exit code must be 0."""
+    root = Path(os.environ[SHARED_BUILDS_ENV]) / "demo"
+    root.mkdir(parents=True, exist_ok=True)
+    done, printed = root / "exit-code", root / "stdout.txt"
+    with _exclusive(root / "lock"):
+        if not done.is_file():
+            from chromium import off_the_loop  # the shared browser's event loop may be running here
+
+            code, out = off_the_loop(_run_demo, root)
+            printed.write_text(out, encoding="utf-8")
+            done.write_text(str(code), encoding="utf-8")
+    out = printed.read_text(encoding="utf-8")
+    assert done.read_text(encoding="utf-8") == "0", out[-3000:]
+    return DemoBuild(root / "out", out)
+
+
+@pytest.fixture
+def browser() -> Any:
+    """A headless Chromium shared by the browser tests that run in a row (tests/chromium.py: launched
+    for the first, closed after the last; each test opens its own pages). Skipped when playwright is
+    absent; the browser files skip themselves when /usr/bin/chromium is."""
+    from chromium import SHARED
+
+    return SHARED.get()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Close the shared Chromium once the next test does not use it (after this test's fixtures, and
+    the module's when it was the module's last, are torn down): code outside the browser tests may
+    call ``asyncio.run``, which playwright's running event loop forbids."""
+    from chromium import SHARED
+
+    if SHARED.is_open and (nextitem is None or "browser" not in getattr(nextitem, "fixturenames", ())):
+        SHARED.close()
 
 
 SERIAL_FILES = frozenset(
@@ -113,7 +172,7 @@ SERIAL_UNIT = "browser-and-ray"
 
 UNIT_SECONDS: dict[str, float] = {
     SERIAL_UNIT: 100.0,
-    "tests/test_readme.py": 60.0,
+    "tests/test_readme.py": 53.0,
     "tests/test_serve_engines.py": 40.0,
     "tests/test_tenant_audit.py": 33.0,
     "tests/test_request_mutations.py": 29.0,
@@ -123,10 +182,10 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/test_serve_index.py": 25.0,
     "tests/test_serve.py": 23.0,
     "tests/test_init.py": 21.0,
-    "tests/test_onnx_embedder.py": 21.0,
     "tests/test_batch_invariance.py": 19.0,
     "tests/test_framework_adapters.py": 18.0,
-    "tests/test_one_pipeline_one_number.py": 17.0,
+    "tests/test_one_pipeline_one_number.py": 18.0,
+    "tests/test_onnx_embedder.py": 16.5,
     "tests/test_pipelines.py": 11.0,
     "tests/test_tenant_attribution.py": 11.0,
     "tests/test_gates.py": 10.0,
@@ -139,8 +198,10 @@ UNIT_SECONDS: dict[str, float] = {
     "tests/test_cli.py": 3.0,
 }
 """About how many seconds each long unit of work takes (CPU seconds of ``pytest -q FILE`` alone, measured
-2026-12-04; the browser-and-Ray unit from ``--durations``). Units not listed are short and come after,
-the ones with more tests first. Speed only: a stale figure makes the run slower, never changes a result."""
+2026-12-04; test_readme, test_onnx_embedder and test_one_pipeline_one_number 2026-12-05, the last
+including the run's demo build, which in the whole run the browser-and-Ray unit has usually done first;
+the browser-and-Ray unit from ``--durations``). Units not listed are short and come after, the ones with
+more tests first. Speed only: a stale figure makes the run slower, never changes a result."""
 
 
 def _longest_first(unit: tuple[str, dict[str, bool]]) -> tuple[float, int]:

@@ -18,12 +18,10 @@ from typing import Any
 import pytest
 
 import ragaudit
-import test_report_chromium
+from chromium import CHROMIUM
 from conftest import DemoBuild
 from ragaudit.cli.main import main
 
-CHROMIUM = test_report_chromium.CHROMIUM
-browser = test_report_chromium.browser  # the same module-scoped headless Chromium, with the same flags
 LAPTOP, PHONE = 1366, 390
 
 pytestmark = pytest.mark.skipif(
@@ -34,8 +32,7 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def demo(demo_build: DemoBuild) -> Path:
     """The demo's folder (every pipeline's report and page, and report.html; conftest's one demo run, exit
-    0 checked there). Built before the browser: playwright's sync API keeps an event loop running in this
-    thread."""
+    0 checked there, built off the thread of the shared browser's event loop)."""
     return demo_build.folder
 
 

@@ -14,12 +14,9 @@ from typing import Any
 
 import pytest
 
-import test_report_chromium
+from chromium import CHROMIUM, off_the_loop
 from label_fixtures import LabelServer, small_pool
 from ragaudit.labeling.judgments import read_labels
-
-CHROMIUM = test_report_chromium.CHROMIUM
-browser = test_report_chromium.browser  # the same module-scoped headless Chromium, with the same flags
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"{CHROMIUM} not installed (apt-get install chromium)"
@@ -29,8 +26,9 @@ pytest.importorskip("starlette")
 
 @pytest.fixture(scope="module")
 def pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Built before the browser: playwright's sync API keeps an event loop running in this thread."""
-    return small_pool(tmp_path_factory.mktemp("label-pool"))
+    """Built off the thread of playwright's event loop (open when the previous file's last test used the
+    shared browser): ``ragaudit pool`` runs ``asyncio.run``."""
+    return off_the_loop(small_pool, tmp_path_factory.mktemp("label-pool"))
 
 
 def _shot(page: Any, name: str) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from conftest import DemoBuild
 from ragaudit.cli.main import main
 
 pytestmark = pytest.mark.slow
@@ -22,7 +23,7 @@ Report = dict[str, Any]
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Report]]:
+def reports(tmp_path_factory: pytest.TempPathFactory, demo_build: DemoBuild) -> dict[str, dict[str, Report]]:
     """Each command's report per pipeline: ``{"eval": {"bm25": report, ...}, "bench per-query": ...}``."""
     root = tmp_path_factory.mktemp("one-number")
     out: dict[str, dict[str, Report]] = {"eval": {}}
@@ -52,9 +53,8 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Rep
             ]
             assert main([*argv, "--no-history", "--no-progress"]) == 0
             out[f"bench {latency}"] = read(folder)
-        patch.setenv("RAGAUDIT_CACHE_DIR", str(root / "cache-demo"))
-        assert main(["demo", "--out-dir", str(root / "demo"), "--no-progress"]) == 0
-        out["demo"] = read(root / "demo")
+        # the run's one demo (conftest's demo_build: exit 0, from an empty embedding cache of its own)
+        out["demo"] = read(demo_build.folder)
         patch.setenv("RAGAUDIT_CACHE_DIR", str(root / "cache-pool"))
         pool = root / "pool.jsonl"
         argv = ["pool", *DATA, "--pipelines", ",".join(PIPELINES), "--depth", "10", "--out", str(pool)]

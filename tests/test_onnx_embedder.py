@@ -197,9 +197,15 @@ def test_pipeline_files_take_a_backend() -> None:
 # ---------------------------------------------------------------------------- against torch itself
 
 
+@pytest.fixture(scope="module")
+def torch_embedder() -> Embedder:
+    """The default model on the torch backend, loaded once for the tests that compare against it."""
+    return Embedder(backend="torch")
+
+
 @pytest.mark.torch
-def test_the_cache_key_differs_per_backend(int8: Embedder, tmp_path: Path) -> None:
-    torch = Embedder(backend="torch")
+def test_the_cache_key_differs_per_backend(int8: Embedder, torch_embedder: Embedder, tmp_path: Path) -> None:
+    torch = torch_embedder
     assert torch.fingerprint != int8.fingerprint
     assert torch.fingerprint.startswith(f"{DEFAULT_MODEL}@")
     assert int8.fingerprint.startswith(f"{DEFAULT_MODEL}@")
@@ -212,8 +218,8 @@ def test_the_cache_key_differs_per_backend(int8: Embedder, tmp_path: Path) -> No
 
 
 @pytest.mark.torch
-def test_the_torch_backend_reproduces_the_reference_vectors() -> None:
-    vectors = Embedder(backend="torch").encode(TEXTS)
+def test_the_torch_backend_reproduces_the_reference_vectors(torch_embedder: Embedder) -> None:
+    vectors = torch_embedder.encode(TEXTS)
     assert cosines(vectors, REFERENCE).min() >= 0.99999
 
 

@@ -16,33 +16,15 @@ from typing import Any
 import pytest
 
 import ragaudit
+from chromium import CHROMIUM
 from ragaudit.cli.main import main
 from report_fixtures import EVIL_CHUNK, SCRIPT_QUERY, build_reports, load, with_extras
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 ROWS = "#cases tbody tr.case"
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"{CHROMIUM} not installed (apt-get install chromium)"
 )
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

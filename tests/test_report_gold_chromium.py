@@ -1,5 +1,5 @@
 """Each kind that builds a document, its HTML page opened in a real headless Chromium (Debian's
-/usr/bin/chromium, driven by playwright; skipped when either is absent, as in test_report_chromium):
+/usr/bin/chromium, driven by playwright; skipped when either is absent, as in test_report_chromium; conftest's shared ``browser``):
 its findings are on screen (every section's title, the first row of every table and the first item of
 every list), no console error, no request beyond the file, and the hostile ids stay text. The tenant
 audit's page besides: a failed audit's shows the verdict and every leak row on screen (chunk id, owner,
@@ -7,34 +7,24 @@ request mutation, JSON path); a clean audit's shows the pass with the checked co
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from chromium import CHROMIUM
 from ragaudit.report.document import Document, Items, Table, Verdict
 from ragaudit.report.draw.cells import cell
 from ragaudit.report.html import render_html
 from ragaudit.report.kinds import report_kind
 from ragaudit.report.view import build_view
-from test_report_chromium import ARGS, CHROMIUM
 from test_report_gold import MIGRATED, _report
 from test_tenant_audit_page import gold_audit, run_audit
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"{CHROMIUM} not installed (apt-get install chromium)"
 )
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 def _findings(kind_name: str) -> list[tuple[str, str, list[str]]]:

@@ -348,19 +348,19 @@ def test_eval_reranker_and_ablate_commands_on_ray(ray_cluster: Any, tmp_path: Pa
 def test_cells_on_every_node_use_the_driver_cache_folder(
     executor: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def _where(_shared: None, _cell: int) -> tuple[str, str | None, str]:
+    async def _where(_shared: None, pause_s: float) -> tuple[str, str | None, str]:
         """A cell reporting the cache folder it would use, the sharing setting, and its node (defined
         here: the workers cannot import this test module, so Ray ships the function by value)."""
         import ray
 
-        time.sleep(1.5)  # two 1-CPU nodes busy at once: two such cells run on different nodes
+        time.sleep(pause_s)  # 1.5 s: two 1-CPU nodes busy at once, so two such cells run on different nodes
         return str(default_cache_dir()), os.environ.get(SHARED_ENV), ray.get_runtime_context().get_node_id()
 
     # set after the cluster started: the workers' own environment has another folder (conftest's)
     shared = tmp_path / "nfs" / "cache"
     monkeypatch.setenv(CACHE_ENV, str(shared))
     monkeypatch.setenv(SHARED_ENV, "1")
-    seen = asyncio.run(executor.map(_where, None, [0, 1]))
+    seen = asyncio.run(executor.map(_where, None, [1.5, 1.5]))
     assert [s[:2] for s in seen] == [(str(shared), "1")] * 2
     assert len({s[2] for s in seen}) == 2, "the two cells ran on one node"
     # unset on a one-machine cluster: the driver's default folder, not the cluster's working directory
@@ -368,7 +368,7 @@ def test_cells_on_every_node_use_the_driver_cache_folder(
     monkeypatch.delenv(SHARED_ENV)
     monkeypatch.chdir(tmp_path)
     assert executor.one_machine()
-    ((folder, flag, _),) = asyncio.run(executor.map(_where, None, [0]))
+    ((folder, flag, _),) = asyncio.run(executor.map(_where, None, [0.0]))  # one cell: no node to share
     assert (folder, flag) == (str(tmp_path / ".ragaudit" / "cache"), None)
 
 
