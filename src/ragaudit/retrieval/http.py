@@ -58,6 +58,7 @@ from ragaudit.errors import (
     TransientRetrievalError,
 )
 from ragaudit.redaction import MARKER, redactor
+from ragaudit.retrieval.forged_tokens import forge, names_tenant
 from ragaudit.retrieval.http_pool import _import_httpx, _ShardedClients
 from ragaudit.retrieval.http_response import (
     CHUNK_FIELDS,
@@ -177,7 +178,9 @@ class HttpRetriever:
         self._tls: ssl.SSLContext | None = None
         self._tenant_keys = None if tenant_keys is None else _endpoint_keys(tenant_keys)
         if tenant_keys is not None:  # a key per tenant: one tenant's key can go with another's id
-            self.request_channels = frozenset(ALL_CHANNELS)
+            self.request_channels = frozenset(ALL_CHANNELS) - (
+                set() if self._forgeable_keys() else {"forged-token"}
+            )
 
     def __repr__(self) -> str:
         auth = f", auth_header_env={self.auth_header_env!r}" if self.auth_header_env else ""
@@ -203,6 +206,11 @@ class HttpRetriever:
             if key is not None or self.auth_header_env is None:
                 return key
         return self._secret()
+
+    def _forgeable_keys(self) -> bool:
+        """Whether every per-tenant key is a JWT with a claim naming its tenant (``forged-token``)."""
+        keys = self._tenant_keys
+        return keys is not None and all(names_tenant(keys.key_for(t) or "", t) for t in keys.tenants())
 
     # -- connection pool ---------------------------------------------------------------------------
     def _connection(self) -> _ShardedClients:
@@ -246,6 +254,8 @@ class HttpRetriever:
         key (from ``tenant_keys``) instead of the key of ``tenant_id``."""
         wanted = extras.credential_of if extras is not None and extras.credential_of is not None else None
         secret = self._credential(tenant_id if wanted is None else wanted)
+        if extras is not None and extras.forge is not None:
+            secret = self._forged(secret, wanted or tenant_id, tenant_id, extras.forge)
         fields = self.request_fields
         headers: dict[str, str] = {}
         body: dict[str, Any] = {}
@@ -301,6 +311,16 @@ class HttpRetriever:
                 error = PermanentRetrievalError(message + self._refusal_hint(status, wanted or tenant_id))
         error.response, error.headers = answered_body(content), headers  # a refusal can carry data too
         raise error
+
+    @staticmethod
+    def _forged(secret: str | None, caller: str, owner: str, how: str) -> str:
+        """``caller``'s key forged for ``owner`` (:mod:`ragaudit.retrieval.forged_tokens`)."""
+        forged = forge(secret or "", caller, owner, "alg-none" if how == "alg-none" else "claim-swap")
+        if forged is None:
+            raise PermanentRetrievalError(
+                f"the key of tenant {caller!r} is no JWT with a claim naming it: nothing to forge"
+            )
+        return forged
 
     def _refusal_hint(self, status: int, key_tenant: str) -> str:
         """What to check after a refusal; with ``tenant_keys``, the tenant whose key went (or had none)."""

@@ -140,11 +140,14 @@ class ResponseShape:
         return cast(RetrievedChunk, out)
 
     def parse(self, body: bytes, content_type: str = "") -> RetrievedList:
-        """The chunks in a response body, in ranking order: a JSON document, or newline-delimited JSON
+        """The chunks in a response body, in ranking order: a JSON document, newline-delimited JSON
         (NDJSON, JSON Lines: one chunk object per line, as a streaming service sends them; so read
-        whenever the content type says so or the body holds several JSON values)."""
+        whenever the content type says so or the body holds several JSON values), or server-sent events
+        (``text/event-stream``: each event's ``data`` one JSON chunk object or list of them)."""
         try:
-            data = _load_json(body, lines=_is_json_lines(content_type))
+            data = _sse_rows(body) if _is_event_stream(content_type, body) else None
+            if data is None:
+                data = _load_json(body, lines=_is_json_lines(content_type))
         except RecursionError:
             raise PermanentRetrievalError(
                 f"response JSON is nested too deeply to read; it starts with {_excerpt(body)!r}"
@@ -186,6 +189,34 @@ def _is_json_lines(content_type: str) -> bool:
     """Whether a content type names newline-delimited JSON (``application/x-ndjson``, ``jsonl``, ``json-seq``)."""
     kind = content_type.split(";")[0].strip().lower()
     return any(name in kind for name in ("ndjson", "jsonl", "json-seq", "jsonlines"))
+
+
+def _is_event_stream(content_type: str, body: bytes) -> bool:
+    """Whether a body is server-sent events: the content type says so, or it starts with a ``data:`` /
+    ``event:`` field."""
+    if "text/event-stream" in content_type.lower():
+        return True
+    return body.lstrip().startswith((b"data:", b"event:"))
+
+
+_SSE_END = frozenset({"[DONE]", "[done]", ""})
+"""``data`` values that end a stream rather than carry a row (OpenAI-style ``[DONE]``)."""
+
+
+def _sse_rows(body: bytes) -> list[Any]:
+    """The rows of a server-sent event stream: each event's ``data`` lines joined and read as JSON (a list
+    adds its elements, an object with a ``results`` list those); comments, ``event:`` / ``id:`` /
+    ``retry:`` fields and a final ``[DONE]`` are no rows."""
+    rows: list[Any] = []
+    for event in body.decode("utf-8").replace("\r\n", "\n").split("\n\n"):
+        data = "\n".join(line[5:].removeprefix(" ") for line in event.split("\n") if line.startswith("data:"))
+        if data.strip() in _SSE_END:
+            continue
+        value = json.loads(data, parse_constant=_reject_constant)
+        if isinstance(value, dict) and isinstance(value.get("results"), list):
+            value = value["results"]
+        rows.extend(value if isinstance(value, list) else [value])
+    return rows
 
 
 def _json_rows(body: bytes) -> list[Any]:
