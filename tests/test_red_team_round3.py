@@ -34,6 +34,7 @@ SEEN = tuple(s for s in ROUND3_STYLES if s not in UNSEEN_STYLES)
 FOUND_BY = {
     "jwt-claims": ("<caller>'s JWT",),
     "tenant-list": ("body tenant_ids: [<caller>, <owner>]", "body tenants: [<caller>, <owner>]"),
+    "duplicate-key": ("<caller>'s key, body tenant_id: <caller> then tenant_id: <owner> (duplicate key)",),
 }
 """The mutation (a prefix of its name) that must have found the leak; the others leak on plain requests
 (``tenant-prefix``: the hostile ids ``acm``, ``a``)."""
@@ -47,7 +48,7 @@ def chunks() -> list[Chunk]:
 def _wire(service: Any) -> Any:
     def handle(request: Request) -> Reply:
         params = dict(parse_qsl(urlsplit(request.path).query))
-        status, body, headers = service.respond(request.json(), request.headers, params)
+        status, body, headers = service.respond(request.json(), request.headers, params, request.body)
         return Reply(status=status, body=body, headers=headers)
 
     return handle
@@ -70,14 +71,14 @@ def _audit(service: Any, out: Path, *extra: str) -> tuple[int, dict[str, Any]]:
 
 
 def _keys_for(style: str, service: Any, tmp_path: Path) -> tuple[str, ...]:
-    if style != "jwt-claims":
+    if style not in ("jwt-claims", "duplicate-key"):
         return ()
     return ("--endpoint-keys", _keys_file(tmp_path / "keys.toml", service.keys()))
 
 
 def test_every_round3_style_is_in_the_registry() -> None:
     assert (
-        ROUND3_LEAKS == ROUND3_STYLES and len(ROUND3_STYLES) == 9 and set(UNSEEN_STYLES) < set(ROUND3_STYLES)
+        ROUND3_LEAKS == ROUND3_STYLES and len(ROUND3_STYLES) == 10 and set(UNSEEN_STYLES) < set(ROUND3_STYLES)
     )
 
 
@@ -96,8 +97,9 @@ def test_each_round3_leak_fails_over_http_and_its_twin_does_not(
     assert report["leaks"]["count"] == 0, report["leaks"]["records"][:2]
     assert code == 0 and report["verdict"] == "clean", report["isolation"]
     assert report["unattributed"]["count"] == 0 and report["isolation"]["verified"] > 0
-    if style == "jwt-claims":  # the twin refused both forged tokens: rejected, never "not applicable"
-        rows = [r for r in report["asking"]["mutations"] if r["mutation"].startswith("<caller>'s JWT")]
+    if style in ("jwt-claims", "duplicate-key"):  # the twin refused them: rejected, never "not applicable"
+        marks = {"jwt-claims": "<caller>'s JWT", "duplicate-key": "(duplicate key)"}
+        rows = [r for r in report["asking"]["mutations"] if marks[style] in r["mutation"]]
         assert len(rows) == 2 and all(r["applicable"] and r["rejected"] == r["requests"] > 0 for r in rows)
 
 

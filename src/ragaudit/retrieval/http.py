@@ -44,6 +44,7 @@ was expected.
 
 from __future__ import annotations
 
+import json
 import os
 import ssl
 from collections.abc import Mapping
@@ -266,11 +267,15 @@ class HttpRetriever:
         if secret is not None:
             headers[self.auth_header] = f"{self.auth_scheme} {secret}" if self.auth_scheme else secret
         body.update({fields["tenant_id"]: tenant_id, fields["query"]: query, fields["top_k"]: top_k})
+        raw = None
+        if extras is not None and extras.repeat_tenant is not None:  # the tenant field twice, by hand
+            again = f"{json.dumps(fields['tenant_id'])}: {json.dumps(extras.repeat_tenant)}"
+            raw = (json.dumps(body)[:-1] + f", {again}}}").encode()
         httpx = _import_httpx()
         scrub = redactor(secret)
         try:
             response = await self._connection().post(
-                self.url, body, headers or None, extras.params if extras is not None else None
+                self.url, body, headers or None, extras.params if extras is not None else None, raw
             )
         except httpx.TimeoutException as exc:
             raise TransientRetrievalError(

@@ -35,6 +35,9 @@ class RequestExtras:
     body: Mapping[str, Any] = field(default_factory=dict)
     credential_of: str | None = None
     """Send this tenant's credential instead of the credential of the ``tenant_id`` searched for."""
+    repeat_tenant: str | None = None
+    """Send the body's tenant field a second time, with this value, after the first: a JSON object with a
+    duplicate key (a gateway and a backend that read different occurrences disagree on the tenant)."""
     forge: str | None = None
     """Send that credential (a JWT) forged for the ``tenant_id`` searched for: ``claim-swap`` (claims
     changed, signature kept) or ``alg-none`` (:mod:`ragaudit.retrieval.forged_tokens`)."""
@@ -46,7 +49,7 @@ class RequestExtras:
             wanted.append("header")
         if self.params:
             wanted.append("param")
-        if self.body:
+        if self.body or self.repeat_tenant is not None:
             wanted.append("body")
         if self.credential_of is not None:
             wanted.append("credential")

@@ -16,6 +16,7 @@ on 127.0.0.1):
 | ``every-nth`` | one request in ``n`` (5,000 by default) answered from the shared index | never |
 | ``sticky-cookie`` | a session cookie set on the first answer; the session's tenant wins over the body's | a session whose tenant disagrees with the body is replaced |
 | ``nested-encoded`` | ``meta.trace``: base64 of JSON whose ``debug`` is a JSON string holding the unfiltered top snippets | the caller's own top snippets |
+| ``duplicate-key`` | one key per tenant; the key is checked against the **first** ``tenant_id`` of the JSON body, the data read for the **last** | refuses a body naming ``tenant_id`` twice (400) |
 
 ``count-total`` and ``every-nth`` (with ``n`` above the audit's request count) are leaks a black-box
 audit does not see: a count is attributed to no one, and a leak rarer than the detection power is
@@ -48,6 +49,7 @@ ROUND3_STYLES = (
     "every-nth",
     "sticky-cookie",
     "nested-encoded",
+    "duplicate-key",
 )
 UNSEEN_STYLES = ("count-total", "every-nth")
 """Leaky styles the default audit cannot see (stated as not checked in every clean verdict)."""
@@ -118,10 +120,19 @@ class Round3Service(Partitioned):
 
     def keys(self) -> dict[str, str]:
         """The client's keys per tenant (signed JWTs for ``jwt-claims``; opaque tokens otherwise)."""
-        return {t: signed_token(t) for t in sorted(self.tenants)}
+        if self.style == "jwt-claims":
+            return {t: signed_token(t) for t in sorted(self.tenants)}
+        return {
+            t: "rk_" + hashlib.sha256(_SIGNING_KEY + t.encode()).hexdigest()[:24]
+            for t in sorted(self.tenants)
+        }
 
     def respond(
-        self, body: Mapping[str, Any], headers: Mapping[str, str], params: Mapping[str, str]
+        self,
+        body: Mapping[str, Any],
+        headers: Mapping[str, str],
+        params: Mapping[str, str],
+        raw: bytes = b"",
     ) -> Reply:
         tenant, query, top_k = body.get("tenant_id"), body.get("query"), body.get("top_k")
         if not isinstance(tenant, str) or not tenant.strip() or not isinstance(query, str):
@@ -133,6 +144,8 @@ class Round3Service(Partitioned):
             return 200, _public(hits), {}
         if self.style == "jwt-claims":
             return self._claimed(tenant, query, top_k, headers)
+        if self.style == "duplicate-key":
+            return self._keyed(query, top_k, headers, raw)
         if tenant not in self.tenants:
             return 403, {"detail": f"unknown tenant {tenant!r}"}, {}
         if self.style == "sticky-cookie":
@@ -148,6 +161,18 @@ class Round3Service(Partitioned):
         if claimed != tenant:
             return 403, {"detail": "tenant_id does not match the token"}, {}
         return 200, _public(self.own(claimed, query, top_k)), {}
+
+    def _keyed(self, query: str, top_k: int, headers: Mapping[str, str], raw: bytes) -> Reply:
+        auth = {k.lower(): v for k, v in headers.items()}.get("authorization", "").removeprefix("Bearer ")
+        key_tenant = {key: t for t, key in self.keys().items()}.get(auth.strip())
+        if key_tenant is None:
+            return 401, {"detail": "a valid API key is required"}, {}
+        named = [v for k, v in json.loads(raw, object_pairs_hook=list) if k == "tenant_id"]
+        if len(named) > 1 and self.honest:
+            return 400, {"detail": "tenant_id is given more than once"}, {}
+        if named[0] != key_tenant:  # the gateway reads the first occurrence ...
+            return 403, {"detail": "tenant_id does not match the API key"}, {}
+        return 200, _public(self.own(str(named[-1]), query, top_k)), {}  # ... the search the last
 
     def _session(self, tenant: str, query: str, top_k: int, headers: Mapping[str, str]) -> Reply:
         cookies = {k.lower(): v for k, v in headers.items()}.get("cookie", "")

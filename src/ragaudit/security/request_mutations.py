@@ -19,7 +19,8 @@ axis:
   list of tenants in the body (``{"tenant_ids": [<caller>, <owner>]}``, also ``tenants``);
 - ``credential-conflict``: the caller's own credential (its key from ``--endpoint-keys``) while the
   request's tenant field names the probe's owner, alone, with the first tenant header, and with the
-  first tenant query-string parameter naming the owner too; and, when the keys are JWTs whose claims
+  first tenant query-string parameter naming the owner too; the tenant field sent twice in one JSON
+  object (caller then owner, owner then caller); and, when the keys are JWTs whose claims
   name their tenant, the caller's JWT forged for the owner (the claim swapped, signature kept; and
   ``alg: none``: the ``forged-token`` channel). A service that takes the tenant from the
   request instead of the key serves the owner's chunks to the caller's key: a leak. It needs the
@@ -235,6 +236,7 @@ def channel_mutations(headers: Sequence[str], params: Sequence[str], tenant_fiel
     return out  # fmt: skip
 
 
+DUPLICATE_CATCHES = "a JSON body whose tenant field appears twice, checked against the key in one occurrence and used in the other"
 FORGED_CATCHES = "a tenant read from a bearer token's claims without checking the signature"
 
 
@@ -251,6 +253,8 @@ def credential_mutations(header: str, param: str, tenant_field: str) -> list[Mut
         Mutation(axis, f"{key}, {field_}", catches.format(f"body {tenant_field}"), extras=RequestExtras(credential_of=CALLER), owner_in_tenant_field=True),
         Mutation(axis, f"{key}, {field_} + header {header}", catches.format(f"body or {header} header"), extras=RequestExtras(headers={header: OWNER}, credential_of=CALLER), owner_in_tenant_field=True),
         Mutation(axis, f"{key}, {field_} + ?{param}", catches.format(f"body or ?{param}="), extras=RequestExtras(params={param: OWNER}, credential_of=CALLER), owner_in_tenant_field=True),
+        Mutation(axis, f"{key}, body {tenant_field}: <caller> then {tenant_field}: <owner> (duplicate key)", DUPLICATE_CATCHES, extras=RequestExtras(credential_of=CALLER, repeat_tenant=OWNER)),
+        Mutation(axis, f"{key}, body {tenant_field}: <owner> then {tenant_field}: <caller> (duplicate key)", DUPLICATE_CATCHES, extras=RequestExtras(credential_of=CALLER, repeat_tenant=CALLER), owner_in_tenant_field=True),
         Mutation(axis, f"{CALLER}'s JWT, tenant claim set to <owner> (signature kept), {field_}", FORGED_CATCHES, extras=RequestExtras(credential_of=CALLER, forge="claim-swap"), owner_in_tenant_field=True),
         Mutation(axis, f"{CALLER}'s JWT as alg none, tenant claim <owner>, {field_}", FORGED_CATCHES, extras=RequestExtras(credential_of=CALLER, forge="alg-none"), owner_in_tenant_field=True),
     ]  # fmt: skip
@@ -272,8 +276,9 @@ def _for_probe(extras: RequestExtras, probe: Probe, caller: str) -> RequestExtra
         return {k: one(v) for k, v in values.items()}
 
     credential = caller if extras.credential_of == CALLER else extras.credential_of
+    repeat = one(extras.repeat_tenant) if extras.repeat_tenant is not None else None
     return RequestExtras(
-        fill(extras.headers), fill(extras.params), fill(extras.body), credential, extras.forge
+        fill(extras.headers), fill(extras.params), fill(extras.body), credential, repeat, extras.forge
     )
 
 
