@@ -3,11 +3,14 @@
 Request: ``POST url`` with the JSON body ``{"tenant_id": ..., "query": ..., "top_k": ...}``; the three
 names can be changed with ``request_fields`` (e.g. ``{"query": "q", "top_k": "k"}``).
 ``search(..., extras=RequestExtras(...))`` adds headers, query-string parameters and body fields to one
-request (:mod:`ragaudit.retrieval.request_extras`; the tenant audit's request mutations use it).
+request, can send the tenant field twice in the body, and, with per-tenant JWT keys, a key forged for
+another tenant (:mod:`ragaudit.retrieval.request_extras`, :mod:`ragaudit.retrieval.forged_tokens`; the
+tenant audit's request mutations use them).
 
 Response: a JSON list of chunk objects, or an object holding that list under ``results_path`` (a
 dotted path such as ``"data.hits"``; by default the top-level list, or the object's ``results`` key),
-or newline-delimited JSON (``application/x-ndjson``, JSON Lines: one chunk object per line).
+or newline-delimited JSON (``application/x-ndjson``, JSON Lines: one chunk object per line), or
+server-sent events (``text/event-stream``: each event's ``data`` a chunk object or a list of them).
 ``field_map`` says where each chunk field is in the service's objects, dotted for nesting, e.g.
 ``{"chunk_id": "id", "tenant_id": "meta.tenant"}``; unmapped fields keep their own names. Only
 ``chunk_id`` is required (a string, or an integer taken as its decimal string); ``score`` must be a
