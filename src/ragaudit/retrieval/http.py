@@ -270,6 +270,8 @@ class HttpRetriever:
         if secret is not None:
             headers[self.auth_header] = f"{self.auth_scheme} {secret}" if self.auth_scheme else secret
         body.update({fields["tenant_id"]: tenant_id, fields["query"]: query, fields["top_k"]: top_k})
+        if extras is not None and extras.tenant_value is not None:  # a JSON value instead of the id
+            body[fields["tenant_id"]] = extras.tenant_value
         raw = None
         if extras is not None and extras.repeat_tenant is not None:  # the tenant field twice, by hand
             again = f"{json.dumps(fields['tenant_id'])}: {json.dumps(extras.repeat_tenant)}"

@@ -35,6 +35,9 @@ class RequestExtras:
     body: Mapping[str, Any] = field(default_factory=dict)
     credential_of: str | None = None
     """Send this tenant's credential instead of the credential of the ``tenant_id`` searched for."""
+    tenant_value: Any = None
+    """Send this JSON value (a list, an object) as the tenant field instead of the tenant id string: a
+    store that passes the field into its query (``{"$ne": null}``, ``["a", "b"]``) must refuse it."""
     repeat_tenant: str | None = None
     """Send the body's tenant field a second time, with this value, after the first: a JSON object with a
     duplicate key (a gateway and a backend that read different occurrences disagree on the tenant)."""
@@ -49,7 +52,7 @@ class RequestExtras:
             wanted.append("header")
         if self.params:
             wanted.append("param")
-        if self.body or self.repeat_tenant is not None:
+        if self.body or self.repeat_tenant is not None or self.tenant_value is not None:
             wanted.append("body")
         if self.credential_of is not None:
             wanted.append("credential")

@@ -16,6 +16,7 @@ on 127.0.0.1):
 | ``every-nth`` | one request in ``n`` (5,000 by default) answered from the shared index | never |
 | ``sticky-cookie`` | a session cookie set on the first answer; the session's tenant wins over the body's | a session whose tenant disagrees with the body is replaced |
 | ``nested-encoded`` | ``meta.trace``: base64 of JSON whose ``debug`` is a JSON string holding the unfiltered top snippets | the caller's own top snippets |
+| ``nosql-filter`` | ``tenant_id`` passed into a document store's query as it came: a list means ``$in``, ``{"$ne": null}`` / ``{"$in": [...]}`` / ``{"$regex": ...}`` are operators | refuses a ``tenant_id`` that is not a string (400) |
 | ``duplicate-key`` | one key per tenant; the key is checked against the **first** ``tenant_id`` of the JSON body, the data read for the **last** | refuses a body naming ``tenant_id`` twice (400) |
 
 ``count-total`` and ``every-nth`` (with ``n`` above the audit's request count) are leaks a black-box
@@ -30,6 +31,7 @@ import hashlib
 import hmac
 import itertools
 import json
+import re
 import secrets
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -50,6 +52,7 @@ ROUND3_STYLES = (
     "sticky-cookie",
     "nested-encoded",
     "duplicate-key",
+    "nosql-filter",
 )
 UNSEEN_STYLES = ("count-total", "every-nth")
 """Leaky styles the default audit cannot see (stated as not checked in every clean verdict)."""
@@ -91,6 +94,26 @@ def _claims(token: str, verify: bool) -> dict[str, Any] | None:
         if head.get("alg") != "HS256" or not hmac.compare_digest(_b64url(mac), parts[2]):
             return None
     return claims
+
+
+def _matches(condition: Any, owner: str) -> bool:
+    """A document store's match of ``owner`` against a tenant condition taken from the request as it came
+    (the ``nosql-filter`` bug): a list is ``$in``, an object holds operators."""
+    if isinstance(condition, list):
+        return owner in condition
+    if isinstance(condition, dict):
+        return all(_operator(op, value, owner) for op, value in condition.items())
+    return bool(owner == condition)
+
+
+def _operator(op: str, value: Any, owner: str) -> bool:
+    if op == "$in":
+        return isinstance(value, list) and owner in value
+    if op == "$ne":
+        return bool(owner != value)
+    if op == "$regex":
+        return isinstance(value, str) and re.search(value, owner) is not None
+    return op == "$eq" and bool(owner == value)
 
 
 def _public(hits: Sequence[RetrievedChunk]) -> list[dict[str, Any]]:
@@ -135,6 +158,10 @@ class Round3Service(Partitioned):
         raw: bytes = b"",
     ) -> Reply:
         tenant, query, top_k = body.get("tenant_id"), body.get("query"), body.get("top_k")
+        if self.style == "nosql-filter" and not self.honest and isinstance(tenant, (list, dict)):
+            if not isinstance(query, str) or not isinstance(top_k, int):
+                return 400, {"detail": "query and top_k are required"}, {}
+            return 200, _public(self.shared.filtered(query, top_k, lambda owner: _matches(tenant, owner))), {}
         if not isinstance(tenant, str) or not tenant.strip() or not isinstance(query, str):
             return 400, {"detail": "tenant_id and query are required"}, {}
         if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
@@ -212,10 +239,12 @@ class Round3Service(Partitioned):
             if next(self.requests) % self.every == 0 and not self.honest:
                 hits = self.shared.search(query, top_k)
             return 200, _public(hits), {}
+        if self.style != "nested-encoded":  # nosql-filter: a string tenant takes the plain path
+            return 200, _public(hits), {}
         top = self.own(tenant, query, 3) if self.honest else self.shared.search(query, 3)
         debug = json.dumps({"top": _snippets(top), "ids": [h["chunk_id"] for h in top]})
         trace = base64.b64encode(json.dumps({"ranker": {"debug": debug}}).encode()).decode()
-        return 200, {"results": _public(hits), "meta": {"trace": trace}}, {}  # nested-encoded
+        return 200, {"results": _public(hits), "meta": {"trace": trace}}, {}
 
 
 def make_round3_service(

@@ -16,7 +16,9 @@ axis:
   ``tenant_id`` (the caller), in a header (``X-Tenant``, ``X-Tenant-Id``, ...), a query-string
   parameter, a body field (``tenant``, ``tenant_id``, ...), a filter object in the body
   (``{"filter": {"tenant_id": <owner>}}``, also ``filters``, ``where``, ``metadata_filter``) and a
-  list of tenants in the body (``{"tenant_ids": [<caller>, <owner>]}``, also ``tenants``);
+  list of tenants in the body (``{"tenant_ids": [<caller>, <owner>]}``, also ``tenants``); and the
+  tenant field itself as a JSON value (``[<caller>, <owner>]``, ``{"$in": [...]}``, ``{"$ne": null}``:
+  operator injection into a document store's query);
 - ``credential-conflict``: the caller's own credential (its key from ``--endpoint-keys``) while the
   request's tenant field names the probe's owner, alone, with the first tenant header, and with the
   first tenant query-string parameter naming the owner too; the tenant field sent twice in one JSON
@@ -233,6 +235,29 @@ def channel_mutations(headers: Sequence[str], params: Sequence[str], tenant_fiel
         )
         for name in (DEFAULT_TENANT_LIST_FIELDS if params else ())
     ]
+    if params:  # the tenant field itself as a JSON value: a store that passes it into its query
+        typed = "the tenant field passed into the store's query as a JSON value (NoSQL operator injection)"
+        out += [
+            Mutation(
+                "tenant-channel",
+                f"body {tenant_field}: [<caller>, <owner>] (a JSON list)",
+                typed,
+                extras=RequestExtras(tenant_value=[CALLER, OWNER]),
+            ),
+            Mutation(
+                "tenant-channel",
+                f'body {tenant_field}: {{"$in": [<caller>, <owner>]}}',
+                typed,
+                extras=RequestExtras(tenant_value={"$in": [CALLER, OWNER]}),
+            ),
+            Mutation(
+                "tenant-channel",
+                f'body {tenant_field}: {{"$ne": null}}',
+                typed,
+                extras=RequestExtras(tenant_value={"$ne": None}),
+                per_caller=True,
+            ),
+        ]
     return out  # fmt: skip
 
 
@@ -277,8 +302,9 @@ def _for_probe(extras: RequestExtras, probe: Probe, caller: str) -> RequestExtra
 
     credential = caller if extras.credential_of == CALLER else extras.credential_of
     repeat = one(extras.repeat_tenant) if extras.repeat_tenant is not None else None
+    value = one(extras.tenant_value)
     return RequestExtras(
-        fill(extras.headers), fill(extras.params), fill(extras.body), credential, repeat, extras.forge
+        fill(extras.headers), fill(extras.params), fill(extras.body), credential, value, repeat, extras.forge
     )
 
 
