@@ -22,6 +22,7 @@ from ragaudit.corpus.loading import load_corpus
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.forged_tokens import forge, names_tenant
 from ragaudit.retrieval.http import HttpRetriever
+from ragaudit.retrieval.http_response import keep_repeated_keys
 from ragaudit.security.leaky import ROUND3_LEAKS
 from ragaudit.security.leaky_round3 import ROUND3_STYLES, UNSEEN_STYLES, make_round3_service, signed_token
 from ragaudit.security.mutation_tally import NO_JWT_KEYS
@@ -79,7 +80,7 @@ def _keys_for(style: str, service: Any, tmp_path: Path) -> tuple[str, ...]:
 
 def test_every_round3_style_is_in_the_registry() -> None:
     assert (
-        ROUND3_LEAKS == ROUND3_STYLES and len(ROUND3_STYLES) == 11 and set(UNSEEN_STYLES) < set(ROUND3_STYLES)
+        ROUND3_LEAKS == ROUND3_STYLES and len(ROUND3_STYLES) == 12 and set(UNSEEN_STYLES) < set(ROUND3_STYLES)
     )
 
 
@@ -169,3 +170,12 @@ def test_the_http_retriever_reads_server_sent_events() -> None:
     with LocalServer(handle) as server:
         got, empty = asyncio.run(run(HttpRetriever(server.url)))
     assert [c["chunk_id"] for c in got] == ["a", "b", "c"] and got[0]["score"] == 2 and list(empty) == []
+
+
+def test_an_earlier_value_of_a_repeated_json_key_is_kept_for_the_checks() -> None:
+    parsed = json.loads(
+        '{"results": [1], "total": 2, "results": [3], "results": [4]}', object_pairs_hook=keep_repeated_keys
+    )
+    assert parsed["results"] == [4] and parsed["total"] == 2  # what a client keeps: the last value
+    assert [v for k, v in parsed.items() if k.startswith("results#")] == [[1], [3]]
+    assert json.loads('{"a": 1, "b": 2}', object_pairs_hook=keep_repeated_keys) == {"a": 1, "b": 2}

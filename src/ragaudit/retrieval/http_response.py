@@ -212,7 +212,7 @@ def _sse_rows(body: bytes) -> list[Any]:
         data = "\n".join(line[5:].removeprefix(" ") for line in event.split("\n") if line.startswith("data:"))
         if data.strip() in _SSE_END:
             continue
-        value = json.loads(data, parse_constant=_reject_constant)
+        value = json.loads(data, parse_constant=_reject_constant, object_pairs_hook=keep_repeated_keys)
         if isinstance(value, dict) and isinstance(value.get("results"), list):
             value = value["results"]
         rows.extend(value if isinstance(value, list) else [value])
@@ -222,7 +222,11 @@ def _sse_rows(body: bytes) -> list[Any]:
 def _json_rows(body: bytes) -> list[Any]:
     """Every line of ``body`` that is not blank, as JSON (a JSON text sequence's RS characters dropped)."""
     lines = [line.strip(b"\x1e \t\r") for line in body.splitlines()]
-    return [json.loads(line, parse_constant=_reject_constant) for line in lines if line]
+    return [
+        json.loads(line, parse_constant=_reject_constant, object_pairs_hook=keep_repeated_keys)
+        for line in lines
+        if line
+    ]
 
 
 def _load_json(body: bytes, *, lines: bool = False) -> Any:
@@ -231,7 +235,7 @@ def _load_json(body: bytes, *, lines: bool = False) -> Any:
     if lines:
         return _json_rows(body)
     try:
-        return json.loads(body, parse_constant=_reject_constant)
+        return json.loads(body, parse_constant=_reject_constant, object_pairs_hook=keep_repeated_keys)
     except json.JSONDecodeError as exc:
         if exc.msg != "Extra data":
             raise
@@ -270,6 +274,27 @@ def answered_body(content: bytes) -> Any:
         return _load_json(content[:65536])
     except (ValueError, RecursionError, UnicodeDecodeError):
         return content[:65536].decode("utf-8", "replace")
+
+
+REPEATED_KEY = "{key}#{n} (an earlier value of a repeated key)"
+"""Where an earlier value of a key repeated in one JSON object is kept (see :func:`keep_repeated_keys`)."""
+
+
+def keep_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as clients read it (a repeated key keeps its last value), with every earlier value of
+    a repeated key kept too, under :data:`REPEATED_KEY`: it went over the wire, so the tenant checks
+    read it (a service that sends another tenant's results first and the caller's second has leaked
+    them, whatever a client keeps)."""
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    out, seen = {}, dict.fromkeys((k for k, _ in pairs), 0)
+    for key, value in pairs:
+        if key in out:
+            seen[key] += 1
+            out[REPEATED_KEY.format(key=key, n=seen[key])] = out[key]
+        out[key] = value
+    return out
 
 
 def _reject_constant(name: str) -> Any:

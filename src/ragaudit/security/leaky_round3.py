@@ -17,6 +17,7 @@ on 127.0.0.1):
 | ``sticky-cookie`` | a session cookie set on the first answer; the session's tenant wins over the body's | a session whose tenant disagrees with the body is replaced |
 | ``nested-encoded`` | ``meta.trace``: base64 of JSON whose ``debug`` is a JSON string holding the unfiltered top snippets | the caller's own top snippets |
 | ``nosql-filter`` | ``tenant_id`` passed into a document store's query as it came: a list means ``$in``, ``{"$ne": null}`` / ``{"$in": [...]}`` / ``{"$regex": ...}`` are operators | refuses a ``tenant_id`` that is not a string (400) |
+| ``repeated-key`` | the JSON answer names ``results`` twice: the shared index's hits first, the caller's last (what a client keeps) | the caller's own hits both times |
 | ``duplicate-key`` | one key per tenant; the key is checked against the **first** ``tenant_id`` of the JSON body, the data read for the **last** | refuses a body naming ``tenant_id`` twice (400) |
 
 ``count-total`` and ``every-nth`` (with ``n`` above the audit's request count) are leaks a black-box
@@ -53,6 +54,7 @@ ROUND3_STYLES = (
     "nested-encoded",
     "duplicate-key",
     "nosql-filter",
+    "repeated-key",
 )
 UNSEEN_STYLES = ("count-total", "every-nth")
 """Leaky styles the default audit cannot see (stated as not checked in every clean verdict)."""
@@ -239,6 +241,10 @@ class Round3Service(Partitioned):
             if next(self.requests) % self.every == 0 and not self.honest:
                 hits = self.shared.search(query, top_k)
             return 200, _public(hits), {}
+        if self.style == "repeated-key":
+            first = hits if self.honest else self.shared.search(query, top_k)
+            raw = f'{{"results": {json.dumps(_public(first))}, "results": {json.dumps(_public(hits))}}}'
+            return 200, raw.encode(), {"Content-Type": "application/json"}
         if self.style != "nested-encoded":  # nosql-filter: a string tenant takes the plain path
             return 200, _public(hits), {}
         top = self.own(tenant, query, 3) if self.honest else self.shared.search(query, 3)
