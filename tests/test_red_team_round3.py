@@ -21,7 +21,7 @@ from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
 from ragaudit.corpus.loading import load_corpus
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.forged_tokens import forge, names_tenant
-from ragaudit.retrieval.http import HttpRetriever
+from ragaudit.retrieval.http import HttpRetriever, same_origin_redirect
 from ragaudit.retrieval.http_response import keep_repeated_keys
 from ragaudit.security.leaky import ROUND3_LEAKS
 from ragaudit.security.leaky_round3 import ROUND3_STYLES, UNSEEN_STYLES, make_round3_service, signed_token
@@ -50,7 +50,8 @@ def chunks() -> list[Chunk]:
 def _wire(service: Any) -> Any:
     def handle(request: Request) -> Reply:
         params = dict(parse_qsl(urlsplit(request.path).query))
-        status, body, headers = service.respond(request.json(), request.headers, params, request.body)
+        path = urlsplit(request.path).path
+        status, body, headers = service.respond(request.json(), request.headers, params, request.body, path)
         return Reply(status=status, body=body, headers=headers)
 
     return handle
@@ -73,6 +74,8 @@ def _audit(service: Any, out: Path, *extra: str) -> tuple[int, dict[str, Any]]:
 
 
 def _keys_for(style: str, service: Any, tmp_path: Path) -> tuple[str, ...]:
+    if style == "redirect-export":  # the small plan's top_k 10 never takes the export path
+        return ("--top-k-values", "10,100")
     if style not in ("jwt-claims", "duplicate-key"):
         return ()
     return ("--endpoint-keys", _keys_file(tmp_path / "keys.toml", service.keys()))
@@ -80,7 +83,7 @@ def _keys_for(style: str, service: Any, tmp_path: Path) -> tuple[str, ...]:
 
 def test_every_round3_style_is_in_the_registry() -> None:
     assert (
-        ROUND3_LEAKS == ROUND3_STYLES and len(ROUND3_STYLES) == 12 and set(UNSEEN_STYLES) < set(ROUND3_STYLES)
+        ROUND3_LEAKS == ROUND3_STYLES and len(ROUND3_STYLES) == 13 and set(UNSEEN_STYLES) < set(ROUND3_STYLES)
     )
 
 
@@ -179,3 +182,15 @@ def test_an_earlier_value_of_a_repeated_json_key_is_kept_for_the_checks() -> Non
     assert parsed["results"] == [4] and parsed["total"] == 2  # what a client keeps: the last value
     assert [v for k, v in parsed.items() if k.startswith("results#")] == [[1], [3]]
     assert json.loads('{"a": 1, "b": 2}', object_pairs_hook=keep_repeated_keys) == {"a": 1, "b": 2}
+
+
+def test_only_same_origin_307_and_308_redirects_are_followed() -> None:
+    url = "http://127.0.0.1:8000/search?x=1"
+    assert same_origin_redirect(url, 307, "/search/export") == "http://127.0.0.1:8000/search/export"
+    assert same_origin_redirect(url, 308, "http://127.0.0.1:8000/v2") == "http://127.0.0.1:8000/v2"
+    assert same_origin_redirect(url, 307, "http://evil.example:8000/search") is None  # the key stays home
+    assert same_origin_redirect(url, 307, "https://127.0.0.1:8000/search") is None
+    assert (
+        same_origin_redirect(url, 302, "/search/export") is None
+        and same_origin_redirect(url, 307, None) is None
+    )

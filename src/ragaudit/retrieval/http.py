@@ -39,6 +39,9 @@ sends each request with the key of the tenant it is made for, in the same header
 key there falls back to ``auth_header_env`` when set, else goes without (a service that binds the
 tenant to the key, such as ``ragaudit serve``, then refuses it).
 
+Redirects: a same-origin ``307`` / ``308`` is followed (at most :data:`MAX_REDIRECTS`), with the same
+method, body and credential, as a client follows it; any other redirect is an error naming the status.
+
 Failures (:mod:`ragaudit.errors`): timeouts, connection failures and HTTP 408/429/5xx are
 transient (the runner retries them, honouring ``Retry-After``); other non-2xx statuses, bodies that
 are not JSON and chunks of the wrong shape are permanent, with a message naming the field and what
@@ -53,7 +56,7 @@ import ssl
 from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from ragaudit.errors import (
     InputError,
@@ -91,6 +94,8 @@ __all__ = [
 ]
 
 REQUEST_FIELDS = ("tenant_id", "query", "top_k")
+MAX_REDIRECTS = 3
+"""Same-origin ``307`` / ``308`` redirects followed per request (see :func:`same_origin_redirect`)."""
 REDACTED = MARKER
 _DEFAULT_POOL = 16
 
@@ -103,6 +108,20 @@ def display_url(url: str) -> str:
         host = f"[{host}]"
     port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def same_origin_redirect(url: str, status: int, location: str | None) -> str | None:
+    """Where a ``307`` / ``308`` answer to a POST to ``url`` sends it, when that is on the same origin
+    (scheme, host and port): such a redirect keeps the method and the body, and a client follows it (a
+    service's large-page or export path can sit behind one), so it is followed with the same credential.
+    Any other redirect is not (another origin would receive the credential; ``301`` / ``302`` / ``303``
+    turn the POST into a GET without the body) and stays an error naming the status."""
+    if status not in (307, 308) or not location:
+        return None
+    target = urljoin(url, location)
+    here, there = urlsplit(url), urlsplit(target)
+    same = (here.scheme, here.hostname, here.port) == (there.scheme, there.hostname, there.port)
+    return target if same else None
 
 
 def endpoint_name(url: str) -> str:
@@ -279,9 +298,16 @@ class HttpRetriever:
         httpx = _import_httpx()
         scrub = redactor(secret)
         try:
-            response = await self._connection().post(
-                self.url, body, headers or None, extras.params if extras is not None else None, raw
-            )
+            connection = self._connection()
+            params = extras.params if extras is not None else None
+            response = await connection.post(self.url, body, headers or None, params, raw)
+            for _ in range(MAX_REDIRECTS):  # same origin, same method and body, as a client follows them
+                target = same_origin_redirect(
+                    self.url, response.status_code, response.headers.get("location")
+                )
+                if target is None:
+                    break
+                response = await connection.post(target, body, headers or None, None, raw)
         except httpx.TimeoutException as exc:
             raise TransientRetrievalError(
                 f"no response within {self.timeout_s:g}s ({type(exc).__name__})"

@@ -18,6 +18,7 @@ on 127.0.0.1):
 | ``nested-encoded`` | ``meta.trace``: base64 of JSON whose ``debug`` is a JSON string holding the unfiltered top snippets | the caller's own top snippets |
 | ``nosql-filter`` | ``tenant_id`` passed into a document store's query as it came: a list means ``$in``, ``{"$ne": null}`` / ``{"$in": [...]}`` / ``{"$regex": ...}`` are operators | refuses a ``tenant_id`` that is not a string (400) |
 | ``repeated-key`` | the JSON answer names ``results`` twice: the shared index's hits first, the caller's last (what a client keeps) | the caller's own hits both times |
+| ``redirect-export`` | ``top_k`` above 50 answered ``307`` to ``/search/export``, which serves the shared index (a client that follows redirects, as most do, gets it) | the export path serves the caller's partition |
 | ``duplicate-key`` | one key per tenant; the key is checked against the **first** ``tenant_id`` of the JSON body, the data read for the **last** | refuses a body naming ``tenant_id`` twice (400) |
 
 ``count-total`` and ``every-nth`` (with ``n`` above the audit's request count) are leaks a black-box
@@ -55,11 +56,13 @@ ROUND3_STYLES = (
     "duplicate-key",
     "nosql-filter",
     "repeated-key",
+    "redirect-export",
 )
 UNSEEN_STYLES = ("count-total", "every-nth")
 """Leaky styles the default audit cannot see (stated as not checked in every clean verdict)."""
 Reply = tuple[int, Any, dict[str, str]]
 EVERY_NTH = 5000
+_EXPORT_ABOVE = 50
 _HISTORY = 5
 _SIGNING_KEY = b"round3-demo-signing-key"
 
@@ -158,6 +161,7 @@ class Round3Service(Partitioned):
         headers: Mapping[str, str],
         params: Mapping[str, str],
         raw: bytes = b"",
+        path: str = "/search",
     ) -> Reply:
         tenant, query, top_k = body.get("tenant_id"), body.get("query"), body.get("top_k")
         if self.style == "nosql-filter" and not self.honest and isinstance(tenant, (list, dict)):
@@ -171,6 +175,16 @@ class Round3Service(Partitioned):
         if self.style == "tenant-prefix" and not self.honest:
             hits = self.shared.filtered(query, top_k, lambda owner: owner.startswith(tenant))
             return 200, _public(hits), {}
+        if self.style == "redirect-export" and tenant in self.tenants:
+            if path.startswith("/search/export"):
+                rows = self.own(tenant, query, top_k) if self.honest else self.shared.search(query, top_k)
+                return 200, _public(rows), {}
+            if top_k > _EXPORT_ABOVE:
+                return (
+                    307,
+                    {"detail": "large pages are served by the export path"},
+                    {"Location": "/search/export"},
+                )
         if self.style == "jwt-claims":
             return self._claimed(tenant, query, top_k, headers)
         if self.style == "duplicate-key":
