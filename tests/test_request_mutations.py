@@ -283,11 +283,23 @@ def test_a_credential_conflict_sends_the_callers_key_and_names_the_owner() -> No
         "<caller>'s key, body tenant_id: <owner>",
         "<caller>'s key, body tenant_id: <owner> + header X-Tenant",
         "<caller>'s key, body tenant_id: <owner> + ?tenant",
+        "<caller>'s key, body tenant_id: <caller> then tenant_id: <owner> (duplicate key)",
+        "<caller>'s key, body tenant_id: <owner> then tenant_id: <caller> (duplicate key)",
+        "<caller>'s JWT, tenant claim set to <owner> (signature kept), body tenant_id: <owner>",
+        "<caller>'s JWT as alg none, tenant claim <owner>, body tenant_id: <owner>",
     ]
     sent, skipped = plan_mutations(probes, ["a", "b"], conflicts, 1, frozenset({"header", "param", "body"}))
     assert sent == [] and skipped == conflicts  # no key per tenant: not applicable
-    sent, _ = plan_mutations(probes, ["a", "b"], conflicts, 1, frozenset(ALL_CHANNELS))
-    assert len(sent) == 6
+    keys_only = frozenset(ALL_CHANNELS) - {"forged-token"}  # keys that are no JWTs: nothing to forge
+    sent, skipped = plan_mutations(probes, ["a", "b"], conflicts, 1, keys_only)
+    assert len(sent) == 10 and [m.name for m in skipped] == [m.name for m in conflicts[5:]]
+    duplicated = [r for r in sent if r.extras is not None and r.extras.repeat_tenant is not None]
+    assert [(r.tenant_id, r.extras.repeat_tenant) for r in duplicated if r.extras is not None] == [
+        (r.caller, r.probe.tenant_id) for r in duplicated[:2]
+    ] + [(r.probe.tenant_id, r.caller) for r in duplicated[2:]]
+    sent = [r for r in sent if r not in duplicated]
+    forged, _ = plan_mutations(probes, ["a", "b"], conflicts[5:], 1, frozenset(ALL_CHANNELS))
+    assert [r.extras.forge for r in forged if r.extras is not None] == ["claim-swap"] * 2 + ["alg-none"] * 2
     for request in sent:
         assert request.caller != request.probe.tenant_id and request.tenant_id == request.probe.tenant_id
         assert request.extras is not None and request.extras.credential_of == request.caller

@@ -56,6 +56,10 @@ class EndpointKeys:
             return (-1, -1)
         return (st.st_mtime_ns, st.st_size)
 
+    def tenants(self) -> list[str]:
+        """The tenants the file lists (their keys stay private)."""
+        return sorted(self._keys)
+
     def key_for(self, tenant_id: object) -> str | None:
         """The key of ``tenant_id`` (exact match), or ``None`` for a tenant the file does not list."""
         stamp = self._file_stamp()

@@ -3,11 +3,14 @@
 Request: ``POST url`` with the JSON body ``{"tenant_id": ..., "query": ..., "top_k": ...}``; the three
 names can be changed with ``request_fields`` (e.g. ``{"query": "q", "top_k": "k"}``).
 ``search(..., extras=RequestExtras(...))`` adds headers, query-string parameters and body fields to one
-request (:mod:`ragaudit.retrieval.request_extras`; the tenant audit's request mutations use it).
+request, can send the tenant field twice in the body, and, with per-tenant JWT keys, a key forged for
+another tenant (:mod:`ragaudit.retrieval.request_extras`, :mod:`ragaudit.retrieval.forged_tokens`; the
+tenant audit's request mutations use them).
 
 Response: a JSON list of chunk objects, or an object holding that list under ``results_path`` (a
 dotted path such as ``"data.hits"``; by default the top-level list, or the object's ``results`` key),
-or newline-delimited JSON (``application/x-ndjson``, JSON Lines: one chunk object per line).
+or newline-delimited JSON (``application/x-ndjson``, JSON Lines: one chunk object per line), or
+server-sent events (``text/event-stream``: each event's ``data`` a chunk object or a list of them).
 ``field_map`` says where each chunk field is in the service's objects, dotted for nesting, e.g.
 ``{"chunk_id": "id", "tenant_id": "meta.tenant"}``; unmapped fields keep their own names. Only
 ``chunk_id`` is required (a string, or an integer taken as its decimal string); ``score`` must be a
@@ -36,6 +39,9 @@ sends each request with the key of the tenant it is made for, in the same header
 key there falls back to ``auth_header_env`` when set, else goes without (a service that binds the
 tenant to the key, such as ``ragaudit serve``, then refuses it).
 
+Redirects: a same-origin ``307`` / ``308`` is followed (at most :data:`MAX_REDIRECTS`), with the same
+method, body and credential, as a client follows it; any other redirect is an error naming the status.
+
 Failures (:mod:`ragaudit.errors`): timeouts, connection failures and HTTP 408/429/5xx are
 transient (the runner retries them, honouring ``Retry-After``); other non-2xx statuses, bodies that
 are not JSON and chunks of the wrong shape are permanent, with a message naming the field and what
@@ -44,12 +50,13 @@ was expected.
 
 from __future__ import annotations
 
+import json
 import os
 import ssl
 from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from ragaudit.errors import (
     InputError,
@@ -58,6 +65,7 @@ from ragaudit.errors import (
     TransientRetrievalError,
 )
 from ragaudit.redaction import MARKER, redactor
+from ragaudit.retrieval.forged_tokens import forge, names_tenant
 from ragaudit.retrieval.http_pool import _import_httpx, _ShardedClients
 from ragaudit.retrieval.http_response import (
     CHUNK_FIELDS,
@@ -86,6 +94,8 @@ __all__ = [
 ]
 
 REQUEST_FIELDS = ("tenant_id", "query", "top_k")
+MAX_REDIRECTS = 3
+"""Same-origin ``307`` / ``308`` redirects followed per request (see :func:`same_origin_redirect`)."""
 REDACTED = MARKER
 _DEFAULT_POOL = 16
 
@@ -98,6 +108,20 @@ def display_url(url: str) -> str:
         host = f"[{host}]"
     port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def same_origin_redirect(url: str, status: int, location: str | None) -> str | None:
+    """Where a ``307`` / ``308`` answer to a POST to ``url`` sends it, when that is on the same origin
+    (scheme, host and port): such a redirect keeps the method and the body, and a client follows it (a
+    service's large-page or export path can sit behind one), so it is followed with the same credential.
+    Any other redirect is not (another origin would receive the credential; ``301`` / ``302`` / ``303``
+    turn the POST into a GET without the body) and stays an error naming the status."""
+    if status not in (307, 308) or not location:
+        return None
+    target = urljoin(url, location)
+    here, there = urlsplit(url), urlsplit(target)
+    same = (here.scheme, here.hostname, here.port) == (there.scheme, there.hostname, there.port)
+    return target if same else None
 
 
 def endpoint_name(url: str) -> str:
@@ -177,7 +201,9 @@ class HttpRetriever:
         self._tls: ssl.SSLContext | None = None
         self._tenant_keys = None if tenant_keys is None else _endpoint_keys(tenant_keys)
         if tenant_keys is not None:  # a key per tenant: one tenant's key can go with another's id
-            self.request_channels = frozenset(ALL_CHANNELS)
+            self.request_channels = frozenset(ALL_CHANNELS) - (
+                set() if self._forgeable_keys() else {"forged-token"}
+            )
 
     def __repr__(self) -> str:
         auth = f", auth_header_env={self.auth_header_env!r}" if self.auth_header_env else ""
@@ -203,6 +229,11 @@ class HttpRetriever:
             if key is not None or self.auth_header_env is None:
                 return key
         return self._secret()
+
+    def _forgeable_keys(self) -> bool:
+        """Whether every per-tenant key is a JWT with a claim naming its tenant (``forged-token``)."""
+        keys = self._tenant_keys
+        return keys is not None and all(names_tenant(keys.key_for(t) or "", t) for t in keys.tenants())
 
     # -- connection pool ---------------------------------------------------------------------------
     def _connection(self) -> _ShardedClients:
@@ -246,6 +277,8 @@ class HttpRetriever:
         key (from ``tenant_keys``) instead of the key of ``tenant_id``."""
         wanted = extras.credential_of if extras is not None and extras.credential_of is not None else None
         secret = self._credential(tenant_id if wanted is None else wanted)
+        if extras is not None and extras.forge is not None:
+            secret = self._forged(secret, wanted or tenant_id, tenant_id, extras.forge)
         fields = self.request_fields
         headers: dict[str, str] = {}
         body: dict[str, Any] = {}
@@ -256,12 +289,25 @@ class HttpRetriever:
         if secret is not None:
             headers[self.auth_header] = f"{self.auth_scheme} {secret}" if self.auth_scheme else secret
         body.update({fields["tenant_id"]: tenant_id, fields["query"]: query, fields["top_k"]: top_k})
+        if extras is not None and extras.tenant_value is not None:  # a JSON value instead of the id
+            body[fields["tenant_id"]] = extras.tenant_value
+        raw = None
+        if extras is not None and extras.repeat_tenant is not None:  # the tenant field twice, by hand
+            again = f"{json.dumps(fields['tenant_id'])}: {json.dumps(extras.repeat_tenant)}"
+            raw = (json.dumps(body)[:-1] + f", {again}}}").encode()
         httpx = _import_httpx()
         scrub = redactor(secret)
         try:
-            response = await self._connection().post(
-                self.url, body, headers or None, extras.params if extras is not None else None
-            )
+            connection = self._connection()
+            params = extras.params if extras is not None else None
+            response = await connection.post(self.url, body, headers or None, params, raw)
+            for _ in range(MAX_REDIRECTS):  # same origin, same method and body, as a client follows them
+                target = same_origin_redirect(
+                    self.url, response.status_code, response.headers.get("location")
+                )
+                if target is None:
+                    break
+                response = await connection.post(target, body, headers or None, None, raw)
         except httpx.TimeoutException as exc:
             raise TransientRetrievalError(
                 f"no response within {self.timeout_s:g}s ({type(exc).__name__})"
@@ -301,6 +347,16 @@ class HttpRetriever:
                 error = PermanentRetrievalError(message + self._refusal_hint(status, wanted or tenant_id))
         error.response, error.headers = answered_body(content), headers  # a refusal can carry data too
         raise error
+
+    @staticmethod
+    def _forged(secret: str | None, caller: str, owner: str, how: str) -> str:
+        """``caller``'s key forged for ``owner`` (:mod:`ragaudit.retrieval.forged_tokens`)."""
+        forged = forge(secret or "", caller, owner, "alg-none" if how == "alg-none" else "claim-swap")
+        if forged is None:
+            raise PermanentRetrievalError(
+                f"the key of tenant {caller!r} is no JWT with a claim naming it: nothing to forge"
+            )
+        return forged
 
     def _refusal_hint(self, status: int, key_tenant: str) -> str:
         """What to check after a refusal; with ``tenant_keys``, the tenant whose key went (or had none)."""

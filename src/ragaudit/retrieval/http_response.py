@@ -140,11 +140,14 @@ class ResponseShape:
         return cast(RetrievedChunk, out)
 
     def parse(self, body: bytes, content_type: str = "") -> RetrievedList:
-        """The chunks in a response body, in ranking order: a JSON document, or newline-delimited JSON
+        """The chunks in a response body, in ranking order: a JSON document, newline-delimited JSON
         (NDJSON, JSON Lines: one chunk object per line, as a streaming service sends them; so read
-        whenever the content type says so or the body holds several JSON values)."""
+        whenever the content type says so or the body holds several JSON values), or server-sent events
+        (``text/event-stream``: each event's ``data`` one JSON chunk object or list of them)."""
         try:
-            data = _load_json(body, lines=_is_json_lines(content_type))
+            data = _sse_rows(body) if _is_event_stream(content_type, body) else None
+            if data is None:
+                data = _load_json(body, lines=_is_json_lines(content_type))
         except RecursionError:
             raise PermanentRetrievalError(
                 f"response JSON is nested too deeply to read; it starts with {_excerpt(body)!r}"
@@ -188,10 +191,42 @@ def _is_json_lines(content_type: str) -> bool:
     return any(name in kind for name in ("ndjson", "jsonl", "json-seq", "jsonlines"))
 
 
+def _is_event_stream(content_type: str, body: bytes) -> bool:
+    """Whether a body is server-sent events: the content type says so, or it starts with a ``data:`` /
+    ``event:`` field."""
+    if "text/event-stream" in content_type.lower():
+        return True
+    return body.lstrip().startswith((b"data:", b"event:"))
+
+
+_SSE_END = frozenset({"[DONE]", "[done]", ""})
+"""``data`` values that end a stream rather than carry a row (OpenAI-style ``[DONE]``)."""
+
+
+def _sse_rows(body: bytes) -> list[Any]:
+    """The rows of a server-sent event stream: each event's ``data`` lines joined and read as JSON (a list
+    adds its elements, an object with a ``results`` list those); comments, ``event:`` / ``id:`` /
+    ``retry:`` fields and a final ``[DONE]`` are no rows."""
+    rows: list[Any] = []
+    for event in body.decode("utf-8").replace("\r\n", "\n").split("\n\n"):
+        data = "\n".join(line[5:].removeprefix(" ") for line in event.split("\n") if line.startswith("data:"))
+        if data.strip() in _SSE_END:
+            continue
+        value = json.loads(data, parse_constant=_reject_constant, object_pairs_hook=keep_repeated_keys)
+        if isinstance(value, dict) and isinstance(value.get("results"), list):
+            value = value["results"]
+        rows.extend(value if isinstance(value, list) else [value])
+    return rows
+
+
 def _json_rows(body: bytes) -> list[Any]:
     """Every line of ``body`` that is not blank, as JSON (a JSON text sequence's RS characters dropped)."""
     lines = [line.strip(b"\x1e \t\r") for line in body.splitlines()]
-    return [json.loads(line, parse_constant=_reject_constant) for line in lines if line]
+    return [
+        json.loads(line, parse_constant=_reject_constant, object_pairs_hook=keep_repeated_keys)
+        for line in lines
+        if line
+    ]
 
 
 def _load_json(body: bytes, *, lines: bool = False) -> Any:
@@ -200,7 +235,7 @@ def _load_json(body: bytes, *, lines: bool = False) -> Any:
     if lines:
         return _json_rows(body)
     try:
-        return json.loads(body, parse_constant=_reject_constant)
+        return json.loads(body, parse_constant=_reject_constant, object_pairs_hook=keep_repeated_keys)
     except json.JSONDecodeError as exc:
         if exc.msg != "Extra data":
             raise
@@ -239,6 +274,27 @@ def answered_body(content: bytes) -> Any:
         return _load_json(content[:65536])
     except (ValueError, RecursionError, UnicodeDecodeError):
         return content[:65536].decode("utf-8", "replace")
+
+
+REPEATED_KEY = "{key}#{n} (an earlier value of a repeated key)"
+"""Where an earlier value of a key repeated in one JSON object is kept (see :func:`keep_repeated_keys`)."""
+
+
+def keep_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as clients read it (a repeated key keeps its last value), with every earlier value of
+    a repeated key kept too, under :data:`REPEATED_KEY`: it went over the wire, so the tenant checks
+    read it (a service that sends another tenant's results first and the caller's second has leaked
+    them, whatever a client keeps)."""
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    out, seen = {}, dict.fromkeys((k for k, _ in pairs), 0)
+    for key, value in pairs:
+        if key in out:
+            seen[key] += 1
+            out[REPEATED_KEY.format(key=key, n=seen[key])] = out[key]
+        out[key] = value
+    return out
 
 
 def _reject_constant(name: str) -> Any:

@@ -16,12 +16,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Channel = Literal["header", "param", "body", "credential"]
+Channel = Literal["header", "param", "body", "credential", "forged-token"]
 CHANNELS: tuple[Channel, ...] = ("header", "param", "body")
 """What goes on the wire beside the three request fields."""
-ALL_CHANNELS: tuple[Channel, ...] = (*CHANNELS, "credential")
+ALL_CHANNELS: tuple[Channel, ...] = (*CHANNELS, "credential", "forged-token")
 """Plus ``credential``: the retriever can send one tenant's credential with another tenant's id
-(:attr:`RequestExtras.credential_of`; the HTTP adapter with per-tenant keys)."""
+(:attr:`RequestExtras.credential_of`; the HTTP adapter with per-tenant keys), and ``forged-token``:
+the caller's key is a JWT naming its tenant, which can be re-issued for another tenant without the
+signing key (:attr:`RequestExtras.forge`, :mod:`ragaudit.retrieval.forged_tokens`)."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,15 @@ class RequestExtras:
     body: Mapping[str, Any] = field(default_factory=dict)
     credential_of: str | None = None
     """Send this tenant's credential instead of the credential of the ``tenant_id`` searched for."""
+    tenant_value: Any = None
+    """Send this JSON value (a list, an object) as the tenant field instead of the tenant id string: a
+    store that passes the field into its query (``{"$ne": null}``, ``["a", "b"]``) must refuse it."""
+    repeat_tenant: str | None = None
+    """Send the body's tenant field a second time, with this value, after the first: a JSON object with a
+    duplicate key (a gateway and a backend that read different occurrences disagree on the tenant)."""
+    forge: str | None = None
+    """Send that credential (a JWT) forged for the ``tenant_id`` searched for: ``claim-swap`` (claims
+    changed, signature kept) or ``alg-none`` (:mod:`ragaudit.retrieval.forged_tokens`)."""
 
     def channels(self) -> frozenset[Channel]:
         """The channels this request needs."""
@@ -41,10 +52,12 @@ class RequestExtras:
             wanted.append("header")
         if self.params:
             wanted.append("param")
-        if self.body:
+        if self.body or self.repeat_tenant is not None or self.tenant_value is not None:
             wanted.append("body")
         if self.credential_of is not None:
             wanted.append("credential")
+        if self.forge is not None:
+            wanted.append("forged-token")
         return frozenset(wanted)
 
 

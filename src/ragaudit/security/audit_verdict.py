@@ -28,8 +28,9 @@ UNATTRIBUTED_BECAUSE = (
     "or rewritten text)"
 )
 NOT_CHECKED = (
-    "not checked by probing: a tenant read from token claims the service does not verify, counts and "
-    "timing side channels, parameters and page tokens under names the audit does not try "
+    "not checked by probing: a tenant read from token claims the service does not verify (unless "
+    "--endpoint-keys holds JWTs naming their tenants), counts and timing side channels, a leak rarer "
+    "than the detection power, parameters and page tokens under names the audit does not try "
     "(docs/security.md, Threat model)"
 )
 """What a clean verdict does not cover: the classes a black-box audit cannot catch, said with every pass."""

@@ -16,6 +16,7 @@ from ragaudit.security.ownership import Attribution, FieldEvidence, OwnershipInd
 from ragaudit.security.probes import Probe
 from ragaudit.security.response_fields import ResponseEnvelope, response_evidence
 from ragaudit.security.semantic_attribution import SemanticAttributor, SemanticMatch
+from ragaudit.text.words import normalize_text
 
 EXCERPT_CHARS = 160
 MAX_LISTED = 200
@@ -108,6 +109,8 @@ class LeakChecker:
         self._read: dict[
             tuple[int, str | None], tuple[Attribution, frozenset[str], bool, frozenset[str]]
         ] = {}
+        self.sent_texts: dict[str | None, set[str]] = {}
+        """Every query each caller has sent (normalised): a service may echo them later."""
 
     def _owners(
         self, who: Attribution, caller: str | None, hostile: bool
@@ -120,6 +123,12 @@ class LeakChecker:
             known = (who, who.owners, who.attributed, who.owners if hostile else who.foreign_owners(caller))
             self._read[key] = known
         return known[1], known[2], known[3]
+
+    def note_sent(self, caller: str | None, text: str) -> None:
+        """Remember that ``caller`` sent ``text``: a value beside a later answer to the same caller that is
+        exactly one of its own earlier queries (a "recent searches" list) is no evidence, even when the
+        audit's probe it was quotes another tenant."""
+        self.sent_texts.setdefault(caller, set()).add(normalize_text(text))
 
     def check(
         self,
@@ -176,7 +185,7 @@ class LeakChecker:
         self, probe: Probe, caller: str | None, response: ResponseEnvelope, query: str | None, hostile: bool
     ) -> int:
         """The values beside the chunk list: one leak record per response, listing every foreign value."""
-        evidence = response_evidence(self.ownership, response, query)
+        evidence = response_evidence(self.ownership, response, query, self.sent_texts.get(caller, set()))
         owned = [(e, self._response_owners(e, caller, hostile)) for e in evidence]
         foreign = [e for e, owners_of in owned if owners_of]
         if not foreign:

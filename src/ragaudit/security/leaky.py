@@ -50,7 +50,9 @@ text, another tenant's neighbouring chunk appended, a merged context block, ids 
 tenant's document id with the text withheld, a source link to another tenant's document. Leaks in how
 an HTTP answer travels (:mod:`ragaudit.security.leaky_transport`, :data:`TRANSPORT_LEAKS`): a page
 reached through the service's own cursor or ``next`` link, a debug header, a refusal's body, an NDJSON
-stream, a 200 that carries an error.
+stream, a 200 that carries an error. The third red team's (:mod:`ragaudit.security.leaky_round3`,
+:data:`ROUND3_LEAKS`): unverified JWT claims, tenant lists, prefix matching, a global search history,
+server-sent events, a count over every tenant, a rare leak, a sticky cookie, nested encodings.
 
 Leaks that need an unusual *request* (:mod:`ragaudit.security.leaky_requests`, listed in
 :data:`REQUEST_LEAKS`, each with an honest twin: :func:`request_leak`): an empty or short query, a long,
@@ -84,6 +86,7 @@ from ragaudit.security.leaky_context import CONTEXT_STYLES
 from ragaudit.security.leaky_requests import STYLES as REQUEST_STYLES
 from ragaudit.security.leaky_requests import make_request_service
 from ragaudit.security.leaky_response import RESPONSE_STYLES
+from ragaudit.security.leaky_round3 import ROUND3_STYLES
 from ragaudit.security.leaky_transport import TRANSPORT_STYLES
 from ragaudit.text.words import normalize_text
 
@@ -369,6 +372,11 @@ TRANSPORT_LEAKS = TRANSPORT_STYLES
 each with an honest twin; served over HTTP, not Python retrievers): a page reached through the
 service's own cursor or ``next`` link, a debug header, a refusal's body, an NDJSON stream, a 200 that
 carries an error."""
+ROUND3_LEAKS = ROUND3_STYLES
+"""The HTTP services of the third red team (:mod:`ragaudit.security.leaky_round3`, each with an honest
+twin): unverified JWT claims, tenant lists in the body, prefix-matched tenants, a global search
+history, server-sent events, a ``total`` over every tenant, a leak on one request in 5,000, a sticky
+session cookie, a snippet encoded two levels deep."""
 
 RESPONSE_LEAKS = tuple(f"response-{style}" for style in RESPONSE_STYLES)
 """The kinds whose leak is beside the result list (:mod:`ragaudit.security.leaky_response`, whose

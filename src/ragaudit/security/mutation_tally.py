@@ -30,6 +30,10 @@ ERRORED_KINDS = frozenset({"http-5xx", "http-429", "malformed-response"})
 NO_KEYS = (
     "no key per tenant to send one tenant's key with another's id (give --endpoint-keys keys-client.toml)"
 )
+NO_JWT_KEYS = (
+    "the keys from --endpoint-keys are not JWTs whose claims name their tenant, so there is no token to "
+    "forge (a service that takes the tenant from unverified claims is not checked)"
+)
 ROUND_PARTS = frozenset({"owner", "cross-tenant", "generic"})
 TENANT_ID_CATCHES = {
     "fixed": "a missing, empty or wildcard tenant id read as every tenant",
@@ -100,14 +104,13 @@ class MutationTally:
     def planned(self, mutations: Sequence[Mutation], not_applicable: Sequence[Mutation], why: str) -> None:
         """Register the mutations in catalogue order (a mutation that sent nothing still gets a row)."""
         skipped = {m.name for m in not_applicable}
+        has_keys = any("credential" in m.channels() and m.name not in skipped for m in mutations)
         for mutation in mutations:
             row = self._row(mutation.axis, mutation.name, mutation.catches)
             if mutation.name in skipped:
                 row.applicable = False
                 channels = ", ".join(sorted(mutation.channels()))
-                row.reason = f"needs the {channels} channel: " + (
-                    NO_KEYS if "credential" in mutation.channels() else why
-                )
+                row.reason = f"needs the {channels} channel: " + _why_not(mutation, why, has_keys)
 
     def add(self, answer: Answer, leaks: int) -> None:
         request = answer.request
@@ -146,3 +149,10 @@ class MutationTally:
 def found_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
     """``"offset=10 (body): 412 foreign chunks"`` for each row that found leaks."""
     return [f"{r['mutation']}: {r['leaks']} foreign chunk(s)" for r in rows if r.get("leaks")]
+
+
+def _why_not(mutation: Mutation, why: str, has_keys: bool = False) -> str:
+    """Why ``mutation`` was not sent (see :meth:`MutationTally.planned`)."""
+    if "forged-token" in mutation.channels():
+        return NO_JWT_KEYS if has_keys else NO_KEYS
+    return NO_KEYS if "credential" in mutation.channels() else why

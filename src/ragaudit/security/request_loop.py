@@ -116,6 +116,8 @@ class Asker:
     on_answer: Callable[[Answer], None] | None = None
     sent: int = 0
     stopper: Stopper = field(default_factory=Stopper)
+    on_send: Callable[[str | None, str], None] | None = None
+    """Told ``(caller, text)`` of every request before it is sent (the leak checker's own-echo memory)."""
 
     async def _call(
         self, text: str, request: AuditRequest, policy: RetryPolicy
@@ -129,6 +131,8 @@ class Asker:
             tenant: Any = request.caller  # a hostile caller may deliberately be no usable tenant
             if request.mutated is not None:  # a credential conflict names the owner, with the caller's key
                 tenant = request.mutated.tenant_id
+            if self.on_send is not None:
+                self.on_send(request.caller, text)
             if extras is not None:  # only sent to retrievers that declare the channel
                 wide: Any = self.retriever
                 return await wide.search(tenant_id=tenant, query=text, top_k=request.top_k, extras=extras)

@@ -14,11 +14,17 @@ axis:
   default; a name holding ``page`` asks page 2, any other asks from the audit's ``top_k``);
 - ``tenant-channel``: the probe's owner named a second time, disagreeing with the body's
   ``tenant_id`` (the caller), in a header (``X-Tenant``, ``X-Tenant-Id``, ...), a query-string
-  parameter, a body field (``tenant``, ``tenant_id``, ...) and a filter object in the body
-  (``{"filter": {"tenant_id": <owner>}}``, also ``filters``, ``where``, ``metadata_filter``);
+  parameter, a body field (``tenant``, ``tenant_id``, ...), a filter object in the body
+  (``{"filter": {"tenant_id": <owner>}}``, also ``filters``, ``where``, ``metadata_filter``) and a
+  list of tenants in the body (``{"tenant_ids": [<caller>, <owner>]}``, also ``tenants``); and the
+  tenant field itself as a JSON value (``[<caller>, <owner>]``, ``{"$in": [...]}``, ``{"$ne": null}``:
+  operator injection into a document store's query);
 - ``credential-conflict``: the caller's own credential (its key from ``--endpoint-keys``) while the
   request's tenant field names the probe's owner, alone, with the first tenant header, and with the
-  first tenant query-string parameter naming the owner too. A service that takes the tenant from the
+  first tenant query-string parameter naming the owner too; the tenant field sent twice in one JSON
+  object (caller then owner, owner then caller); and, when the keys are JWTs whose claims
+  name their tenant, the caller's JWT forged for the owner (the claim swapped, signature kept; and
+  ``alg: none``: the ``forged-token`` channel). A service that takes the tenant from the
   request instead of the key serves the owner's chunks to the caller's key: a leak. It needs the
   ``credential`` channel (a retriever holding one key per tenant); elsewhere it is not applicable.
   (A tenant header or parameter alone naming the owner, body and key naming the caller, is the
@@ -65,6 +71,9 @@ DEFAULT_PAGE_PARAMS = ("offset", "page", "from", "cursor")
 DEFAULT_FILTER_FIELDS = ("filter", "filters", "where", "metadata_filter")
 """Body fields a search API takes a filter object in: ``{"filter": {"tenant_id": <owner>}}`` must not
 replace the service's own tenant filter."""
+DEFAULT_TENANT_LIST_FIELDS = ("tenant_ids", "tenants")
+"""Body fields a search API takes a list of tenants in: ``{"tenant_ids": [<caller>, <owner>]}`` must not
+widen the search beyond the caller."""
 DEFAULT_MUTATION_PROBES = 2
 LONG_QUERY_WORDS = 24
 OWNER = "<owner>"
@@ -217,12 +226,50 @@ def channel_mutations(headers: Sequence[str], params: Sequence[str], tenant_fiel
         )
         for name in (DEFAULT_FILTER_FIELDS if params else ())  # the body channel's names: --tenant-params
     ]
+    out += [
+        Mutation(
+            "tenant-channel",
+            f"body {name}: [<caller>, <owner>]",
+            f"a list of tenants in {name!r} that widens the search beyond the caller",
+            extras=RequestExtras(body={name: [CALLER, OWNER]}),
+        )
+        for name in (DEFAULT_TENANT_LIST_FIELDS if params else ())
+    ]
+    if params:  # the tenant field itself as a JSON value: a store that passes it into its query
+        typed = "the tenant field passed into the store's query as a JSON value (NoSQL operator injection)"
+        out += [
+            Mutation(
+                "tenant-channel",
+                f"body {tenant_field}: [<caller>, <owner>] (a JSON list)",
+                typed,
+                extras=RequestExtras(tenant_value=[CALLER, OWNER]),
+            ),
+            Mutation(
+                "tenant-channel",
+                f'body {tenant_field}: {{"$in": [<caller>, <owner>]}}',
+                typed,
+                extras=RequestExtras(tenant_value={"$in": [CALLER, OWNER]}),
+            ),
+            Mutation(
+                "tenant-channel",
+                f'body {tenant_field}: {{"$ne": null}}',
+                typed,
+                extras=RequestExtras(tenant_value={"$ne": None}),
+                per_caller=True,
+            ),
+        ]
     return out  # fmt: skip
+
+
+DUPLICATE_CATCHES = "a JSON body whose tenant field appears twice, checked against the key in one occurrence and used in the other"
+FORGED_CATCHES = "a tenant read from a bearer token's claims without checking the signature"
 
 
 def credential_mutations(header: str, param: str, tenant_field: str) -> list[Mutation]:
     """The ``credential-conflict`` axis: the caller's key, the tenant field naming the probe's owner
-    (alone, then with ``header`` and with ``?param=`` naming the owner as well)."""
+    (alone, then with ``header`` and with ``?param=`` naming the owner as well), and the caller's JWT
+    forged to name the owner (its claim swapped with the signature kept, and as ``alg: none``;
+    :mod:`ragaudit.retrieval.forged_tokens`)."""
     axis: Axis = "credential-conflict"
     catches = "the tenant read from the request ({}) instead of the API key"
     key = f"{CALLER}'s key"
@@ -231,20 +278,34 @@ def credential_mutations(header: str, param: str, tenant_field: str) -> list[Mut
         Mutation(axis, f"{key}, {field_}", catches.format(f"body {tenant_field}"), extras=RequestExtras(credential_of=CALLER), owner_in_tenant_field=True),
         Mutation(axis, f"{key}, {field_} + header {header}", catches.format(f"body or {header} header"), extras=RequestExtras(headers={header: OWNER}, credential_of=CALLER), owner_in_tenant_field=True),
         Mutation(axis, f"{key}, {field_} + ?{param}", catches.format(f"body or ?{param}="), extras=RequestExtras(params={param: OWNER}, credential_of=CALLER), owner_in_tenant_field=True),
+        Mutation(axis, f"{key}, body {tenant_field}: <caller> then {tenant_field}: <owner> (duplicate key)", DUPLICATE_CATCHES, extras=RequestExtras(credential_of=CALLER, repeat_tenant=OWNER)),
+        Mutation(axis, f"{key}, body {tenant_field}: <owner> then {tenant_field}: <caller> (duplicate key)", DUPLICATE_CATCHES, extras=RequestExtras(credential_of=CALLER, repeat_tenant=CALLER), owner_in_tenant_field=True),
+        Mutation(axis, f"{CALLER}'s JWT, tenant claim set to <owner> (signature kept), {field_}", FORGED_CATCHES, extras=RequestExtras(credential_of=CALLER, forge="claim-swap"), owner_in_tenant_field=True),
+        Mutation(axis, f"{CALLER}'s JWT as alg none, tenant claim <owner>, {field_}", FORGED_CATCHES, extras=RequestExtras(credential_of=CALLER, forge="alg-none"), owner_in_tenant_field=True),
     ]  # fmt: skip
 
 
 def _for_probe(extras: RequestExtras, probe: Probe, caller: str) -> RequestExtras:
     """``extras`` with :data:`OWNER` replaced by the probe's tenant, :data:`CALLER` by ``caller``."""
 
+    def one(value: Any) -> Any:
+        if value == OWNER:
+            return str(probe.tenant_id)
+        if value == CALLER:
+            return caller
+        if isinstance(value, Mapping):
+            return fill(value)
+        return [one(v) for v in value] if isinstance(value, list) else value
+
     def fill(values: Mapping[str, Any]) -> dict[str, Any]:
-        return {
-            k: (str(probe.tenant_id) if v == OWNER else fill(v) if isinstance(v, Mapping) else v)
-            for k, v in values.items()
-        }
+        return {k: one(v) for k, v in values.items()}
 
     credential = caller if extras.credential_of == CALLER else extras.credential_of
-    return RequestExtras(fill(extras.headers), fill(extras.params), fill(extras.body), credential)
+    repeat = one(extras.repeat_tenant) if extras.repeat_tenant is not None else None
+    value = one(extras.tenant_value)
+    return RequestExtras(
+        fill(extras.headers), fill(extras.params), fill(extras.body), credential, value, repeat, extras.forge
+    )
 
 
 @dataclass(frozen=True)

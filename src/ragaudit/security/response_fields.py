@@ -83,10 +83,14 @@ def envelope_of(returned: Any) -> ResponseEnvelope | None:
 
 
 def response_evidence(
-    ownership: OwnershipIndex, envelope: ResponseEnvelope, query: str | None = None
+    ownership: OwnershipIndex,
+    envelope: ResponseEnvelope,
+    query: str | None = None,
+    earlier: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[FieldEvidence, ...]:
     """What the corpus says of every value of the response outside its chunk list (see the module
-    docstring); ``query`` is the text the caller sent."""
+    docstring); ``query`` is the text the caller sent, ``earlier`` the (normalised) queries it sent
+    before: a value that is exactly one of them is an echo (a "recent searches" list), no evidence."""
     asked = normalize_text(query) if query else ""
     skip = frozenset({envelope.items_path}) if envelope.holds_items else frozenset()
     values = value_fields(
@@ -94,6 +98,8 @@ def response_evidence(
     )
     if envelope.headers:
         values += value_fields(dict(envelope.headers), "$headers", max_fields=MAX_RESPONSE_FIELDS)
+    if earlier:
+        values = [v for v in values if v.kind != "text" or normalize_text(v.value) not in earlier]
     return tuple(
         evidence
         for value in values

@@ -402,6 +402,7 @@ async def audit_tenants(
     probes = [p for p in probes if p.tenant_id not in opts.shared_tenants]  # everyone may see those
     collector = _Collector(LeakChecker(ownership, opts.shared_tenants, semantic))
     asker = Asker(retriever, opts.timeout_s, opts.retry or RetryPolicy(), collector)
+    asker.on_send = collector.checker.note_sent
     await _call_hook(retriever, "start_session", concurrency=max(opts.concurrency_levels))
     remembered = remember_queries_in(retriever)  # a probe is asked many times: embed its text once
     try:
