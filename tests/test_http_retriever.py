@@ -268,7 +268,11 @@ def test_leaks_and_attempts_survive_the_results_file(tmp_path: Path) -> None:
         first = run(HttpRetriever(server.url), cases("q"), results_path=path)
         again = run(HttpRetriever(server.url), cases("q"), results_path=path, resume=True)
     assert len(server.hits) == 2  # resumed from the file, not asked again
-    assert again.cases["q"].leaks == first.cases["q"].leaks and again.cases["q"].attempts == 2
+    # the 502 was retried (attempts >= 2; a third when an attempt outlives its deadline on a loaded
+    # machine), and the resumed case keeps the first run's leaks and attempts
+    assert first.cases["q"].attempts >= 2
+    assert again.cases["q"].leaks == first.cases["q"].leaks
+    assert again.cases["q"].attempts == first.cases["q"].attempts
     assert again.cases["q"].tenant_id == "acme"
     assert load_jsonl_run(path).cases["q"].ranking == ["theirs"]  # still a plain JSONL run file
 
