@@ -88,6 +88,7 @@ def test_errors_are_escaped_in_static_sections(reports: dict[str, Path]) -> None
 def test_every_section_is_present_when_its_data_is(page: str, reports: dict[str, Path]) -> None:
     ids = re.findall(r'<section id="([^"]+)"', page)
     assert ids == [
+        "outcome",
         "summary",
         "metrics",
         "changes",
