@@ -196,3 +196,23 @@ def test_the_pytest_helper_counts_the_failed_unanswerable_cases(plugin: Path) ->
     assert len(result.errors) == 12 and sum(c.status == "unanswerable" for c in result.errors) == 3
     with pytest.raises(AssertionError, match="12 of 84 case"):
         assert_no_errors(result)
+
+
+def test_a_benchmark_page_says_which_pipeline_failed_cases() -> None:
+    from ragaudit.report.markdown import render_markdown
+    from ragaudit.report.view import build_view
+
+    gold = Path(__file__).parent / "gold" / "inputs" / "benchmark.json"
+    report = json.loads(gold.read_text(encoding="utf-8"))
+    clean = render_markdown(build_view(report, resamples=200))
+    assert "run: FAIL" not in clean and "FAIL**" not in clean
+    hybrid = next(p for p in report["pipelines"] if p["name"] == "hybrid")
+    hybrid["counts"].update(errors=9, unanswerable_errors=3)
+    text = render_markdown(build_view(report, resamples=200))
+    verdict = (
+        "**❌ pipeline hybrid: FAIL**: 12 of 84 cases failed (14.3%; --max-error-rate allows 0.0%); its "
+        "metrics score the 9 failed answerable case(s) 0 (the report records no --max-error-rate: judged at "
+        "the default 0)"
+    )
+    assert verdict in text and text.index(verdict) < text.index("#### Pipelines ranked")
+    assert "pipeline bm25: FAIL" not in text

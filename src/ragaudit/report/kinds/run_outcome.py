@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ragaudit.evaluation.outcome import VIAS, recorded_outcome, report_outcome
 from ragaudit.report.document import OUTCOME, Block, Paragraph, Section, Verdict
-from ragaudit.report.kinds.fields import Fields, number
+from ragaudit.report.kinds.fields import Fields, count, number
 
 DEFAULT_TOLERANCE = 0.0
 """``--max-error-rate``'s default: what a report that records no tolerance is judged with."""
@@ -59,26 +59,55 @@ class RunOutcome:
         return cls(tuple(reasons), outcome.tolerated(judged_at), outcome.summary(), tolerance)
 
 
+UNRECORDED = " (the report records no --max-error-rate: judged at the default 0)"
+
+
+def _scored_zero(failed_answerable: int, where: str = "the metrics below") -> str:
+    return f"; {where} score the {failed_answerable} failed answerable case(s) 0" if failed_answerable else ""
+
+
 def run_section(outcome: RunOutcome | None, failed_answerable: int) -> Section | None:
     """The run's outcome, one line: a ``run: FAIL`` verdict when the rule fails it, else ``run
     complete``; with failed cases, that the metrics score the answerable ones 0."""
     if outcome is None:
         return None
-    scored_zero = (
-        f"; the metrics below score the {failed_answerable} failed answerable case(s) 0"
-        if failed_answerable
-        else ""
-    )
-    unrecorded = (
-        " (the report records no --max-error-rate: judged at the default 0)"
-        if outcome.max_error_rate is None and (outcome.reasons or outcome.tolerated)
-        else ""
-    )
+    scored_zero = _scored_zero(failed_answerable)
     block: Block
     if outcome.reasons:
+        unrecorded = UNRECORDED if outcome.max_error_rate is None else ""
         block = Verdict("run", "fail", "; ".join(outcome.reasons) + scored_zero + unrecorded)
     elif outcome.tolerated:
         block = Paragraph(f"run complete: {outcome.tolerated}{scored_zero}")
     else:
         block = Paragraph(f"run complete: {outcome.summary}")
     return Section(OUTCOME, "Run", (block,))
+
+
+def counted_verdict(check: str, counts: object) -> Verdict | None:
+    """A ``FAIL`` verdict for a run that a report gives only as its ``counts`` (a benchmark's pipeline):
+    the exit rule over those tallies at the default tolerance (such a report records none); None when
+    the rule does not fail it or the counts are incomplete."""
+    if not isinstance(counts, Mapping):
+        return None
+    tallies = [
+        n for k in ("cases", "answerable", "missing", "errors") if (n := count(counts.get(k))) is not None
+    ]
+    if len(tallies) != 4:
+        return None
+    cases, answerable, missing, errors = tallies
+    extra = count(counts.get("unanswerable_errors")) or 0
+    record = {
+        "cases": cases,
+        "failed": errors + missing + extra,
+        "scored": answerable - errors - missing,
+        "answerable": answerable,
+        "label": check,
+        "via": "pipeline",
+    }
+    outcome = recorded_outcome(record)
+    reasons = outcome.verdict(DEFAULT_TOLERANCE) if outcome is not None else []
+    if not reasons:
+        return None
+    return Verdict(
+        check, "fail", "; ".join(reasons) + _scored_zero(errors + missing, "its metrics") + UNRECORDED
+    )
