@@ -216,3 +216,20 @@ def test_a_benchmark_page_says_which_pipeline_failed_cases() -> None:
     )
     assert verdict in text and text.index(verdict) < text.index("#### Pipelines ranked")
     assert "pipeline bm25: FAIL" not in text
+
+
+def test_a_compare_page_says_which_compared_run_failed(plugin: Path, flaky: Ran) -> None:
+    steady = run_eval(plugin, "steady", "steady-base")
+    out = plugin / "compare.json"
+    argv = ["compare", str(steady.path), str(flaky.path), "--resamples", "200", "--out", str(out)]
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
+        assert main(argv) == 1  # the rule of 'ragaudit eval' over each report
+    report = json.loads(out.read_text())
+    system = report["systems"][0]
+    assert report["failed_runs"] == [{"system": system, "max_error_rate": 0.0, "problems": [PROBLEM]}]
+    verdict = f"run {system}: FAIL - {PROBLEM}; its metrics score its failed answerable cases 0"
+    assert buffer.getvalue().splitlines()[0] == verdict  # the terminal says it first
+    text = page(out, "md")
+    assert f"**❌ run {system.replace('_', chr(92) + '_')}: FAIL**: {PROBLEM}" in text  # Markdown-escaped
+    assert text.index(PROBLEM) < text.index("#### Comparison")

@@ -20,6 +20,7 @@ from ragaudit.artifacts.provenance import recorded_top_k
 from ragaudit.errors import InputError, MetricNameError
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED, report_holes
 from ragaudit.evaluation.in_sample_integrity import with_own_in_sample
+from ragaudit.evaluation.outcome import failed_run
 from ragaudit.metrics.names import parse_metric
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.stats.correction import bonferroni_confidence, ci_method, holm_bonferroni
@@ -285,6 +286,7 @@ def compare_reports(
             *(f"incomplete judgments: {w}" for h in holes if (w := h.warning())),
         ],
         **first_in_sample((r.label, with_own_in_sample(r.data)) for r in everyone),
+        "failed_runs": [f for r in everyone if (f := failed_run(r.data, r.label)) is not None],
     }
 
 

@@ -335,3 +335,22 @@ def recorded_outcome(record: Mapping[str, Any]) -> SourceOutcome | None:
 
 def _tally(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def recorded_tolerance(report: Mapping[str, Any]) -> float | None:
+    """The ``--max-error-rate`` an eval report's run was judged with (its ``outcome`` section), or None
+    when it records none (a report of the Python API, or written before the section existed)."""
+    section = report.get("outcome")
+    value = section.get("max_error_rate") if isinstance(section, Mapping) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        return None
+    return float(value)
+
+
+def failed_run(report: Mapping[str, Any], label: str) -> dict[str, Any] | None:
+    """``{system, max_error_rate, problems}`` when the eval ``report``'s run fails the rule (at its
+    recorded tolerance, else the default 0), from its case records; None when it does not."""
+    tolerance = recorded_tolerance(report)
+    outcome = report_outcome(report, label, "report")
+    reasons = outcome.verdict(0.0 if tolerance is None else tolerance)
+    return {"system": label, "max_error_rate": tolerance, "problems": reasons} if reasons else None

@@ -11,12 +11,12 @@ before the section existed) is judged at the default 0, and the line says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ragaudit.evaluation.outcome import VIAS, recorded_outcome, report_outcome
+from ragaudit.evaluation.outcome import VIAS, recorded_outcome, recorded_tolerance, report_outcome
 from ragaudit.report.document import OUTCOME, Block, Paragraph, Section, Verdict
-from ragaudit.report.kinds.fields import Fields, count, number
+from ragaudit.report.kinds.fields import Fields, count
 
 DEFAULT_TOLERANCE = 0.0
 """``--max-error-rate``'s default: what a report that records no tolerance is judged with."""
@@ -39,7 +39,7 @@ class RunOutcome:
         when neither is there."""
         section = report.opt("outcome")
         record = section if isinstance(section, Mapping) else {}
-        tolerance = number(record.get("max_error_rate"))
+        tolerance = recorded_tolerance(report.data)
         judged_at = DEFAULT_TOLERANCE if tolerance is None else tolerance
         per_case = report.opt("per_case")
         if isinstance(per_case, list) and (per_case or not record):
@@ -111,3 +111,21 @@ def counted_verdict(check: str, counts: object) -> Verdict | None:
     return Verdict(
         check, "fail", "; ".join(reasons) + _scored_zero(errors + missing, "its metrics") + UNRECORDED
     )
+
+
+def failed_runs_section(failed: Sequence[tuple[str, tuple[str, ...], float | None]]) -> Section | None:
+    """``run SYSTEM: FAIL - why`` for each compared report whose run failed (``(system, reasons,
+    recorded tolerance)``), first on the page: its metrics score its failed cases 0."""
+    if not failed:
+        return None
+    blocks = tuple(
+        Verdict(
+            f"run {system}",
+            "fail",
+            "; ".join(reasons)
+            + "; its metrics score its failed answerable cases 0"
+            + (UNRECORDED if tolerance is None else ""),
+        )
+        for system, reasons, tolerance in failed
+    )
+    return Section(OUTCOME, "Runs", blocks)
