@@ -347,10 +347,13 @@ def recorded_tolerance(report: Mapping[str, Any]) -> float | None:
     return float(value)
 
 
-def failed_run(report: Mapping[str, Any], label: str) -> dict[str, Any] | None:
-    """``{system, max_error_rate, problems}`` when the eval ``report``'s run fails the rule (at its
-    recorded tolerance, else the default 0), from its case records; None when it does not."""
-    tolerance = recorded_tolerance(report)
+def failed_run(
+    report: Mapping[str, Any], label: str, max_error_rate: float | None = None
+) -> dict[str, Any] | None:
+    """``{system, max_error_rate, problems}`` when the eval ``report``'s run fails the rule (at
+    ``max_error_rate``; None: its recorded tolerance, else the default 0), from its case records; None
+    when it does not."""
+    tolerance = recorded_tolerance(report) if max_error_rate is None else max_error_rate
     outcome = report_outcome(report, label, "report")
     reasons = outcome.verdict(0.0 if tolerance is None else tolerance)
     return {"system": label, "max_error_rate": tolerance, "problems": reasons} if reasons else None
