@@ -153,7 +153,9 @@ def test_compare_and_benchmark_pages(reports: dict[str, Path]) -> None:
     compare = json.loads(json.dumps(compare_reports(loaded, n_resamples=200)))
     html = render_html(build_view(compare))
     sections = re.findall(r'<section id="([^"]+)"', html)
-    assert sections == ["compare", "holes", "power", "provenance"]  # notes: in holes
+    assert sections == ["outcome", "compare", "holes", "power", "provenance"]  # notes: in holes
+    # the fixture's runs have failed cases: each compared run that fails the exit rule is said first
+    assert [f["system"] for f in compare["failed_runs"]] and "its metrics score its failed" in html
     assert "lower bounds" in html  # the fixture's systems return unjudged chunks: the notes warn
     assert html.count('<circle class="pt') == 4 and "better · MRR@10" in html
     assert embedded(html)["cases"] == []
