@@ -88,6 +88,7 @@ def test_errors_are_escaped_in_static_sections(reports: dict[str, Path]) -> None
 def test_every_section_is_present_when_its_data_is(page: str, reports: dict[str, Path]) -> None:
     ids = re.findall(r'<section id="([^"]+)"', page)
     assert ids == [
+        "outcome",
         "summary",
         "metrics",
         "changes",
@@ -152,7 +153,9 @@ def test_compare_and_benchmark_pages(reports: dict[str, Path]) -> None:
     compare = json.loads(json.dumps(compare_reports(loaded, n_resamples=200)))
     html = render_html(build_view(compare))
     sections = re.findall(r'<section id="([^"]+)"', html)
-    assert sections == ["compare", "holes", "power", "provenance"]  # notes: in holes
+    assert sections == ["outcome", "compare", "holes", "power", "provenance"]  # notes: in holes
+    # the fixture's runs have failed cases: each compared run that fails the exit rule is said first
+    assert [f["system"] for f in compare["failed_runs"]] and "its metrics score its failed" in html
     assert "lower bounds" in html  # the fixture's systems return unjudged chunks: the notes warn
     assert html.count('<circle class="pt') == 4 and "better · MRR@10" in html
     assert embedded(html)["cases"] == []

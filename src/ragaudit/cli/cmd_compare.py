@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         delta=args.delta,
         power=args.power,
         min_judged=args.min_judged,
+        max_error_rate=args.max_error_rate,
     )
     result = with_tenant_comparisons(result, reports, reports[0])
     print(render_terminal(result))

@@ -374,8 +374,10 @@ def _report_and_exit(
     file, the history entry and the exit rule."""
     from ragaudit.cli.judged_options import holes_exit
     from ragaudit.cli.outcome import exit_code
+    from ragaudit.evaluation.outcome import with_outcome
     from ragaudit.report.terminal import render_terminal
 
+    report = with_outcome(report, outcome.record(args.max_error_rate))
     print(render_terminal(_summary_of(report)))
     if check_ids is not None:
         check_ids()

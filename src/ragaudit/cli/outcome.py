@@ -214,11 +214,7 @@ def exit_code(
             if outcome.failures and outcome.run_ids != 0 and outcome.shared_ids != 0:
                 print("\n".join(_details(outcome)), file=out)
         elif outcome.failures:
-            print(
-                f"note: {outcome.label}: {len(outcome.failures)} of {outcome.total} cases failed "
-                f"({outcome.rate:.1%}), within --max-error-rate {max_error_rate:.1%}",
-                file=out,
-            )
+            print(f"note: {outcome.label}: {outcome.tolerated(max_error_rate)}", file=out)
             print("\n".join(_details(outcome)), file=out)
     if failed:
         print("exit 1: the run failed (the report, if asked for, was written all the same)", file=out)

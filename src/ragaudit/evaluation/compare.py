@@ -20,6 +20,7 @@ from ragaudit.artifacts.provenance import recorded_top_k
 from ragaudit.errors import InputError, MetricNameError
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED, report_holes
 from ragaudit.evaluation.in_sample_integrity import with_own_in_sample
+from ragaudit.evaluation.outcome import failed_run
 from ragaudit.metrics.names import parse_metric
 from ragaudit.stats.bootstrap import bootstrap_mean_ci
 from ragaudit.stats.correction import bonferroni_confidence, ci_method, holm_bonferroni
@@ -219,11 +220,14 @@ def compare_reports(
     delta: float = DEFAULT_DELTA,
     power: float = DEFAULT_POWER,
     min_judged: float = DEFAULT_MIN_JUDGED,
+    max_error_rate: float | None = None,
 ) -> dict[str, Any]:
     """Compare every system against the baseline on every metric; Holm-correct the p-values across the
     whole table and give each delta's CI at the matching Bonferroni level ``1 - alpha/m``. Each row
     carries its power figures (cases needed to detect ``delta`` with ``power`` at ``alpha``, smallest
-    detectable difference), and each system its judged share of the top k (warning under ``min_judged``)."""
+    detectable difference), and each system its judged share of the top k (warning under ``min_judged``).
+    Each report whose run fails the exit rule (at ``max_error_rate``; None: each report's recorded
+    tolerance, else the default 0) is listed in ``failed_runs``."""
     if len(reports) < 2:
         raise InputError("compare", None, "need at least two reports", "pass two or more report files")
     base = baseline or reports[0]
@@ -285,6 +289,9 @@ def compare_reports(
             *(f"incomplete judgments: {w}" for h in holes if (w := h.warning())),
         ],
         **first_in_sample((r.label, with_own_in_sample(r.data)) for r in everyone),
+        "failed_runs": [
+            f for r in everyone if (f := failed_run(r.data, r.label, max_error_rate)) is not None
+        ],
     }
 
 

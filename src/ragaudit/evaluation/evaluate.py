@@ -227,6 +227,7 @@ def evaluate(
         missing=sum(1 for c in per_case if c.status == "missing"),
         errors=sum(1 for c in per_case if c.status == "error"),
         not_in_dataset=len(extra),
+        unanswerable_errors=sum(1 for c in per_case if c.status == "unanswerable" and c.error is not None),
     )
     return EvalResult(
         means,

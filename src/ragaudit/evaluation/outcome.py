@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from ragaudit.data.run import MISSING
 
@@ -78,6 +78,39 @@ class SourceOutcome:
     @property
     def rate(self) -> float:
         return len(self.failures) / self.total if self.total else 0.0
+
+    def tolerated(self, max_error_rate: float, option: str = "--max-error-rate") -> str | None:
+        """``2 of 84 cases failed (2.4%), within --max-error-rate 5.0%`` when some cases failed but no
+        more than ``max_error_rate`` allows (``None``: none failed, or too many)."""
+        if not self.failures or self.rate > max_error_rate:
+            return None
+        return (
+            f"{len(self.failures)} of {self.total} cases failed ({self.rate:.1%}), within {option} "
+            f"{max_error_rate:.1%}"
+        )
+
+    def verdict(self, max_error_rate: float, option: str = "--max-error-rate") -> list[str]:
+        """Every reason the run failed: the security problem first, then :meth:`problems` (empty: it
+        did not fail)."""
+        security = self.security_problem()
+        return [*([security] if security else []), *self.problems(max_error_rate, option)]
+
+    def record(self, max_error_rate: float) -> dict[str, Any]:
+        """The report's ``outcome`` section: the tolerance the run was judged with and what the rule
+        found (``run_failed``, every reason in ``problems``), so a page says it without the command."""
+        reasons = self.verdict(max_error_rate)
+        return {
+            "max_error_rate": max_error_rate,
+            "via": self.via,
+            "label": self.label,
+            "cases": self.total,
+            "failed": len(self.failures),
+            "answerable": self.answerable,
+            "scored": self.scored,
+            "leaks": self.leaks,
+            "run_failed": bool(reasons),
+            "problems": reasons,
+        }
 
     def problems(self, max_error_rate: float, option: str = "--max-error-rate") -> list[str]:
         """Why this source fails the run (empty when it does not); ``option`` names the tolerance as the
@@ -262,3 +295,65 @@ def run_outcome(run: Any, case_ids: Sequence[str], label: str, via: Via) -> Sour
         dataset_sample=tuple(case_ids[:3]),
         run_sample=tuple(list(cases)[:3]),
     )
+
+
+def with_outcome(report: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
+    """``report`` with its ``outcome`` section (:meth:`SourceOutcome.record`) placed after ``counts``."""
+    out: dict[str, Any] = {}
+    for key, value in report.items():
+        if key != "outcome":
+            out[key] = value
+        if key == "counts":
+            out["outcome"] = dict(record)
+    if "outcome" not in out:
+        out["outcome"] = dict(record)
+    return out
+
+
+VIAS: tuple[Via, ...] = ("endpoint", "retriever", "pipeline", "run", "report", "chat", "answers", "judge")
+
+
+def recorded_outcome(record: Mapping[str, Any]) -> SourceOutcome | None:
+    """The :class:`SourceOutcome` of a report's ``outcome`` section from its tallies (its failed cases
+    unnamed: the report's ``errors`` and ``missing`` name them), for a reader without the case records;
+    ``None`` when the section lacks a tally."""
+    tallies = [n for k in ("cases", "failed", "scored") if _tally(n := record.get(k))]
+    if len(tallies) != 3:
+        return None
+    total, failed, scored = tallies
+    via = record.get("via")
+    answerable = record.get("answerable")
+    return SourceOutcome(
+        str(record.get("label") or "run"),
+        via if via in VIAS else "retriever",
+        total,
+        (("", ""),) * failed,
+        scored,
+        answerable if _tally(answerable) else None,
+    )
+
+
+def _tally(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def recorded_tolerance(report: Mapping[str, Any]) -> float | None:
+    """The ``--max-error-rate`` an eval report's run was judged with (its ``outcome`` section), or None
+    when it records none (a report of the Python API, or written before the section existed)."""
+    section = report.get("outcome")
+    value = section.get("max_error_rate") if isinstance(section, Mapping) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        return None
+    return float(value)
+
+
+def failed_run(
+    report: Mapping[str, Any], label: str, max_error_rate: float | None = None
+) -> dict[str, Any] | None:
+    """``{system, max_error_rate, problems}`` when the eval ``report``'s run fails the rule (at
+    ``max_error_rate``; None: its recorded tolerance, else the default 0), from its case records; None
+    when it does not."""
+    tolerance = recorded_tolerance(report) if max_error_rate is None else max_error_rate
+    outcome = report_outcome(report, label, "report")
+    reasons = outcome.verdict(0.0 if tolerance is None else tolerance)
+    return {"system": label, "max_error_rate": tolerance, "problems": reasons} if reasons else None

@@ -86,6 +86,9 @@ class Counts:
     errors: int
     not_in_dataset: int
     """Results in the run for ids the dataset does not have (ignored, listed in ``notes``)."""
+    unanswerable_errors: int = 0
+    """Unanswerable cases whose query failed (not scored, but failed: the exit rule counts them, and the
+    report's ``errors`` lists them with ``answerable: false``). ``errors`` counts the answerable ones."""
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -123,7 +126,9 @@ class EvalResult:
 
     @property
     def errors(self) -> list[CaseResult]:
-        return [c for c in self.per_case if c.status == "error"]
+        """Every case whose query failed, answerable (status ``error``, scored 0) or not (status
+        ``unanswerable``, not scored but failed all the same), in dataset order."""
+        return [c for c in self.per_case if c.error is not None]
 
     def latency(self) -> dict[str, float] | None:
         values = [c.latency_ms for c in self.per_case if c.latency_ms is not None]
@@ -223,7 +228,9 @@ class EvalResult:
             "counts": self.counts.__dict__,
             "latency_ms": self.latency(),
             "missing": self.missing,
-            "errors": [{"id": c.id, "error": c.error} for c in self.errors],
+            "errors": [
+                {"id": c.id, "error": c.error, "answerable": c.status != "unanswerable"} for c in self.errors
+            ],
             "security": {
                 "leaks": len(self.leaks()),
                 "cases_with_leaks": sum(1 for c in self.per_case if c.leaks),

@@ -227,6 +227,9 @@ Block: TypeAlias = (
 CHARTS = (DotPlot, Forest, Histogram, Lines)
 
 
+OUTCOME = "outcome"
+"""The anchor of a run's outcome (``run: FAIL - ...``): a page draws it first, above the summary."""
+
 PROBLEMS = "problems"
 """The anchor of the "Missing & errors" part: a kind's document with a section of this anchor lists the
 missing cases and errors itself, and no page back-end lists them again."""

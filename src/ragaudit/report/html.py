@@ -16,11 +16,11 @@ from typing import Any
 
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.artifacts.escape import script_json
-from ragaudit.report.document import PROBLEMS
+from ragaudit.report.document import OUTCOME, PROBLEMS
 from ragaudit.report.draw.html import draw_html
 from ragaudit.report.html_assets import CSS, JS
 from ragaudit.report.html_parts import Section, card, html_table
-from ragaudit.report.kinds.fields import Latency
+from ragaudit.report.kinds.fields import Counts, Latency
 from ragaudit.report.sections import (
     gate_state,
     gate_verdict,
@@ -43,7 +43,7 @@ def _summary(view: ReportView) -> Section | None:
         card("answerable", _or_dash(counts.answerable)),
         card("unanswerable (excluded)", _or_dash(counts.unanswerable)),
         card("missing (scored 0)", str(counts.missing or 0), "bad" if counts.missing else ""),
-        card("errors (scored 0)", str(counts.errors or 0), "bad" if counts.errors else ""),
+        _errors_card(counts),
     ]
     verdict = view.isolation()
     if verdict is not None:
@@ -54,6 +54,18 @@ def _summary(view: ReportView) -> Section | None:
     if latency is not None and latency.p95 is not None:
         cards.append(card("latency p95", f"{_num(latency.p95, 1)} ms"))
     return "summary", "Summary", f'<div class="cards">{"".join(cards)}</div>'
+
+
+def _errors_card(counts: Counts) -> str:
+    """Every failed case: ``errors (scored 0)``, or with failed unanswerable cases ``errors (9 answerable
+    scored 0)`` over the count of all of them."""
+    errors = (counts.errors or 0) + counts.unanswerable_errors
+    label = (
+        f"errors ({counts.errors or 0} answerable scored 0)"
+        if counts.unanswerable_errors
+        else "errors (scored 0)"
+    )
+    return card(label, str(errors), "bad" if errors else "")
 
 
 def _or_dash(value: object) -> str:
@@ -250,14 +262,17 @@ def _kind_sections(view: ReportView) -> list[Section]:
 
 
 def render_html(view: ReportView) -> str:
-    """The whole page as one string: the summary, the kind's sections, then the page's own sections
+    """The whole page as one string: the run's outcome (a kind's :data:`OUTCOME` section), the summary,
+    the kind's other sections, then the page's own sections
     (queries, sweeps, missing and errors, provenance) that the kind's document does not already hold
     (the document wins: the eval kind shows its own ``problems``)."""
     own = _kind_sections(view)
     anchors = {anchor for anchor, _, _ in own}
+    first = [s for s in own if s[0] == OUTCOME]  # how the run went, above its figures
     made = [
+        *first,
         _summary(view),
-        *own,
+        *(s for s in own if s[0] != OUTCOME),
         *(s for make in SECTIONS if (s := make(view)) is None or s[0] not in anchors),
     ]
     sections = [s for s in made if s is not None]

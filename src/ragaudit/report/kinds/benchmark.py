@@ -30,6 +30,7 @@ from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.comparison import comparison_table, forest
 from ragaudit.report.kinds.fields import Fields, Holes, Latency, Paired, count
 from ragaudit.report.kinds.judged_power import holes_section, power_section
+from ragaudit.report.kinds.run_outcome import counted_verdict
 from ragaudit.report.kinds.tenants import TenantComparisons, TenantSlices, tenants_section
 from ragaudit.report.sections import build_text
 from ragaudit.verdict import CheckVerdict, golden_question_isolation
@@ -339,7 +340,12 @@ def _recommendation(report: BenchmarkReport) -> Section | None:
         if pages
         else ()
     )
-    return Section("recommendation", "Recommendation", (Lead("Recommendation", advice), invariants, *links))
+    failed = tuple(
+        v for p in report.pipelines if (v := counted_verdict(f"pipeline {p.name}", p.data.get("counts")))
+    )  # a pipeline whose cases failed is said beside the advice: its figures score them 0
+    return Section(
+        "recommendation", "Recommendation", (Lead("Recommendation", advice), *failed, invariants, *links)
+    )
 
 
 def _known(value: object) -> str:

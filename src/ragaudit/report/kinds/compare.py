@@ -9,8 +9,9 @@ from typing import Any, ClassVar
 from ragaudit.report.document import Document, Paragraph, Section
 from ragaudit.report.kinds.base import ReportKind
 from ragaudit.report.kinds.comparison import comparison_table, forest
-from ragaudit.report.kinds.fields import Fields, Holes, Paired
+from ragaudit.report.kinds.fields import Fields, Holes, Paired, number
 from ragaudit.report.kinds.judged_power import holes_section, power_section
+from ragaudit.report.kinds.run_outcome import failed_runs_section
 from ragaudit.report.kinds.tenants import TenantComparisons, tenants_section
 
 
@@ -30,6 +31,9 @@ class CompareReport:
     """The judged-share warnings."""
     tenant_tests: TenantComparisons | None = None
     """The paired test per tenant (None with one tenant, or in a report written before it)."""
+    failed_runs: tuple[tuple[str, tuple[str, ...], float | None], ...] = ()
+    """``(system, why its run failed, its recorded --max-error-rate)`` of each compared report whose run
+    failed the exit rule."""
 
 
 class CompareKind(ReportKind):
@@ -50,6 +54,10 @@ class CompareKind(ReportKind):
             holes=Holes.all_in(report),
             notes=report.texts("notes"),
             tenant_tests=TenantComparisons.read(report),
+            failed_runs=tuple(
+                (str(f.need("system")), tuple(f.texts("problems")), number(f.opt("max_error_rate")))
+                for f in report.each("failed_runs", required=False)
+            ),
         )
 
     def title(self, report: Mapping[str, Any]) -> str:
@@ -72,6 +80,7 @@ class CompareKind(ReportKind):
             [(f"{c.system} · {c.metric}", c) for c in rows],
         )
         sections = [
+            failed_runs_section(report.failed_runs),
             Section("compare", "Comparison", (plot, comparison_table(rows), meaning)),
             tenants_section((), report.tenant_tests, rows, report.baseline),
             holes_section(report.holes, report.notes),

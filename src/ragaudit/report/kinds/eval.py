@@ -1,6 +1,7 @@
 """The ``eval`` report kind (ragaudit eval / ragaudit.evaluate): one system on one dataset.
 
-Its document, in the order the command prints it: the metrics (with a bootstrap CI of each mean and,
+Its document, in the order the command prints it: how the run went by the exit rule (a failed run
+says so first: :mod:`ragaudit.report.kinds.run_outcome`), the metrics (with a bootstrap CI of each mean and,
 against a baseline, the paired test, once a page computes them: :class:`Measured`), the changes against
 the baseline, the judged share, latency, missing cases and errors, tenant isolation with its leaks, the
 notes, and each metric per tenant.
@@ -33,8 +34,12 @@ from ragaudit.report.kinds.comparison import delta_columns, delta_values, forest
 from ragaudit.report.kinds.fields import Fields, Holes, Latency, Leak, MetricSummary, Paired, number
 from ragaudit.report.kinds.isolation import isolation_section
 from ragaudit.report.kinds.judged_power import holes_line
+from ragaudit.report.kinds.run_outcome import RunOutcome, run_section
 from ragaudit.report.kinds.tenants import TenantComparisons, TenantSlices, tenants_section
 from ragaudit.verdict import CheckVerdict, isolation_of
+
+UNANSWERABLE = "(unanswerable, not scored) "
+"""How an unanswerable case's error starts in the errors list: failed all the same."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,14 @@ class EvalCounts:
     unanswerable: int
     missing: int
     errors: int
+    """Answerable cases that failed (scored 0)."""
+    unanswerable_errors: int = 0
+    """Unanswerable cases that failed (not scored; 0 in a report written before they were counted)."""
+
+    @property
+    def failed_answerable(self) -> int:
+        """Answerable cases the metrics score 0 because they failed: errors and missing."""
+        return self.errors + self.missing
 
 
 @dataclass(frozen=True)
@@ -75,7 +88,8 @@ class EvalReport:
     latency: Latency | None
     missing: list[str]
     errors: list[tuple[str, str]]
-    """``(case id, error)`` of every case that failed."""
+    """``(case id, error)`` of every case whose query failed; an unanswerable one's error starts with
+    :data:`UNANSWERABLE`."""
     notes: list[str]
     policy: Mapping[str, Any]
     isolation: CheckVerdict | None
@@ -92,6 +106,8 @@ class EvalReport:
     system: str = ""
     """The run's name (the series on the page's chart)."""
     measured: Measured | None = None
+    outcome: RunOutcome | None = None
+    """How the run went by the command's exit rule (None: the report has no case records)."""
 
 
 class EvalKind(ReportKind):
@@ -105,16 +121,23 @@ class EvalKind(ReportKind):
         retrieval = report.obj("retrieval", required=False)
         per_case = report.each("per_case")
         run = report.obj("run", required=False)
+        cases, answerable, unanswerable, missing, errors = (
+            int(counts.need(k)) for k in ("cases", "answerable", "unanswerable", "missing", "errors")
+        )
         return EvalReport(
             metrics=dict(report.obj("metrics").data),
             counts=EvalCounts(
-                *(int(counts.need(k)) for k in ("cases", "answerable", "unanswerable", "missing", "errors"))
+                cases, answerable, unanswerable, missing, errors, int(counts.opt("unanswerable_errors") or 0)
             ),
             case_ids=[str(c.need("id")) for c in per_case],
             latency=Latency.read(report.opt("latency_ms")),
             missing=report.texts("missing"),
             errors=[
-                (str(e.need("id")), str(e.opt("error") or "(no message)"))
+                (
+                    str(e.need("id")),
+                    ("" if e.opt("answerable") is not False else UNANSWERABLE)
+                    + str(e.opt("error") or "(no message)"),
+                )
                 for e in report.each("errors", required=False)
             ],
             notes=report.texts("notes"),
@@ -126,6 +149,7 @@ class EvalKind(ReportKind):
             latencies=tuple(v for c in per_case if (v := number(c.opt("latency_ms"))) is not None),
             slices=TenantSlices.read(report.opt("tenant_slices")),
             system=str(run.opt("name") or "this run"),
+            outcome=RunOutcome.read(report),
         )
 
     def read(self, view: Any) -> EvalReport:
@@ -149,6 +173,7 @@ class EvalKind(ReportKind):
         errors, tenant isolation and its leaks, the notes, each metric per tenant."""
         m = report.measured
         sections = [
+            run_section(report.outcome, report.counts.failed_answerable),
             _metrics_section(report),
             _changes_section(m) if m is not None and m.baseline is not None else None,
             Section("holes", "Judged share", (Paragraph(holes_line(report.holes)),))
@@ -249,7 +274,7 @@ def _metrics_section(report: EvalReport) -> Section:
     blocks += [
         Paragraph(
             f"cases {c.cases}: answerable {c.answerable} (averaged), unanswerable {c.unanswerable} (excluded), "
-            f"missing {c.missing} (scored 0), errors {c.errors} (scored 0)"
+            f"missing {c.missing} (scored 0), {_errors_count(c)}"
         ),
         Paragraph(
             f"policy: nDCG gain {_given(policy.get('gain'))}, relevance threshold "
@@ -258,6 +283,17 @@ def _metrics_section(report: EvalReport) -> Section:
         ),
     ]
     return Section("metrics", "Metrics", tuple(blocks))
+
+
+def _errors_count(c: EvalCounts) -> str:
+    """``errors 9 (scored 0)``; with failed unanswerable cases ``errors 12 (9 answerable, scored 0; 3
+    unanswerable, not scored)``: every failed case is counted."""
+    if not c.unanswerable_errors:
+        return f"errors {c.errors} (scored 0)"
+    return (
+        f"errors {c.errors + c.unanswerable_errors} ({c.errors} answerable, scored 0; "
+        f"{c.unanswerable_errors} unanswerable, not scored)"
+    )
 
 
 def _changes_section(m: Measured) -> Section:
@@ -369,7 +405,17 @@ def _problems_section(report: EvalReport) -> Section | None:
             )
         )
     if report.errors:
-        blocks.append(Items(f"errors ({len(report.errors)}, scored 0):", tuple(report.errors)))
+        unanswerable = sum(1 for _, error in report.errors if error.startswith(UNANSWERABLE))
+        how = (
+            f"{len(report.errors) - unanswerable} answerable, scored 0; {unanswerable} unanswerable, not scored"
+            if unanswerable
+            else "scored 0"
+        )
+        blocks.append(
+            Items(
+                f"errors ({len(report.errors)}{': ' if unanswerable else ', '}{how}):", tuple(report.errors)
+            )
+        )
     return Section(PROBLEMS, "Missing & errors", tuple(blocks)) if blocks else None
 
 

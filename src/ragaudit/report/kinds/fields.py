@@ -251,6 +251,9 @@ class Counts:
     unanswerable: int | None
     missing: int | None
     errors: int | None
+    """Answerable cases that failed (scored 0)."""
+    unanswerable_errors: int = 0
+    """Unanswerable cases that failed (not scored)."""
 
     @classmethod
     def read(cls, report: Fields) -> Counts | None:
@@ -262,7 +265,9 @@ class Counts:
         answerable, unanswerable, missing, errors = (
             count(counts.get(k)) for k in ("answerable", "unanswerable", "missing", "errors")
         )
-        return cls(cases, answerable, unanswerable, missing, errors)
+        return cls(
+            cases, answerable, unanswerable, missing, errors, count(counts.get("unanswerable_errors")) or 0
+        )
 
 
 @dataclass(frozen=True)
