@@ -80,9 +80,12 @@ def test_loads_offline_without_errors_and_saves_a_screenshot(
     assert len(watched.ids()) == 40
     assert page.inner_text("#shown") == "showing 40 of 40 queries"
     assert page.title().startswith("ragaudit · better on golden.jsonl")
-    # 13 sections: the 10 before issue 14, "holes" (Judged@k), the notes and the per-tenant figures;
+    # 14 sections: the 10 before issue 14, "holes" (Judged@k), the notes, the per-tenant figures and the
+    # run's outcome first (this run leaks and misses a case: "run: FAIL");
     # 6 charts: metrics, changes, latency, per tenant, k-sweep, chunking
-    assert page.locator("section").count() == 13 and page.locator("svg.chart").count() == 6
+    assert page.locator("section").count() == 14 and page.locator("svg.chart").count() == 6
+    assert page.locator("section").first.get_attribute("id") == "outcome"
+    assert "run: FAIL" in page.locator("#outcome").inner_text()
     watched.row("q01").click()
     shot = tmp_path / "report.png"
     page.screenshot(path=str(shot), full_page=True)
