@@ -233,6 +233,9 @@ def run(args: argparse.Namespace) -> int:
             source = open_source(
                 SourceSpec(pipeline=args.pipeline, qdrant_url=args.qdrant_url), corpus=corpus
             )
+    elif getattr(args, "retriever", None):  # importing a framework can take seconds: say so
+        with step(f"audit-tenants: loading the retriever {args.retriever}"):
+            source = endpoint_or_plugin(args)
     else:
         source = endpoint_or_plugin(args)
     with step("audit-tenants: indexing chunk owners and planning the probes"):

@@ -217,6 +217,11 @@ def run(args: argparse.Namespace) -> int:
             retriever, scored_on, label, context, ownership = _live_source(
                 args, dataset, policy.relevance_threshold
             )
+    elif getattr(args, "retriever", None):  # importing a framework can take seconds: say so
+        with step(f"eval: loading the retriever {args.retriever}"):
+            retriever, scored_on, label, context, ownership = _live_source(
+                args, dataset, policy.relevance_threshold
+            )
     else:
         retriever, scored_on, label, context, ownership = _live_source(
             args, dataset, policy.relevance_threshold
