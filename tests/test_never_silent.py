@@ -188,3 +188,10 @@ def test_loading_a_python_retriever_is_a_named_step(capsys: pytest.CaptureFixtur
     ]
     main([*argv, "--probes-per-tenant", "1", "--hostile-probes", "0"])
     assert f"audit-tenants: loading the retriever {spec} ..." in capsys.readouterr().err
+
+
+def test_a_pipeline_without_a_corpus_is_not_built_over_none(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: "eval: building pipeline bm25 over None ..." and then the error asking for --corpus."""
+    assert main(["eval", "--dataset", str(KB / "golden.jsonl"), "--pipeline", "bm25"]) == 2
+    err = capsys.readouterr().err
+    assert "over None" not in err and "error: --corpus: a pipeline needs a corpus" in err
