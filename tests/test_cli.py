@@ -197,3 +197,19 @@ def test_fast_path_gives_the_same_report_numbers(tmp_path: Path, capsys: pytest.
     assert (
         main(["eval", "--dataset", str(DEMO / "lesson_golden.jsonl"), "--run", str(run), "--fast", "on"]) == 2
     )
+
+
+def test_several_problems_are_all_listed_without_sending_a_pipeline_file_to_validate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "2 problem(s); run 'ragaudit validate' for a full list" after a pipeline TOML's problems,
+    though both were listed and validate reads a pipeline file as qrels (four errors of another kind)."""
+    pipeline = tmp_path / "bad.toml"
+    pipeline.write_text('[retriever]\ntype = "bm25x"\n[rerank]\ntop_n = 10\n', encoding="utf-8")
+    golden = write_lines(
+        tmp_path / "golden.jsonl", [json.dumps({"id": "q1", "query": "q", "relevant_chunk_ids": ["d"]})]
+    )
+    assert main(["eval", "--dataset", str(golden), "--pipeline", str(pipeline)]) == 2
+    err = capsys.readouterr().err
+    assert err.count(f"error: {pipeline}") == 2 and "2 problem(s), each listed above with its fix" in err
+    assert "for a full list" not in err

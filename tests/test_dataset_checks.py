@@ -246,3 +246,20 @@ def test_validate_without_a_corpus_says_what_it_did_not_check(
     corpus.write_text('{"doc_id": "globex-secret", "tenant_id": "globex", "text": "x"}\n', encoding="utf-8")
     main(["validate", str(path), "--corpus", str(corpus)])
     assert "not checked" not in capsys.readouterr().out
+
+
+def test_validate_of_a_run_file_says_what_it_did_not_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run file has no labels and no tenants: its "not checked" lines name its own checks, the result
+    ids against --corpus and the case ids against --dataset, each gone once its input is given."""
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 acme-pricing 1 2.0 bm25\n", encoding="utf-8")
+    assert main(["validate", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "not checked: the result ids against a corpus" in out and "(pass --corpus)" in out
+    assert "not checked: the case ids against a dataset" in out and "(pass --dataset)" in out
+    assert "labelled" not in out
+    path = golden(tmp_path, [{"id": "q1", "relevance": {"acme-pricing": 1}}])
+    main(["validate", str(run), "--dataset", str(path), "--corpus", str(KB / "corpus.jsonl")])
+    assert "not checked" not in capsys.readouterr().out

@@ -166,3 +166,32 @@ def test_embedding_keeps_a_counter_the_watcher_quotes(tmp_path: Path) -> None:
         line
         == "eval: building pipeline dense over corpus.jsonl: still running, 2 s; embedding 1,200/5,000 done"
     )
+
+
+def test_loading_a_python_retriever_is_a_named_step(capsys: pytest.CaptureFixture[str]) -> None:
+    """Importing a framework behind --retriever (Haystack: 2-5 s) was an unnamed "working ..." or
+    "still running" after "reading the corpus"; eval and audit-tenants now name the step."""
+    spec = "ragaudit.security.leaky:demo_backfill"
+    corpus = str(KB / "corpus.jsonl")
+    main(["eval", "--dataset", str(KB / "golden.jsonl"), "--corpus", corpus, "--retriever", spec])
+    assert f"eval: loading the retriever {spec} ..." in capsys.readouterr().err
+    argv = [
+        "audit-tenants",
+        "--corpus",
+        corpus,
+        "--retriever",
+        spec,
+        "--rounds",
+        "1",
+        "--mutation-probes",
+        "0",
+    ]
+    main([*argv, "--probes-per-tenant", "1", "--hostile-probes", "0"])
+    assert f"audit-tenants: loading the retriever {spec} ..." in capsys.readouterr().err
+
+
+def test_a_pipeline_without_a_corpus_is_not_built_over_none(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: "eval: building pipeline bm25 over None ..." and then the error asking for --corpus."""
+    assert main(["eval", "--dataset", str(KB / "golden.jsonl"), "--pipeline", "bm25"]) == 2
+    err = capsys.readouterr().err
+    assert "over None" not in err and "error: --corpus: a pipeline needs a corpus" in err

@@ -33,6 +33,8 @@ HELP = (
 EXAMPLES = """\
 ragaudit audit-tenants --corpus corpus.jsonl --pipeline hybrid --canaries canaries.jsonl
 ragaudit audit-tenants --corpus corpus.jsonl --endpoint http://localhost:8000/search --auth-env SEARCH_TOKEN
+ragaudit audit-tenants --corpus corpus.jsonl --endpoint http://localhost:8001/search --endpoint-keys keys-client.toml
+# exit 0 only when clean; 1 on a leak, or when isolation could not be verified; 2 bad input
 """
 JSON_OUT = True
 """``--out -`` writes the JSON report to standard output."""
@@ -233,6 +235,9 @@ def run(args: argparse.Namespace) -> int:
             source = open_source(
                 SourceSpec(pipeline=args.pipeline, qdrant_url=args.qdrant_url), corpus=corpus
             )
+    elif getattr(args, "retriever", None):  # importing a framework can take seconds: say so
+        with step(f"audit-tenants: loading the retriever {args.retriever}"):
+            source = endpoint_or_plugin(args)
     else:
         source = endpoint_or_plugin(args)
     with step("audit-tenants: indexing chunk owners and planning the probes"):

@@ -213,7 +213,13 @@ def run(args: argparse.Namespace) -> int:
         result = evaluate(dataset, run_file, specs, policy)
         return _finish(args, result, run_sample=list(run_file.cases)[:3])
     if args.pipeline or args.config:
-        with step(f"eval: building pipeline {args.pipeline or args.config} over {args.corpus}"):
+        over = f" over {args.corpus}" if args.corpus else ""  # no corpus: the build says so next
+        with step(f"eval: building pipeline {args.pipeline or args.config}{over}"):
+            retriever, scored_on, label, context, ownership = _live_source(
+                args, dataset, policy.relevance_threshold
+            )
+    elif getattr(args, "retriever", None):  # importing a framework can take seconds: say so
+        with step(f"eval: loading the retriever {args.retriever}"):
             retriever, scored_on, label, context, ownership = _live_source(
                 args, dataset, policy.relevance_threshold
             )

@@ -13,8 +13,9 @@ HELP = "enforce release gates (metric self-test, quality, security, operations) 
 
 
 EXAMPLES = """\
-ragaudit gate hybrid.json --policy gates.toml --baseline bm25.json      # exit 0 pass, 1 fail
-ragaudit gate hybrid.json --policy gates.toml --audit tenants.json --out verdict.json
+ragaudit gate hybrid.json --policy gates.toml --baseline bm25.json --audit tenants.json   # exit 0 pass
+ragaudit gate hybrid.json --policy gates.toml --out verdict.json   # no --audit: NOT VERIFIED, exit 1
+# exit 0: every gate passed; 1: a gate failed or could not verify what it guards; 2: bad input
 """
 JSON_OUT = True
 """``--out -`` writes the JSON report to standard output."""
@@ -39,7 +40,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="FILE",
-        help="a tenant-audit report (from 'ragaudit audit-tenants'); its leaks count too (repeatable)",
+        help=(
+            "a tenant-audit report (from 'ragaudit audit-tenants'): the only verification of tenant "
+            "isolation (without a clean one the security gate is NOT VERIFIED, exit 1); its leaks "
+            "count too (repeatable)"
+        ),
     )
     parser.add_argument(
         "--out", type=output_file, help="write the verdict JSON (kind 'gate') here (- for standard output)"

@@ -40,6 +40,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 UNCHECKED_WITHOUT_CORPUS = (
     "the ids against a corpus (that each exists, and that each labelled one belongs to its case's tenant)"
 )
+RUN_UNCHECKED_WITHOUT_CORPUS = "the result ids against a corpus (that each names a document or chunk of it)"
+RUN_UNCHECKED_WITHOUT_DATASET = (
+    "the case ids against a dataset (that the run shares cases with it, which it leaves unanswered)"
+)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,9 +72,17 @@ def run(args: argparse.Namespace) -> int:
     warnings = len(problems) - len(errors)
     checked = f"{args.path} and {args.corpus}" if corpus_problems else args.path
     print(f"{checked}: {len(errors)} error(s), {warnings} warning(s)")
-    if args.corpus is None:  # 0 errors covers only what was checked
-        print(f"not checked: {UNCHECKED_WITHOUT_CORPUS} (pass --corpus)")
+    for unchecked in _unchecked(args, is_run=kind is not None):  # 0 errors covers only what was checked
+        print(f"not checked: {unchecked}")
     return 1 if errors else 0
+
+
+def _unchecked(args: argparse.Namespace, *, is_run: bool) -> list[str]:
+    """What this validation did not check for want of an input, each with the option that adds it."""
+    if not is_run:
+        return [] if args.corpus else [f"{UNCHECKED_WITHOUT_CORPUS} (pass --corpus)"]
+    missing = [] if args.corpus else [f"{RUN_UNCHECKED_WITHOUT_CORPUS} (pass --corpus)"]
+    return missing + ([] if args.dataset else [f"{RUN_UNCHECKED_WITHOUT_DATASET} (pass --dataset)"])
 
 
 def _corpus_problems(corpus: str | None) -> list[Problem]:

@@ -116,7 +116,11 @@ def add_source_options(
     http.add_argument(
         "--endpoint-keys",
         type=input_file,
-        help="TOML [tenants] acme = KEY: each tenant's requests carry its own key (ragaudit serve)",
+        help=(
+            "TOML [tenants] acme = KEY: each tenant's requests carry its own key (ragaudit serve); "
+            "audit-tenants then also sends one tenant's key naming another tenant, and forged tokens "
+            "when the keys are JWTs naming their tenant (docs/security.md, Request mutations)"
+        ),
     )
     http.add_argument(
         "--field",

@@ -125,7 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:
         for problem in exc.problems:
             print(f"error: {problem}", file=sys.stderr)
-        print(f"{len(exc.problems)} problem(s); run 'ragaudit validate' for a full list", file=sys.stderr)
+        print(  # every problem is listed above; validate reads datasets, run files and corpora only
+            f"{len(exc.problems)} problem(s), each listed above with its fix ('ragaudit validate' also "
+            "checks a golden set, a run file or a corpus on its own, warnings included)",
+            file=sys.stderr,
+        )
         return 2
     except RagauditError as exc:
         print(f"error: {exc}", file=sys.stderr)
