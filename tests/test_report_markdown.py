@@ -193,3 +193,19 @@ def test_missing_cases_and_errors_are_listed_once_on_every_page(reports: dict[st
     markdown, page = render_markdown(view), render_html(view)
     assert markdown.lower().count("errors (1, scored 0)") == 1
     assert page.count('id="problems"') == 1
+
+
+def test_a_charts_caption_goes_where_the_chart_goes(reports: dict[str, Path]) -> None:
+    """Markdown and the terminal draw no chart, so they print none of the captions that explain one
+    ("Point: ... Whisker: ...", "the last (red) bar"); the HTML page prints each right below its chart."""
+    from ragaudit.report.html import render_html
+
+    report = load(reports["better"])
+    view = build_view(report, load(reports["base"]), resamples=500)
+    captions = ("Whisker: 95% percentile-bootstrap CI", "counted in the last (red) bar", "Blue points are")
+    markdown, terminal = render_markdown(view), render_terminal(report)
+    assert not [c for c in captions if c in markdown or c in terminal]
+    page = render_html(view)
+    for caption in captions:
+        at = page.index(caption)
+        assert page.rfind("</svg>", 0, at) > page.rfind("<section", 0, at), caption  # below a chart

@@ -175,6 +175,9 @@ class DotPlot:
     highlight: str | None = None
     intervals: tuple[tuple[str, tuple[tuple[float, float] | None, ...]], ...] = ()
     """Each series' interval per category (a 95% CI of a mean), drawn as whiskers."""
+    caption: str = ""
+    """What the chart shows and how to read it: drawn with the chart (a hint below it on a page), so it
+    goes where the chart goes (Markdown and the terminal draw no chart, and print no caption)."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,9 @@ class Forest:
 
     title: str
     intervals: tuple[Interval, ...]
+    caption: str = ""
+    """What the chart shows and how to read it: drawn with the chart (a hint below it on a page), so it
+    goes where the chart goes (Markdown and the terminal draw no chart, and print no caption)."""
 
 
 @dataclass(frozen=True)
@@ -200,6 +206,9 @@ class Histogram:
     values: tuple[float, ...]
     markers: tuple[tuple[str, float], ...] = ()
     unit: str = "ms"
+    caption: str = ""
+    """What the chart shows and how to read it: drawn with the chart (a hint below it on a page), so it
+    goes where the chart goes (Markdown and the terminal draw no chart, and print no caption)."""
 
 
 @dataclass(frozen=True)
@@ -210,6 +219,9 @@ class Lines:
     x_name: str
     x: tuple[str, ...]
     series: tuple[tuple[str, tuple[float | None, ...]], ...]
+    caption: str = ""
+    """What the chart shows and how to read it: drawn with the chart (a hint below it on a page), so it
+    goes where the chart goes (Markdown and the terminal draw no chart, and print no caption)."""
 
 
 @dataclass(frozen=True)

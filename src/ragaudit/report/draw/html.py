@@ -11,6 +11,7 @@ from __future__ import annotations
 from ragaudit.artifacts.escape import escape_html as esc
 from ragaudit.report import svg
 from ragaudit.report.document import (
+    CHARTS,
     Badge,
     Block,
     Column,
@@ -111,6 +112,12 @@ def _items(block: Items, limit: int) -> str:
 
 
 def _charts(block: Block) -> str:
+    assert isinstance(block, CHARTS), f"no HTML drawing for {type(block).__name__}"
+    caption = f'<p class="hint">{esc(block.caption)}</p>' if block.caption else ""
+    return _chart(block) + caption
+
+
+def _chart(block: Block) -> str:
     if isinstance(block, DotPlot):
         series = [(name, list(values)) for name, values in block.series]
         intervals = {name: list(values) for name, values in block.intervals} or None

@@ -463,15 +463,12 @@ def _ranked(report: BenchmarkReport) -> Section:
         tuple((p.name, tuple(_number(p.metrics.get(m)) for m in metrics)) for p in ranked),
         winner,
         tuple((p.name, tuple(mean_ci(p.data, m) for m in metrics)) for p in ranked),
-    )
-    chart_hint = Paragraph(
-        "Each metric on its own axis, scaled to its values and their intervals (a break mark at the left: the "
-        "axis does not start at 0); each dot carries its 95% bootstrap CI of the mean over the cases "
-        "(whiskers), so a gap inside overlapping whiskers is not read as a wide one (the Significance "
+        caption="Each metric on its own axis, scaled to its values and their intervals (a break mark at the "
+        "left: the axis does not start at 0); each dot carries its 95% bootstrap CI of the mean over the "
+        "cases (whiskers), so a gap inside overlapping whiskers is not read as a wide one (the Significance "
         "section tests each paired difference); ringed: the winner.",
-        hint=True,
     )
-    return Section("benchmark", "Pipelines ranked", (legend, table, *notes, chart_hint, chart))
+    return Section("benchmark", "Pipelines ranked", (legend, table, *notes, chart))
 
 
 def _number(value: Any) -> float | None:
@@ -491,11 +488,7 @@ def _significance(report: BenchmarkReport) -> Section | None:
     if not report.comparisons:
         return None
     blocks: list[Block] = [
-        Paragraph(
-            f"Each pipeline against {gain_base(report)}, paired per query; blue points are significant "
-            "(the dashed line is no difference).",
-            hint=True,
-        ),
+        Paragraph(f"Each pipeline against {gain_base(report)}, paired per query.", hint=True),
         forest(
             "paired deltas against the baseline with confidence intervals",
             [(f"{c.system} · {c.metric}", c) for c in report.comparisons],

@@ -29,13 +29,16 @@ def delta_values(c: Paired | None) -> tuple[Value, ...]:
     return delta, Span(low, high), c.p_value_corrected, wtl
 
 
-def forest(title: str, rows: Sequence[tuple[str, Paired]]) -> Forest:
+FOREST_CAPTION = "Blue points are significant (the dashed line is no difference)."
+
+
+def forest(title: str, rows: Sequence[tuple[str, Paired]], caption: str = FOREST_CAPTION) -> Forest:
     """Each comparison's delta and CI around zero (significant ones highlighted)."""
     intervals = []
     for label, c in rows:
         low, high = c.ci if c.ci is not None else (None, None)
         intervals.append(Interval(label, c.delta, low, high, c.significant))
-    return Forest(title, tuple(intervals))
+    return Forest(title, tuple(intervals), caption)
 
 
 def comparison_table(rows: Sequence[Paired]) -> Table:

@@ -261,16 +261,22 @@ def _metrics_section(report: EvalReport) -> Section:
                 (m.baseline, tuple(s.comparison.baseline_mean if s.comparison else None for s in m.metrics))
             )
         intervals = ((report.system, tuple(s.ci for s in m.metrics)),)
-        blocks += [
-            DotPlot("metric means with confidence intervals", names, tuple(series), report.system, intervals),
-            Paragraph(
-                f"Point: mean over answerable queries. Whisker: {m.confidence:.0%} percentile-bootstrap CI of "
-                "the mean (resampling queries)."
-                + (" The second series: the baseline's means." if m.baseline else "")
-                + " Each metric has its own axis, scaled to these values.",
-                hint=True,
-            ),
-        ]
+        caption = (
+            f"Point: mean over answerable queries. Whisker: {m.confidence:.0%} percentile-bootstrap CI of "
+            "the mean (resampling queries)."
+            + (" The second series: the baseline's means." if m.baseline else "")
+            + " Each metric has its own axis, scaled to these values."
+        )
+        blocks.append(
+            DotPlot(
+                "metric means with confidence intervals",
+                names,
+                tuple(series),
+                report.system,
+                intervals,
+                caption=caption,
+            )
+        )
     blocks += [
         Paragraph(
             f"cases {c.cases}: answerable {c.answerable} (averaged), unanswerable {c.unanswerable} (excluded), "
@@ -383,14 +389,11 @@ def _latency_section(report: EvalReport) -> Section | None:
             for name, value in (("p50", latency.p50), ("p95", latency.p95), ("p99", latency.p99))
             if value is not None
         )
-        blocks += [
-            Histogram("latency histogram", report.latencies, markers),
-            Paragraph(
-                f"Latency of {len(report.latencies)} queries (ms), with percentiles; the few slowest, when "
-                "they would stretch the axis, are counted in the last (red) bar.",
-                hint=True,
-            ),
-        ]
+        caption = (
+            f"Latency of {len(report.latencies)} queries (ms), with percentiles; the few slowest, when "
+            "they would stretch the axis, are counted in the last (red) bar."
+        )
+        blocks.append(Histogram("latency histogram", report.latencies, markers, caption=caption))
     return Section("latency", "Latency", tuple(blocks))
 
 
