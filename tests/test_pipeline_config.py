@@ -73,6 +73,42 @@ def test_syntax_errors_name_the_line(tmp_path: Path) -> None:
     assert info.value.problem.line == 3 and "invalid TOML" in info.value.problem.message
 
 
+BAD_LINES = """name = "x"
+colour = "red"
+
+[chunking]
+strategy = "fixed"
+size = -3
+
+[retriever]
+type = "hybrid"
+method = "nope"
+components = [{ type = "bm25" }, { type = "bm25x" }]
+
+[rerank]
+type = "cross-encoder"
+depth = "ten"
+"""
+
+
+def test_every_problem_of_a_built_in_stage_names_its_line(tmp_path: Path) -> None:
+    """Errors name file, line and fix: each key of a built-in stage, chunking and the top level is
+    found at its line (a hybrid's inline components at the line of ``components``)."""
+    path = tmp_path / "bad.toml"
+    path.write_text(BAD_LINES)
+    with pytest.raises(ValidationError) as info:
+        load_pipeline_file(path)
+    lines = {p.message[: p.message.index("] ") + 1]: p.line for p in info.value.problems}
+    assert lines == {
+        "[top level]": 2,
+        "[chunking]": 6,
+        "[retriever]": 10,
+        "[retriever.components[1]]": 11,
+        "[rerank]": 15,
+    }
+    assert all(p.path == str(path) for p in info.value.problems)
+
+
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_presets(name: str) -> None:
     cfg = preset(name)

@@ -155,10 +155,12 @@ METHOD_CHECKS: dict[str, _Check] = {
 
 def key_line(text: str, table: str, key: str) -> int | None:
     """The 1-based line of ``key = ...`` inside ``[table]`` of TOML ``text``; else the line of the
-    ``[table]`` header; ``None`` when neither is written that way (an inline or dotted table)."""
+    ``[table]`` header; ``None`` when neither is written that way (an inline or dotted table). The
+    table ``""`` is the top level, before the first header."""
     header = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
     assignment = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
-    current, table_line = None, None
+    current: str | None = ""
+    table_line = None
     for number, line in enumerate(text.splitlines(), 1):
         found = header.match(line)
         if found:
@@ -251,6 +253,12 @@ class _Parser:
         """The line of ``key`` in ``[table]`` of the file (else of the table's header), when known."""
         return key_line(self.text, table, key) if self.text is not None else None
 
+    def stage_line(self, where: str, key: str) -> int | None:
+        """The line of ``key`` in the stage written at ``where`` (``rerank``, ``retriever``, or a hybrid's
+        ``retriever.components[i]``, an inline table: the line of its ``components`` key)."""
+        table, _, component = where.partition(".components")
+        return self.line_of(table, "components" if component else key)
+
     def external(self, raw: dict[str, Any]) -> StageConfig:
         """A first stage of your own: a framework's retriever (``target``, ``tenant_key``) or a
         ``module:factory`` whose other keys are its keyword arguments."""
@@ -288,7 +296,9 @@ class _Parser:
 
     def stage(self, where: str, raw: Any, kinds: dict[str, set[str]]) -> StageConfig | None:
         if not isinstance(raw, dict):
-            self.fail(where, "must be a table", f"write [{where}] with a 'type' key")
+            self.fail(
+                where, "must be a table", f"write [{where}] with a 'type' key", self.stage_line(where, "type")
+            )
             return None
         kind = raw.get("type")
         if where == "retriever" and isinstance(kind, str) and is_external(kind):
@@ -304,16 +314,31 @@ class _Parser:
             more = ", langchain, llamaindex, haystack, or module:factory" if where == "retriever" else ""
             if where.startswith("retriever.components") and isinstance(kind, str) and is_external(kind):
                 more = " (a retriever of your own is a first stage, not a hybrid component)"
-            self.fail(where, f"unknown or missing type {kind!r:.60}", f"use one of: {', '.join(kinds)}{more}")
+            self.fail(
+                where,
+                f"unknown or missing type {kind!r:.60}",
+                f"use one of: {', '.join(kinds)}{more}",
+                self.stage_line(where, "type"),
+            )
             return None
         unknown = sorted(set(raw) - kinds[kind] - {"type"})
         if unknown:
             valid = ", ".join(sorted(kinds[kind])) or "none"
-            self.fail(where, f"unknown key(s) {', '.join(unknown)} for type {kind!r}", f"valid keys: {valid}")
+            self.fail(
+                where,
+                f"unknown key(s) {', '.join(unknown)} for type {kind!r}",
+                f"valid keys: {valid}",
+                self.stage_line(where, unknown[0]),
+            )
         for key, value in raw.items():
             check = METHOD_CHECKS.get(kind) if key == "method" else PARAM_CHECKS.get(key)
             if check is not None and key in kinds[kind] and not check[1](value):
-                self.fail(where, f"{key} must be {check[0]} (got {value!r:.60})", f"e.g. {key} = {check[2]}")
+                self.fail(
+                    where,
+                    f"{key} must be {check[0]} (got {value!r:.60})",
+                    f"e.g. {key} = {check[2]}",
+                    self.stage_line(where, key),
+                )
         components: list[StageConfig] = []
         if kind == "hybrid":
             raw_components = raw.get("components")
@@ -323,6 +348,7 @@ class _Parser:
                     where,
                     "a hybrid retriever needs at least two components",
                     'components = [{ type = "bm25" }, { type = "dense" }]',
+                    self.stage_line(where, "components"),
                 )
             leaf_kinds = {k: v for k, v in RETRIEVER_KEYS.items() if k != "hybrid"}
             for i, comp in enumerate(items):
@@ -336,26 +362,45 @@ class _Parser:
         if raw is None:
             return ChunkingConfig()
         if not isinstance(raw, dict):
-            self.fail("chunking", "must be a table", "write [chunking] with strategy, size, overlap")
+            self.fail(
+                "chunking",
+                "must be a table",
+                "write [chunking] with strategy, size, overlap",
+                self.line_of("chunking", "strategy"),
+            )
             return ChunkingConfig()
         unknown = sorted(set(raw) - {"strategy", "size", "overlap"})
         if unknown:
             self.fail(
-                "chunking", f"unknown key(s) {', '.join(unknown)}", "valid keys: strategy, size, overlap"
+                "chunking",
+                f"unknown key(s) {', '.join(unknown)}",
+                "valid keys: strategy, size, overlap",
+                self.line_of("chunking", unknown[0]),
             )
         strategy = raw.get("strategy", "whole")
         size, overlap = raw.get("size", 256), raw.get("overlap", 0)
         if strategy not in CHUNKING_STRATEGIES:
             self.fail(
-                "chunking", f"unknown strategy {strategy!r}", f"use one of: {', '.join(CHUNKING_STRATEGIES)}"
+                "chunking",
+                f"unknown strategy {strategy!r}",
+                f"use one of: {', '.join(CHUNKING_STRATEGIES)}",
+                self.line_of("chunking", "strategy"),
             )
             strategy = "whole"
         if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
-            self.fail("chunking", f"size must be a positive integer (got {size!r})", "e.g. size = 256")
+            self.fail(
+                "chunking",
+                f"size must be a positive integer (got {size!r})",
+                "e.g. size = 256",
+                self.line_of("chunking", "size"),
+            )
             size = 256
         if not isinstance(overlap, int) or isinstance(overlap, bool) or not 0 <= overlap < size:
             self.fail(
-                "chunking", f"overlap must be an integer in [0, size) (got {overlap!r})", "e.g. overlap = 32"
+                "chunking",
+                f"overlap must be an integer in [0, size) (got {overlap!r})",
+                "e.g. overlap = 32",
+                self.line_of("chunking", "overlap"),
             )
             overlap = 0
         return ChunkingConfig(strategy, size, overlap)
@@ -373,10 +418,13 @@ def parse_pipeline(
             "top level",
             f"unknown key(s) {', '.join(unknown)}",
             "valid: name, chunking, retriever, rerank, rewrite",
+            parser.line_of("", unknown[0]),
         )
     name = raw.get("name", default_name)
     if not isinstance(name, str) or not name:
-        parser.fail("top level", "name must be a non-empty string", 'name = "my-pipeline"')
+        parser.fail(
+            "top level", "name must be a non-empty string", 'name = "my-pipeline"', parser.line_of("", "name")
+        )
         name = default_name
     retriever = parser.stage("retriever", raw.get("retriever"), RETRIEVER_KEYS)
     chunking = parser.chunking(raw.get("chunking"))
