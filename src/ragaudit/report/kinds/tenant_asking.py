@@ -122,9 +122,10 @@ def asking_blocks(report: TenantAuditReport, reasons: bool = True) -> list[Block
             f"concurrency {', '.join(map(str, asking.concurrency_levels))}; owner asks first"
         ),
         Paragraph(f"detection power: {asking.detection_power}"),
-        Paragraph(
-            f"errors: {report.failed} of {report.requests} requests failed"
+        Paragraph(  # the error rate's base: hostile ids and mutations have lines of their own
+            f"errors: {report.failed} of {report.requests} requests as the corpus's tenants failed"
             + (f" ({_joined(report.failed_by_kind)})" if report.failed else "")
+            + "; hostile ids and mutations are counted on their own lines"
         ),
         *(_unverified(report) if reasons else []),
         Paragraph(
