@@ -113,6 +113,8 @@ def test_an_unreachable_endpoint_stops_within_seconds_and_is_not_verified(
         f"errors: {UNREACHABLE_AFTER} of {UNREACHABLE_AFTER} requests as the corpus's tenants failed"
         in printed
     )
+    # no round ran: not "3 sent in 3 rounds"
+    assert f"requests: {UNREACHABLE_AFTER} sent before the audit stopped early (3 rounds planned)" in printed
     assert "STOPPED EARLY" in printed and "could not be reached" in printed and "--endpoint" in printed
     assert "no request was answered" in printed
     assert seconds < 60  # the retries of three requests, not of three thousand

@@ -104,6 +104,13 @@ def _joined(counts: Mapping[str, Any]) -> str:
     return ", ".join(f"{n} {k}" for k, n in counts.items())
 
 
+def _rounds(rounds: int, stopped: str | None) -> str:
+    """``in 3 rounds``, or, when the audit stopped before sending every planned request, that it did
+    (the rounds were planned, not necessarily run)."""
+    planned = f"{rounds} round{'s' if rounds != 1 else ''}"
+    return f"before the audit stopped early ({planned} planned)" if stopped else f"in {planned}"
+
+
 def asking_blocks(report: TenantAuditReport, reasons: bool = True) -> list[Block]:
     """Probes, requests, detection power, errors, hostile tenant ids (and the ones served data); with
     ``reasons``, the unverified requests and the unattributed chunks too (:func:`reason_blocks`: the
@@ -117,7 +124,8 @@ def asking_blocks(report: TenantAuditReport, reasons: bool = True) -> list[Block
             f"top_k {report.top_k}"
         ),
         Paragraph(
-            f"requests: {asking.requests} sent in {asking.rounds} rounds ({_joined(asking.by_part)}); "
+            f"requests: {asking.requests} sent {_rounds(asking.rounds, report.stopped)} "
+            f"({_joined(asking.by_part)}); "
             f"top_k {', '.join(map(str, asking.top_k_values))}{capped}; "
             f"concurrency {', '.join(map(str, asking.concurrency_levels))}; owner asks first"
         ),
