@@ -22,6 +22,7 @@ from ragaudit.gates.audit_size import audit_too_small, lowered_floor_note
 from ragaudit.gates.audit_tie import SHARED_FIX, audit_unverified, audited_elsewhere, shared_beyond
 from ragaudit.gates.leaks import describe_leak, leak_records, without_shared
 from ragaudit.gates.policy import GatePolicy
+from ragaudit.gates.ranking_tie import tie_basis_note
 from ragaudit.gates.result import WORST, GateResult
 from ragaudit.runner.tenancy import AUDIT_FIX
 from ragaudit.verdict import isolation_of
@@ -83,6 +84,7 @@ def security_gate(
                 else None
             )
             verified_by.append(f"audit {path}" + (f" ({checked})" if checked else ""))
+            notes.append(tie_basis_note(report.data, data, str(path)))
         elif audit[0] == 0:
             unverifying.append(f"audit {path} found no leak but does not verify isolation: {why}")
     total = sum(n for _, n, _ in sources)
