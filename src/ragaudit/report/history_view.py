@@ -74,6 +74,24 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def failed_cases(run: HistoryRun) -> int:
+    """How many of a recorded run's cases failed (errors and missing cases, as ``ragaudit eval`` counts
+    them): each scored 0, so such a run's figures are not its system's (0 for a run that did not fail)."""
+    return sum(v for k in ("errors", "missing") if isinstance(v := run.counts.get(k), int) and v > 0)
+
+
+def _failed_line(runs: Sequence[HistoryRun]) -> str | None:
+    """The terminal line naming a series' runs whose cases failed (``None``: none did)."""
+    failed = [(i + 1, n, r) for i, r in enumerate(runs) if (n := failed_cases(r))]
+    if not failed:
+        return None
+    which = ", ".join(f"run {i} ({n} of {r.counts.get('cases', '?')} cases)" for i, n, r in failed)
+    return (
+        f"    FAILED cases in {which}: each failed case scored 0, so those runs' figures are not the "
+        "system's (a drop there may be failures, a recovery after them no improvement)"
+    )
+
+
 def render_terminal(all_series: Sequence[Series], metrics: Sequence[str] | None, last: int = 30) -> str:
     """The trend of each metric per dataset and pipeline, newest ``last`` runs, as text."""
     if not all_series:
@@ -106,6 +124,8 @@ def render_terminal(all_series: Sequence[Series], metrics: Sequence[str] | None,
                     f"{fmt_number(present[-1])} ({delta:+.4f})  min {fmt_number(min(present))}  "
                     f"max {fmt_number(max(present))}"
                 )
+            if failed := _failed_line(runs):
+                lines.append(failed)
             newest = runs[-1]
             why = (
                 f" ({newest.isolation_reason})"
@@ -147,7 +167,7 @@ ISOLATION_TEXT = {"pass": "verified", "fail": "LEAK", "not_verified": "not verif
 
 
 def _runs_table(runs: Sequence[tuple[HistoryRun, str]], names: Sequence[str]) -> str:
-    head = ["run", "made", "pipeline", "config", "commit", *names, "leaks", "isolation", "p95 ms"]
+    head = ["run", "made", "pipeline", "config", "commit", *names, "failed", "leaks", "isolation", "p95 ms"]
     numeric_from = 5
     cells = "".join(
         f"<th{' class=num' if i >= numeric_from else ''}>{esc(h)}</th>" for i, h in enumerate(head)
@@ -161,6 +181,7 @@ def _runs_table(runs: Sequence[tuple[HistoryRun, str]], names: Sequence[str]) ->
             (r.config_sha256 or "-")[:10],
             (r.git_commit or "-")[:10] + (" (dirty)" if r.git_dirty else ""),
             *(fmt_number(r.metrics.get(m)) for m in names),
+            f"FAILED {failed_cases(r)}" if failed_cases(r) else "0",
             str(r.leaks),
             ISOLATION_TEXT[r.isolation],
             fmt_number(r.latency_p95_ms, 1),
@@ -168,7 +189,8 @@ def _runs_table(runs: Sequence[tuple[HistoryRun, str]], names: Sequence[str]) ->
         tds = "".join(
             f"<td{' class=num' if j >= numeric_from else ''}>{esc(c)}</td>" for j, c in enumerate(row)
         )
-        body.append(f"<tr class='leak'>{tds}</tr>" if r.leaks or r.isolation == "fail" else f"<tr>{tds}</tr>")
+        flagged = r.leaks or r.isolation == "fail" or failed_cases(r)
+        body.append(f"<tr class='leak'>{tds}</tr>" if flagged else f"<tr>{tds}</tr>")
     return f"<table><thead><tr>{cells}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 

@@ -1,0 +1,50 @@
+"""A recorded run whose cases failed (errors, missing: each scored 0) is marked in the history's
+terminal trend and HTML runs table (before: its figures sat in the trend like any run's, so a drop
+made of timeouts read as a regression of the ranking, and the recovery after it as an improvement).
+The honest twin: a series without failed cases shows no mark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import KB
+from ragaudit.artifacts.history import open_history, series
+from ragaudit.data.loading import load_dataset
+from ragaudit.data.run import CaseRun, RankedItem, Run
+from ragaudit.evaluation.evaluate import evaluate
+from ragaudit.report.history_view import render_html, render_terminal
+
+
+def _report(created_at: str, failing: int) -> dict[str, object]:
+    dataset = load_dataset(KB / "golden.jsonl")
+    cases = {}
+    for n, case in enumerate(dataset.cases):
+        if n < failing:
+            cases[case.id] = CaseRun(error="timeout after 30s", latency_ms=1.0)
+        else:
+            cases[case.id] = CaseRun(
+                [RankedItem(i, 1.0) for i in sorted(case.relevant_set(1))], latency_ms=1.0
+            )
+    context = {"pipeline": {"name": "bm25", "config_sha256": "cfg"}}
+    data = evaluate(dataset, Run(cases, name="bm25"), "nDCG@10", None, context).to_dict()
+    data["created_at"] = created_at
+    return data
+
+
+def test_a_run_with_failed_cases_is_marked(tmp_path: Path) -> None:
+    with open_history(tmp_path / "h.sqlite") as history:
+        history.record(_report("2026-12-01T00:00:00Z", 0))
+        history.record(_report("2026-12-02T00:00:00Z", 7))
+        runs = history.runs()
+    text = render_terminal(series(runs), ["nDCG@10"])
+    assert "FAILED cases in run 2 (7 of 84 cases): each failed case scored 0" in text
+    page = render_html(series(runs), ["nDCG@10"], "h.sqlite")
+    assert "<td class=num>FAILED 7</td>" in page
+
+
+def test_a_series_without_failed_cases_has_no_mark(tmp_path: Path) -> None:
+    with open_history(tmp_path / "h.sqlite") as history:
+        history.record(_report("2026-12-01T00:00:00Z", 0))
+        runs = history.runs()
+    assert "FAILED" not in render_terminal(series(runs), ["nDCG@10"])
+    assert "FAILED" not in render_html(series(runs), ["nDCG@10"], "h.sqlite")
