@@ -74,3 +74,11 @@ def test_a_learned_pipeline_with_every_record_deleted_is_assumed_in_sample() -> 
     }
     honest = {"kind": "benchmark", "provenance": {"dataset_sha256": "ab"}, "pipelines": [held_out]}
     assert with_own_bench_in_sample(honest) is honest
+
+
+@pytest.mark.slow
+def test_the_mlflow_export_tags_recomputed_marks(report: dict[str, Any]) -> None:  # noqa: F811
+    from ragaudit.report.mlflow_runs import runs_of
+
+    tags = {run.name: run.tags.get("ragaudit.in_sample") for run in runs_of(_stripped(report))}
+    assert tags == {"bm25": None, "fused-a": "in_sample", "fused-b": "in_sample"}
