@@ -82,3 +82,11 @@ def test_the_mlflow_export_tags_recomputed_marks(report: dict[str, Any]) -> None
 
     tags = {run.name: run.tags.get("ragaudit.in_sample") for run in runs_of(_stripped(report))}
     assert tags == {"bm25": None, "fused-a": "in_sample", "fused-b": "in_sample"}
+
+
+@pytest.mark.slow
+def test_the_terminal_view_reads_recomputed_marks(report: dict[str, Any]) -> None:  # noqa: F811
+    from ragaudit.report.terminal import render_terminal
+
+    text = render_terminal(_stripped(report))
+    assert text.startswith("IN-SAMPLE: ") and "fused-b (IN-SAMPLE)" in text
