@@ -71,3 +71,11 @@ def test_the_audited_systems_own_report_is_tied_by_its_rankings(runs: dict[str, 
     }
     assert rankings_differ(runs["bm25"], other_set) is None
     assert "another golden set" in tie_basis_note(runs["bm25"], other_set, "a.json")
+
+
+def test_a_report_made_at_a_smaller_top_k_is_compared_at_its_depth(runs: dict[str, Any]) -> None:
+    shallow = json.loads(json.dumps(runs["bm25"]))
+    shallow["retrieval"] = {**shallow.get("retrieval", {}), "top_k": 5}
+    for case in shallow["per_case"]:
+        case["retrieved"] = case.get("retrieved", [])[:5]
+    assert rankings_differ(shallow, runs["audit"]) is None

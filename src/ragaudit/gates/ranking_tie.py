@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ragaudit.artifacts.provenance import recorded_top_k
+
 MIN_RANKING_OVERLAP = 0.9
 """The smallest mean top-k overlap of the report's and the audit's rankings of the same golden cases
 for the two to be taken as one system (1.0 for a deterministic retriever over an unchanged index)."""
@@ -69,6 +71,8 @@ def rankings_differ(report: Mapping[str, Any], audit: Mapping[str, Any]) -> str 
         return None
     top_k = held.get("top_k")
     k = top_k if isinstance(top_k, int) and not isinstance(top_k, bool) and top_k > 0 else 10
+    asked = recorded_top_k(report)  # a report asked for fewer: compare the depth both have
+    k = min(k, asked) if asked is not None and asked > 0 else k
     mine = _report_rankings(report)
     theirs = {str(c): [str(i) for i in ids] for c, ids in held["cases"].items() if isinstance(ids, list)}
     shared = sorted(set(mine) & set(theirs))
