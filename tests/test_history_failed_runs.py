@@ -48,3 +48,13 @@ def test_a_series_without_failed_cases_has_no_mark(tmp_path: Path) -> None:
         runs = history.runs()
     assert "FAILED" not in render_terminal(series(runs), ["nDCG@10"])
     assert "FAILED" not in render_html(series(runs), ["nDCG@10"], "h.sqlite")
+
+
+def test_one_run_is_no_trend(tmp_path: Path) -> None:
+    """Before: a series of one run read "0.9xxx -> 0.9xxx (+0.0000)", a claim of no change that one
+    point cannot make."""
+    with open_history(tmp_path / "h.sqlite") as history:
+        history.record(_report("2026-12-01T00:00:00Z", 0))
+        runs = history.runs()
+    text = render_terminal(series(runs), ["nDCG@10"])
+    assert "(one recorded run: no trend yet)" in text and "+0.0000" not in text

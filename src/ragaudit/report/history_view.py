@@ -118,6 +118,11 @@ def render_terminal(all_series: Sequence[Series], metrics: Sequence[str] | None,
                 if not present:
                     lines.append(f"    {metric.ljust(width)}  (not recorded)")
                     continue
+                if len(present) == 1:  # one point is no trend: no "+0.0000" that reads as "unchanged"
+                    lines.append(
+                        f"    {metric.ljust(width)}  {fmt_number(present[0])}  (one recorded run: no trend yet)"
+                    )
+                    continue
                 delta = present[-1] - present[0]
                 lines.append(
                     f"    {metric.ljust(width)}  {sparkline(values)}  {fmt_number(present[0])} -> "
