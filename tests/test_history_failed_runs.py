@@ -1,7 +1,8 @@
-"""A recorded run whose cases failed (errors, missing: each scored 0) is marked in the history's
+"""What the history view must not present as a trend. A recorded run whose cases failed (errors, missing: each scored 0) is marked in the history's
 terminal trend and HTML runs table (before: its figures sat in the trend like any run's, so a drop
 made of timeouts read as a regression of the ranking, and the recovery after it as an improvement).
-The honest twin: a series without failed cases shows no mark."""
+The honest twin: a series without failed cases shows no mark. Also: one run is no trend, and a golden
+set edited under the same path is named across its headings."""
 
 from __future__ import annotations
 
@@ -58,3 +59,32 @@ def test_one_run_is_no_trend(tmp_path: Path) -> None:
         runs = history.runs()
     text = render_terminal(series(runs), ["nDCG@10"])
     assert "(one recorded run: no trend yet)" in text and "+0.0000" not in text
+
+
+def test_an_edited_golden_set_is_named_across_its_headings(tmp_path: Path) -> None:
+    """Before: a golden set edited under the same path (its hard cases removed) started a new heading
+    whose series began higher, with no word that the two headings are one file edited."""
+    golden = tmp_path / "golden.jsonl"
+    lines = (KB / "golden.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    golden.write_text("".join(lines), encoding="utf-8")
+    first = _report_on(golden, "2026-12-01T00:00:00Z")
+    golden.write_text("".join(lines[10:]), encoding="utf-8")
+    second = _report_on(golden, "2026-12-02T00:00:00Z")
+    with open_history(tmp_path / "h.sqlite") as history:
+        history.record(first)
+        history.record(second)
+        runs = history.runs()
+    text = render_terminal(series(runs), ["nDCG@10"])
+    assert f"note: the golden set {golden} was edited between runs (2 versions" in text
+    with open_history(tmp_path / "one.sqlite") as history:  # the honest twin: one version, no note
+        history.record(first)
+        assert "was edited" not in render_terminal(series(history.runs()), ["nDCG@10"])
+
+
+def _report_on(golden: Path, created_at: str) -> dict[str, object]:
+    dataset = load_dataset(golden)
+    cases = {c.id: CaseRun([RankedItem(i, 1.0) for i in sorted(c.relevant_set(1))]) for c in dataset.cases}
+    context = {"pipeline": {"name": "bm25", "config_sha256": "cfg"}}
+    data = evaluate(dataset, Run(cases, name="bm25"), "nDCG@10", None, context).to_dict()
+    data["created_at"] = created_at
+    return data

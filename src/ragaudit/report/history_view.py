@@ -139,10 +139,29 @@ def render_terminal(all_series: Sequence[Series], metrics: Sequence[str] | None,
             )
             lines.append(f"    tenant isolation (latest run): {ISOLATION_TEXT[newest.isolation]}{why}")
         lines.append("")
+    lines += edited_golden_sets(all_series)
     lines.append(
         "runs are grouped by dataset sha256 and metric policy: runs on different datasets are never compared"
     )
     return "\n".join(lines)
+
+
+def edited_golden_sets(all_series: Sequence[Series]) -> list[str]:
+    """One line per golden-set path recorded under more than one sha256 (the file was edited between
+    runs): its headings are separate trends, and a rise across them may be cases removed, not a better
+    system."""
+    versions: dict[str, set[str]] = {}
+    for s in all_series:
+        for run in s.runs:
+            if run.dataset_path:
+                versions.setdefault(run.dataset_path, set()).add(run.dataset_sha256)
+    return [
+        f"note: the golden set {path} was edited between runs ({len(shas)} versions: "
+        f"{', '.join(sorted(sha[:12] for sha in shas))}): each version is its own heading, and a change "
+        "across them is the golden set's as much as the system's (cases removed or relabelled)"
+        for path, shas in sorted(versions.items())
+        if len(shas) > 1
+    ]
 
 
 def _group_runs(members: Sequence[Series]) -> list[tuple[HistoryRun, str]]:
