@@ -86,7 +86,11 @@ def test_the_recommendation_says_which_to_ship_in_words(bench: dict[str, Any]) -
     # the leak planted in the fixture's runs: the winner is not recommended without saying so
     assert typed.recommendation() == (
         f"better: {gain['delta']:+.3f} nDCG@10 over base, significant; twin is not significantly "
-        "different from better at about the same latency; but better returned other tenants' chunks: do not ship it"
+        "different from better at about the same latency; "
+        # the fixture's run files lack some cases: a run that failed on cases is named (test_bench_failed_runs)
+        "but the runs of base (2 of 40 cases), better (1 of 40 cases), twin (1 of 40 cases) failed on some "
+        "cases, each scored 0: the ranking and the comparisons with them are not their systems' figures; "
+        "re-run them before choosing; but better returned other tenants' chunks: do not ship it"
     )
     slower = _with(bench, "twin", latency_ms={"p50": 55.0, "p95": 60.0, "p99": 61.0, "mean": 55.0})
     winner_latency = next(p for p in bench["pipelines"] if p["name"] == "better")["latency_ms"]["p50"]

@@ -17,7 +17,11 @@ SYSTEM = {"pipeline": {"config_sha256": "ab" * 32}}
 SIZED: dict[str, Any] = {  # as large as the gate's default floor asks (gates/audit_size.py)
     "tenants": ["acme", "globex"],
     "requests": {"total": 3000, "cross_tenant": 1200, "owner": 600},
-    "probe_list": [{"id": "acme/title/0", "tenant": "acme"}, {"id": "globex/title/0", "tenant": "globex"}],
+    "probe_list": [  # 24 distinct probes per tenant: audit-tenants' default --probes-per-tenant
+        {"id": f"{tenant}/title/{n}", "tenant": tenant, "text": f"{tenant} question {n}"}
+        for tenant in ("acme", "globex")
+        for n in range(24)
+    ],
 }
 CORPUS = {"sha256": "cd" * 32, "tenants": ["acme", "globex"]}
 REPORT = LoadedReport(

@@ -110,9 +110,9 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     paths["audit"] = (
         out / "audit.json"
     )  # a real cross-tenant audit of the same pipeline: the only verification
-    probes = generate_probes(corpus.documents, per_tenant=6)
+    probes = generate_probes(corpus.documents)  # 24 per tenant: the gate's min_probes_per_tenant
     ownership = OwnershipIndex.build(corpus.documents, built.chunks)
-    # the default --budget (3,000 requests: the gate's min_audit_requests), in rounds of these few probes
+    # the default --budget (3,000 requests: the gate's min_audit_requests), in rounds of these probes
     quick = AuditOptions(progress=False, top_k_values=(10,), max_top_k=10, hostile_probes=1)
     asyncio.run(audit_tenants(built.retriever, ownership, probes, quick)).write_json(paths["audit"])
     _name_the_system(paths, preset("bm25").sha256())

@@ -463,8 +463,8 @@ def test_the_gate_does_not_take_a_not_verified_audit_as_verified(
     )
     # one pass over a few probes: the audit-size floor (tests/test_gate_audit_size.py) is lowered, said so
     strict, lenient = (
-        GatePolicy(min_audit_requests=0),
-        GatePolicy(allow_unverified=True, min_audit_requests=0),
+        GatePolicy(min_audit_requests=0, min_probes_per_tenant=0),
+        GatePolicy(allow_unverified=True, min_audit_requests=0, min_probes_per_tenant=0),
     )
     blocked = security_gate(eval_report, strict, [("opaque.json", opaque)])
     assert blocked.status == "not_verified" and not blocked.accepted

@@ -204,7 +204,7 @@ def test_shared_tenants_on_eval_audit_tenants_and_the_gate_policy(
     assert strict.status == "not_verified" and "treated public as shared" in strict.summary
     alone = security_gate(eval_report, GatePolicy(), [])  # the eval report says what it allowed, too
     assert any("eval report" in n and "treated public as shared" in n for n in alone.notes)
-    policy = GatePolicy(shared_tenants=("public",), min_audit_requests=0)  # a one-round audit, said so
+    policy = GatePolicy(shared_tenants=("public",), min_audit_requests=0, min_probes_per_tenant=0)  # said so
     assert security_gate(eval_report, policy, audited).status == "pass"
 
 

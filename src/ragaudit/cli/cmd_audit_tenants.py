@@ -99,6 +99,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(default 3000)",
     )
     looks.add_argument(
+        "--golden",
+        metavar="DATASET",
+        help="also ask this golden set's questions (each as its tenant) and record the chunks returned, so "
+        "'ragaudit gate' ties the audit to the eval report by its rankings (docs/gates.md)",
+    )
+    looks.add_argument(
         "--rounds", type=int, help="exactly this many rounds, whatever the budget (default: from --budget)"
     )
     mutations = parser.add_argument_group(
@@ -263,6 +269,13 @@ def run(args: argparse.Namespace) -> int:
     context = {"source": {"label": source.label, **source.context}, "corpus": corpus.info()}
     if canaries:
         context["canaries"] = {"path": args.canaries, "count": len(canaries)}
+    if args.golden:
+        from ragaudit.cli.audit_golden import golden_rankings
+
+        with step(f"audit-tenants: asking the golden questions of {args.golden}"):
+            context["golden_rankings"] = golden_rankings(
+                source.retriever, args.golden, args.concurrency, args.timeout
+            )
     semantic = semantic_attributor(args, corpus.documents)
     with step(f"audit-tenants: probing {source.label} with {len(probes)} probes"):
         audit = asyncio.run(

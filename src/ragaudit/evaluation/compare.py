@@ -285,6 +285,7 @@ def compare_reports(
         "holes": [h.to_json() for h in holes],
         "notes": [
             *([depth] if (depth := depth_note(everyone, names)) else []),
+            *failed_run_notes(everyone),
             *unpaired_notes(base, everyone[1:], names),
             *(f"incomplete judgments: {w}" for h in holes if (w := h.warning())),
         ],
@@ -293,6 +294,24 @@ def compare_reports(
             f for r in everyone if (f := failed_run(r.data, r.label, max_error_rate)) is not None
         ],
     }
+
+
+def failed_run_notes(reports: Sequence[LoadedReport]) -> list[str]:
+    """One note per report whose run failed on some cases (errors and missing cases, the rule of
+    ``ragaudit eval``): each failed case scores 0, so a comparison with it is partly its failures: a
+    system "better" than a baseline that timed out, or "worse" for its own timeouts."""
+    from ragaudit.evaluation.outcome import report_outcome
+
+    notes = []
+    for report in reports:
+        outcome = report_outcome(report.data, f"report {report.label}", "report")
+        if outcome.failures:
+            notes.append(
+                f"the run of {report.label} failed on {len(outcome.failures)} of {outcome.total} cases (errors or "
+                "missing, each scored 0): its comparisons are partly those failures, not the systems' "
+                "rankings; re-run it (ragaudit compare exits 1 on it)"
+            )
+    return notes
 
 
 def unpaired_notes(base: LoadedReport, systems: Sequence[LoadedReport], metrics: Sequence[str]) -> list[str]:

@@ -31,6 +31,7 @@ from ragaudit.corpus.chunkers import count_tokens
 from ragaudit.corpus.loading import Corpus
 from ragaudit.data.run import Run
 from ragaudit.data.schema import Dataset
+from ragaudit.evaluation.bench_in_sample import fitted_record
 from ragaudit.evaluation.compare import DEFAULT_DELTA, DEFAULT_POWER, LoadedReport, compare_reports
 from ragaudit.evaluation.evaluate import cut_by_top_k, evaluate
 from ragaudit.evaluation.holes import DEFAULT_MIN_JUDGED
@@ -117,6 +118,7 @@ class BenchmarkResult:
                         [c.to_json() for c in o.result.per_case], list(o.result.metrics)
                     ),
                     **_own_in_sample(o.result),
+                    **fitted_record(o.result.context, [c.to_json() for c in o.result.per_case]),
                 }
                 for o in self.outcomes
             ],

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragaudit.gates.audit_claims import audit_contradiction
+from ragaudit.gates.ranking_tie import rankings_differ
 from ragaudit.gates.system_claims import system_claim_problem
 
 SHARED_FIX = (
@@ -115,4 +116,4 @@ def audited_elsewhere(report: Mapping[str, Any], audit: Mapping[str, Any]) -> st
         )
     if mine_corpus is not None and their_corpus is not None and mine_corpus != their_corpus:
         return f"it audited another corpus (sha256 {their_corpus[:12]}, the report's {mine_corpus[:12]})"
-    return system_claim_problem(report, audit)
+    return system_claim_problem(report, audit) or rankings_differ(report, audit)

@@ -15,6 +15,7 @@ max_leaks = 0           # cross-tenant chunks allowed (eval report + --audit rep
 # shared_tenants = ["public"]   # tenants whose documents every tenant may be served (not leaks)
 # min_attributed = 0.95         # an --audit that allowed unattributed chunks verifies only above this share
 # min_audit_requests = 3000     # a smaller --audit is too small to verify isolation (lowering it is said)
+# min_probes_per_tenant = 24    # an --audit with fewer distinct probes of a tenant verifies nothing (likewise)
 [operations]
 latency_p95_ms = 800    # budget for the 95th-percentile query latency
 max_error_rate = 0.01   # failed cases (errors and missing) / cases; 0 when absent
@@ -39,6 +40,7 @@ from typing import Any
 
 from ragaudit.data.toml_files import parse_toml_text, read_toml
 from ragaudit.errors import InputError, MetricNameError, Problem, ValidationError
+from ragaudit.gates.audit_probes import DEFAULT_MIN_PROBES_PER_TENANT
 from ragaudit.gates.audit_size import DEFAULT_MIN_AUDIT_REQUESTS
 from ragaudit.metrics.names import parse_metric
 
@@ -52,7 +54,14 @@ KEYS: dict[str, set[str]] = {
         "max_tenant_regression",
         "min_tenant_cases",
     },
-    "security": {"max_leaks", "allow_unverified", "shared_tenants", "min_attributed", "min_audit_requests"},
+    "security": {
+        "max_leaks",
+        "allow_unverified",
+        "shared_tenants",
+        "min_attributed",
+        "min_audit_requests",
+        "min_probes_per_tenant",
+    },
     "operations": {"latency_p95_ms", "max_error_rate"},
 }
 
@@ -74,6 +83,8 @@ class GatePolicy:
     its returned chunks was attributed."""
     min_audit_requests: int = DEFAULT_MIN_AUDIT_REQUESTS
     """A clean ``--audit`` that sent fewer requests is too small to verify isolation (gates/audit_size.py)."""
+    min_probes_per_tenant: int = DEFAULT_MIN_PROBES_PER_TENANT
+    """A clean ``--audit`` with fewer distinct probes of a tenant verifies nothing (gates/audit_probes.py)."""
     latency_p95_ms: float | None = None
     max_error_rate: float | None = None
     per_tenant_floors: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -105,6 +116,7 @@ class GatePolicy:
                 "shared_tenants": list(self.shared_tenants),
                 "min_attributed": self.min_attributed,
                 "min_audit_requests": self.min_audit_requests,
+                "min_probes_per_tenant": self.min_probes_per_tenant,
             },
             "operations": {"latency_p95_ms": self.latency_p95_ms, "max_error_rate": self.max_error_rate},
         }
@@ -305,6 +317,18 @@ class _Parser:
                 )
             else:
                 out["min_audit_requests"] = size
+        if "min_probes_per_tenant" in table:
+            probes = table["min_probes_per_tenant"]
+            if isinstance(probes, bool) or not isinstance(probes, int) or probes < 0:
+                self.fail(
+                    "security",
+                    "min_probes_per_tenant",
+                    f"must be a whole number >= 0 (got {probes!r})",
+                    f"min_probes_per_tenant = {DEFAULT_MIN_PROBES_PER_TENANT} (audit-tenants' default "
+                    "--probes-per-tenant)",
+                )
+            else:
+                out["min_probes_per_tenant"] = probes
         if "max_leaks" not in table:
             return out
         value = table["max_leaks"]

@@ -14,6 +14,7 @@ from typing import Any
 
 from ragaudit.evaluation.compare import LoadedReport, compare_reports, depth_note, unpaired_notes
 from ragaudit.evaluation.integrity import case_inconsistencies, unlisted_against
+from ragaudit.gates.baseline_failures import answered_by_baseline
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.result import GateResult, floor_failure, judge_drop
 
@@ -101,13 +102,21 @@ def _regressions(
                 "nothing; evaluate both with the same --metrics"
             )
         return findings, notes, []
-    result = compare_reports([baseline, report], baseline, metrics, policy.alpha, resamples, seed)
+    answered, paired, left_out = answered_by_baseline(baseline, report)  # its failed cases score 0
+    result = compare_reports([answered, paired], answered, metrics, policy.alpha, resamples, seed)
     if (same := _same_run(report, baseline)) is not None:  # compared with itself: nothing compared
         return [*findings, same], notes, []
+    notes += [left_out] if left_out else []
     rows = result["comparisons"]
-    notes += unpaired_notes(baseline, [report], metrics)  # what the paired check could not see
+    notes += unpaired_notes(answered, [paired], metrics)  # what the paired check could not see
     notes += [depth] if (depth := depth_note([baseline, report], metrics)) else []
     for c in rows:
+        if not c["n"]:  # a regression check that paired nothing is not a met one
+            findings.append(
+                f"{c['metric']}: no case both the baseline answered and the report scored: the regression "
+                "check compared nothing; give the report of a released run whose cases did not fail"
+            )
+            continue
         correction = f"Holm over {len(rows)} metrics"
         finding, note = judge_drop(c, c["metric"], correction, "the tolerance", tolerance, policy.alpha)
         findings += [finding] if finding else []

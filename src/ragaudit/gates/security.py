@@ -17,10 +17,12 @@ from typing import Any
 from ragaudit.errors import InputError
 from ragaudit.evaluation.compare import LoadedReport
 from ragaudit.evaluation.integrity import leak_inconsistency
+from ragaudit.gates.audit_probes import lowered_probes_note, too_few_probes
 from ragaudit.gates.audit_size import audit_too_small, lowered_floor_note
 from ragaudit.gates.audit_tie import SHARED_FIX, audit_unverified, audited_elsewhere, shared_beyond
 from ragaudit.gates.leaks import describe_leak, leak_records, without_shared
 from ragaudit.gates.policy import GatePolicy
+from ragaudit.gates.ranking_tie import tie_basis_note
 from ragaudit.gates.result import WORST, GateResult
 from ragaudit.runner.tenancy import AUDIT_FIX
 from ragaudit.verdict import isolation_of
@@ -72,7 +74,9 @@ def security_gate(
         if why is None and beyond:
             why = f"it treated {', '.join(beyond)} as shared; {SHARED_FIX}"
         if why is None:
-            why = audit_too_small(data, policy.min_audit_requests)
+            why = audit_too_small(data, policy.min_audit_requests) or too_few_probes(
+                data, policy.min_probes_per_tenant
+            )
         if why is None and audit[0] == 0:
             checked = (
                 data.get("isolation", {}).get("reason")
@@ -80,6 +84,7 @@ def security_gate(
                 else None
             )
             verified_by.append(f"audit {path}" + (f" ({checked})" if checked else ""))
+            notes.append(tie_basis_note(report.data, data, str(path)))
         elif audit[0] == 0:
             unverifying.append(f"audit {path} found no leak but does not verify isolation: {why}")
     total = sum(n for _, n, _ in sources)
@@ -138,7 +143,14 @@ def security_gate(
             accepted=True,
         )
     if verified_by:
-        lowered = lowered_floor_note(policy.min_audit_requests)
+        lowered = "; ".join(
+            note
+            for note in (
+                lowered_floor_note(policy.min_audit_requests),
+                lowered_probes_note(policy.min_probes_per_tenant),
+            )
+            if note
+        )
         return GateResult(
             "security",
             "pass",

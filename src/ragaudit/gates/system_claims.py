@@ -16,7 +16,8 @@ what a pipeline's name rests on is checked too:
 
 A careful forger who copies the whole ``pipeline`` block of the audited system into the report of
 another system with the same chunking (BM25 and dense over whole documents) still passes; an endpoint
-or a retriever is tied by its name and the corpus sha256 alone (docs/gates.md says so).
+or a retriever is tied by its name and the corpus sha256 alone, unless the audit was made with
+``--golden`` and its rankings are compared (:mod:`ragaudit.gates.ranking_tie`; docs/gates.md says so).
 """
 
 from __future__ import annotations

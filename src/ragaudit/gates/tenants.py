@@ -21,6 +21,7 @@ from typing import Any
 
 from ragaudit.evaluation.compare import LoadedReport, case_values
 from ragaudit.evaluation.slices import cases_by_tenant, tenant_comparisons
+from ragaudit.gates.baseline_failures import answered_by_baseline
 from ragaudit.gates.policy import GatePolicy
 from ragaudit.gates.result import GateResult, floor_failure, judge_drop
 
@@ -87,9 +88,10 @@ def _regressions(
             [],
             {},
         )
+    answered, paired, left_out = answered_by_baseline(baseline, report)  # its failed cases score 0
     section = tenant_comparisons(
-        baseline,
-        [report],
+        answered,
+        [paired],
         metrics,
         alpha=policy.alpha,
         n_resamples=resamples,
@@ -97,7 +99,7 @@ def _regressions(
         min_cases=policy.min_tenant_cases,
     )
     findings: list[str] = []
-    notes: list[str] = []
+    notes: list[str] = [left_out] if left_out else []
     unjudged: list[str] = []
     for row in section["rows"]:
         tenant, metric = row["tenant"], row["metric"]

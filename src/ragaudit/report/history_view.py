@@ -74,6 +74,24 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def failed_cases(run: HistoryRun) -> int:
+    """How many of a recorded run's cases failed (errors and missing cases, as ``ragaudit eval`` counts
+    them): each scored 0, so such a run's figures are not its system's (0 for a run that did not fail)."""
+    return sum(v for k in ("errors", "missing") if isinstance(v := run.counts.get(k), int) and v > 0)
+
+
+def _failed_line(runs: Sequence[HistoryRun]) -> str | None:
+    """The terminal line naming a series' runs whose cases failed (``None``: none did)."""
+    failed = [(i + 1, n, r) for i, r in enumerate(runs) if (n := failed_cases(r))]
+    if not failed:
+        return None
+    which = ", ".join(f"run {i} ({n} of {r.counts.get('cases', '?')} cases)" for i, n, r in failed)
+    return (
+        f"    FAILED cases in {which}: each failed case scored 0, so those runs' figures are not the "
+        "system's (a drop there may be failures, a recovery after them no improvement)"
+    )
+
+
 def render_terminal(all_series: Sequence[Series], metrics: Sequence[str] | None, last: int = 30) -> str:
     """The trend of each metric per dataset and pipeline, newest ``last`` runs, as text."""
     if not all_series:
@@ -100,12 +118,19 @@ def render_terminal(all_series: Sequence[Series], metrics: Sequence[str] | None,
                 if not present:
                     lines.append(f"    {metric.ljust(width)}  (not recorded)")
                     continue
+                if len(present) == 1:  # one point is no trend: no "+0.0000" that reads as "unchanged"
+                    lines.append(
+                        f"    {metric.ljust(width)}  {fmt_number(present[0])}  (one recorded run: no trend yet)"
+                    )
+                    continue
                 delta = present[-1] - present[0]
                 lines.append(
                     f"    {metric.ljust(width)}  {sparkline(values)}  {fmt_number(present[0])} -> "
                     f"{fmt_number(present[-1])} ({delta:+.4f})  min {fmt_number(min(present))}  "
                     f"max {fmt_number(max(present))}"
                 )
+            if failed := _failed_line(runs):
+                lines.append(failed)
             newest = runs[-1]
             why = (
                 f" ({newest.isolation_reason})"
@@ -114,10 +139,29 @@ def render_terminal(all_series: Sequence[Series], metrics: Sequence[str] | None,
             )
             lines.append(f"    tenant isolation (latest run): {ISOLATION_TEXT[newest.isolation]}{why}")
         lines.append("")
+    lines += edited_golden_sets(all_series)
     lines.append(
         "runs are grouped by dataset sha256 and metric policy: runs on different datasets are never compared"
     )
     return "\n".join(lines)
+
+
+def edited_golden_sets(all_series: Sequence[Series]) -> list[str]:
+    """One line per golden-set path recorded under more than one sha256 (the file was edited between
+    runs): its headings are separate trends, and a rise across them may be cases removed, not a better
+    system."""
+    versions: dict[str, set[str]] = {}
+    for s in all_series:
+        for run in s.runs:
+            if run.dataset_path:
+                versions.setdefault(run.dataset_path, set()).add(run.dataset_sha256)
+    return [
+        f"note: the golden set {path} was edited between runs ({len(shas)} versions: "
+        f"{', '.join(sorted(sha[:12] for sha in shas))}): each version is its own heading, and a change "
+        "across them is the golden set's as much as the system's (cases removed or relabelled)"
+        for path, shas in sorted(versions.items())
+        if len(shas) > 1
+    ]
 
 
 def _group_runs(members: Sequence[Series]) -> list[tuple[HistoryRun, str]]:
@@ -147,7 +191,7 @@ ISOLATION_TEXT = {"pass": "verified", "fail": "LEAK", "not_verified": "not verif
 
 
 def _runs_table(runs: Sequence[tuple[HistoryRun, str]], names: Sequence[str]) -> str:
-    head = ["run", "made", "pipeline", "config", "commit", *names, "leaks", "isolation", "p95 ms"]
+    head = ["run", "made", "pipeline", "config", "commit", *names, "failed", "leaks", "isolation", "p95 ms"]
     numeric_from = 5
     cells = "".join(
         f"<th{' class=num' if i >= numeric_from else ''}>{esc(h)}</th>" for i, h in enumerate(head)
@@ -161,6 +205,7 @@ def _runs_table(runs: Sequence[tuple[HistoryRun, str]], names: Sequence[str]) ->
             (r.config_sha256 or "-")[:10],
             (r.git_commit or "-")[:10] + (" (dirty)" if r.git_dirty else ""),
             *(fmt_number(r.metrics.get(m)) for m in names),
+            f"FAILED {failed_cases(r)}" if failed_cases(r) else "0",
             str(r.leaks),
             ISOLATION_TEXT[r.isolation],
             fmt_number(r.latency_p95_ms, 1),
@@ -168,7 +213,8 @@ def _runs_table(runs: Sequence[tuple[HistoryRun, str]], names: Sequence[str]) ->
         tds = "".join(
             f"<td{' class=num' if j >= numeric_from else ''}>{esc(c)}</td>" for j, c in enumerate(row)
         )
-        body.append(f"<tr class='leak'>{tds}</tr>" if r.leaks or r.isolation == "fail" else f"<tr>{tds}</tr>")
+        flagged = r.leaks or r.isolation == "fail" or failed_cases(r)
+        body.append(f"<tr class='leak'>{tds}</tr>" if flagged else f"<tr>{tds}</tr>")
     return f"<table><thead><tr>{cells}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragaudit.errors import InputError
+from ragaudit.evaluation.bench_in_sample import with_own_bench_in_sample
 from ragaudit.evaluation.in_sample_integrity import with_own_in_sample
 from ragaudit.report.sections import gate_state, gate_verdict
 from ragaudit.verdict import golden_question_isolation
@@ -49,6 +50,7 @@ def runs_of(report: Mapping[str, Any], where: str = "report") -> list[MlflowRun]
     if kind == "eval":
         return [_eval_run(report, shared)]
     if kind == "benchmark":
+        report = with_own_bench_in_sample(report)  # deleted or edited marks: its records say them
         return [_bench_run(report, p, shared) for p in report.get("pipelines", [])]
     raise InputError(
         where,

@@ -39,6 +39,9 @@ def kind_of(report: Mapping[str, Any], source: str = "report") -> ReportKind:
 def render_terminal(report: Mapping[str, Any], source: str = "report", limit: int = 10) -> str:
     """The terminal text of ``report`` (a ``to_dict()`` or a parsed JSON report); lists show at most
     ``limit`` items."""
+    from ragaudit.evaluation.bench_in_sample import with_own_bench_in_sample
+
+    report = with_own_bench_in_sample(report)  # a benchmark's deleted or edited in-sample marks: recomputed
     kind = kind_of(report, source)
     typed = kind.from_json(report, source)
     document = kind.document(typed)

@@ -232,9 +232,11 @@ def build_view(
     seed: int = 0,
 ) -> ReportView:
     """Everything the renderers need. A baseline needs an eval report on the same dataset and policy."""
+    from ragaudit.evaluation.bench_in_sample import with_own_bench_in_sample
     from ragaudit.evaluation.in_sample_integrity import with_own_in_sample
 
     report = with_own_in_sample(report)  # an in_sample section deleted or edited: its records say it
+    report = with_own_bench_in_sample(report)  # likewise each benchmark pipeline's
     kind = report_kind(str(report.get("kind", "")))
     typed = kind.from_json(report, report_path) if kind is not None else None
     title = report_title(report)

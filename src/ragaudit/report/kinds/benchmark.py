@@ -5,7 +5,7 @@ and a one-line recommendation in words (:meth:`BenchmarkReport.recommendation`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -187,12 +187,33 @@ class BenchmarkReport:
             parts.append(
                 f"{' and '.join(named)}: IN-SAMPLE figures (scored on the cases a fitted stage was fitted on)"
             )
+        if failed := failed_runs(self.pipelines):  # a failed case scores 0: the ranking is not the runs'
+            parts.append(failed)
         state = winner.isolation_state
         if state == "fail":
             parts.append(f"but {winner.name} returned other tenants' chunks: do not ship it")
         elif state == "not_verified":
             parts.append(f"{winner.name}'s tenant isolation was not verified")
         return "; ".join(parts)
+
+
+def failed_runs(pipelines: Sequence[BenchPipeline]) -> str | None:
+    """The words for the pipelines whose run failed on some cases (errors and missing cases, as
+    ``ragaudit eval`` counts them; ``None``: none did): each failed case scores 0, so the ranking and
+    every comparison involving them are not their systems' figures."""
+    failed = []
+    for pipeline in pipelines:
+        counts = pipeline.data.get("counts")
+        counts = counts if isinstance(counts, Mapping) else {}
+        n = sum(v for k in ("errors", "missing") if isinstance(v := counts.get(k), int) and v > 0)
+        if n:
+            failed.append(f"{pipeline.name} ({n:,} of {counts.get('cases', '?')} cases)")
+    if not failed:
+        return None
+    return (
+        f"but the runs of {', '.join(failed)} failed on some cases, each scored 0: the ranking and the "
+        "comparisons with them are not their systems' figures; re-run them before choosing"
+    )
 
 
 def _in_sample_pipelines(report: Fields) -> tuple[str, ...]:
