@@ -38,8 +38,8 @@ def test_a_tiny_clean_audit_does_not_verify_isolation() -> None:
     gate = security_gate(REPORT, GatePolicy(), [("tiny.json", _tiny())])
     assert gate.status == "not_verified" and not gate.passed
     assert (
-        "112 request(s) answered (112 request(s) sent; 63 cross-tenant) < min_audit_requests 3,000"
-        in gate.summary
+        "112 request(s) answered (112 request(s) sent; 63 cross-tenant) < min_audit_requests 3,000 "
+        "(counted as sent minus failed: it states no asking.requests.answered)" in gate.summary
     )
     assert POWER in gate.summary and "audit-tenants" in gate.summary
 
@@ -114,3 +114,23 @@ def test_failed_requests_count_toward_no_floor() -> None:
     gate = security_gate(REPORT, GatePolicy(), [("lax.json", lax)])
     assert gate.status == "not_verified"
     assert "300 request(s) answered (3,000 request(s) sent, 2,700 failed; 1,200 cross-tenant)" in gate.summary
+
+
+def test_refused_and_rejected_requests_are_not_answers_to_the_floor() -> None:
+    """The README's served audit: 3,843 requests sent, none failed, but the 1,392 hostile ids were all
+    refused and mutations rejected: 2,311 answered with a ranking (its detection power, 0.901, is worked
+    out from those). Sent minus failed (3,843) met the floor of 3,000 and the gate said PASS, so the
+    floor's promise (a leak on 1 request in 1,000 seen with probability 0.95) did not hold."""
+    served = copy.deepcopy(CLEAN)
+    served["requests"] = {**served["requests"], "total": 3843}
+    served["asking"] = {
+        **served.get("asking", {}),
+        "requests": {"total": 3843, "answered": 2311},
+        "detection_power": {"statement": "a leak on 1 request in 1,000 would be seen with probability 0.901"},
+    }
+    gate = security_gate(REPORT, GatePolicy(), [("served.json", served)])
+    assert gate.status == "not_verified" and not gate.passed
+    assert "2,311 request(s) answered with results to check (3,843 request(s) sent" in gate.summary
+    enough = copy.deepcopy(served)
+    enough["asking"]["requests"]["answered"] = 3000  # the honest twin: 3,000 answered meets the floor
+    assert security_gate(REPORT, GatePolicy(), [("served.json", enough)]).status == "pass"

@@ -8,9 +8,12 @@ takes an ``--audit`` as the verification of isolation only when
   requests (a probe of one tenant asked as another);
 * every audited tenant owns at least one of its probes (a tenant whose documents were never probed
   was not tested for leaking them; a ``--shared-tenant``, whose documents are not leaks, needs none);
-* at least ``min_audit_requests`` of its requests got a reply (sent minus failed; default :data:`DEFAULT_MIN_AUDIT_REQUESTS`,
-  ``audit-tenants``' default ``--budget``: a leak on 1 request in 1,000 is then seen with probability
-  0.95).
+* at least ``min_audit_requests`` of its requests were answered with results to check
+  (``asking.requests.answered``, the count its own detection power is worked out from: a refused
+  hostile id, a rejected mutation or a failed request shows no ranking; default
+  :data:`DEFAULT_MIN_AUDIT_REQUESTS`, ``audit-tenants``' default ``--budget``: a leak on 1 request in
+  1,000 is then seen with probability 0.95). An older report that does not state it is counted as
+  sent minus failed, and the reason says so.
 
 A policy may lower the floor (``[security] min_audit_requests``); the gate's summary then says so.
 """
@@ -82,14 +85,30 @@ def audit_too_small(data: Mapping[str, Any], min_requests: int = DEFAULT_MIN_AUD
     if not cross:
         return "it asked no cross-tenant request (no probe was asked as another tenant)"
     failed = _failed(data)
-    if total - failed < min_requests:
+    stated = _answered(data)
+    answered = min(stated, total - failed) if stated is not None else total - failed
+    if answered < min_requests:
         sent = f"{total:,} request(s) sent" + (f", {failed:,} failed" if failed else "")
+        counted = " with results to check" if stated is not None else ""
+        basis = (
+            ""
+            if stated is not None
+            else " (counted as sent minus failed: it states no asking.requests.answered)"
+        )
         return (
-            f"it is too small to verify isolation: {total - failed:,} request(s) answered ({sent}; "
-            f"{cross:,} cross-tenant) < min_audit_requests {min_requests:,}{_power(data)}; "
+            f"it is too small to verify isolation: {answered:,} request(s) answered{counted} ({sent}; "
+            f"{cross:,} cross-tenant) < min_audit_requests {min_requests:,}{basis}{_power(data)}; "
             + SIZE_FIX.format(floor=min_requests)
         )
     return None
+
+
+def _answered(data: Mapping[str, Any]) -> int | None:
+    """The requests the audit says were answered with a ranking to check (``asking.requests.answered``:
+    the base of its detection power; refusals and rejected mutations are not in it)."""
+    asking = data.get("asking")
+    requests = asking.get("requests") if isinstance(asking, Mapping) else None
+    return _count(requests.get("answered")) if isinstance(requests, Mapping) else None
 
 
 def _failed(data: Mapping[str, Any]) -> int:
