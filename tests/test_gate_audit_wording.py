@@ -84,3 +84,13 @@ def test_a_run_file_report_is_not_verified_by_an_audit_of_some_system(tmp_path: 
     waived = run_gates(report, load_policy(policy), audit_paths=[audit])
     security = next(g for g in waived.gates if g.gate == "security")
     assert security.status == "not_verified" and "allowed by the policy" in security.summary
+
+
+def test_an_eval_report_given_as_the_audit_is_named_as_not_an_audit() -> None:
+    """``gate --audit eval.json`` said "its verdict is 'not clean'" (an eval report has no audit verdict):
+    the kind is checked first and named."""
+    from ragaudit.gates.audit_tie import audit_unverified
+
+    why = audit_unverified({"kind": "eval", "passed": True})
+    assert why == "it is a 'eval' report, not a tenant audit ('ragaudit audit-tenants --out')"
+    assert audit_unverified({"kind": "eval"}) == why  # with no verdict at all, the same reason

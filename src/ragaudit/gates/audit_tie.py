@@ -28,6 +28,8 @@ def audit_unverified(data: Mapping[str, Any], min_attributed: float = 0.95) -> s
     isolation = data.get("isolation")
     state = isolation.get("state") if isinstance(isolation, Mapping) else None
     reason = isolation.get("reason") if isinstance(isolation, Mapping) else None
+    if data.get("kind") != "tenant-audit":  # said first: another kind's verdict is no audit's verdict
+        return audit_contradiction(data)
     if data.get("passed") is not True or data.get("verdict", "clean") != "clean":
         return f"its verdict is {data.get('verdict', 'not clean')!r}" + (f": {reason}" if reason else "")
     if contradiction := audit_contradiction(data):
