@@ -30,7 +30,8 @@ UNATTRIBUTED_BECAUSE = (
 NOT_CHECKED = (
     "not checked by probing: a tenant read from token claims the service does not verify (unless "
     "--endpoint-keys holds JWTs naming their tenants), counts and timing side channels, a leak rarer "
-    "than the detection power, parameters and page tokens under names the audit does not try "
+    "than the detection power, parameters and page tokens under names the audit does not try, other "
+    "endpoints and HTTP methods than the one audited (a GET search, /suggest) and HTTP trailers "
     "(docs/security.md, Threat model)"
 )
 """What a clean verdict does not cover: the classes a black-box audit cannot catch, said with every pass."""
