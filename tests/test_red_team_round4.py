@@ -99,7 +99,7 @@ def test_each_round4_leak_fails_over_http_and_its_twin_does_not(
         assert found and found <= set(FOUND_BY[style]), found
     if style == "trailing-separator":  # only the new hostile ids read a tenant's data
         callers = {r["caller"] for r in records}
-        assert callers and all(c.endswith(("/", ".", "%2F")) for c in callers), callers
+        assert callers and all(c.endswith(("/", ".")) for c in callers), callers
     if style == "concatenated-json":  # read from the second document, not from the body's raw text
         paths = {f["path"] for r in records for f in r["fields"]}
         assert paths and all(p.startswith('$["#2 (a further JSON document') for p in paths), paths

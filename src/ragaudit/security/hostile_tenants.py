@@ -131,7 +131,6 @@ def syntax_variants(tenant: str, other: str, real: Iterable[str]) -> list[tuple[
         (f"./{tenant}", "path ./a"),
         (f"{tenant}/", "trailing slash a/"),
         (f"{tenant}.", "trailing dot a."),
-        (quote(f"{tenant}/", safe=""), "URL-encoded trailing slash a%2F"),
     ]
     named = [(value, f"{what} (a={tenant!r}, b={other!r})") for value, what in candidates]
     return _unique(named, tenant, real)
