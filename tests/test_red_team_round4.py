@@ -246,3 +246,34 @@ def test_the_non_latin_script_mutation_keeps_the_probe_and_adds_four_scripts() -
 
     scripts = {unicodedata.name(c).split()[0] for c in NON_LATIN_WORDS if c.isalpha()}
     assert {"CYRILLIC", "GREEK", "ARABIC"} <= scripts and any(s.startswith("CJK") for s in scripts)
+
+
+def test_a_service_naming_the_tenants_otherwise_is_a_leak_that_says_why(
+    chunks: list[Chunk], tmp_path: Path
+) -> None:
+    """The service's tenants are ``ACME``, ``GLOBEX``, ``INITECH``; the corpus says ``acme``, ...: every
+    real tenant request is refused and only the near misses are served. Exit 1 (nothing was verified),
+    and the reason names the likely cause instead of accusing silently."""
+    service = make_round4_service("plain", chunks, honest=True)
+    upper = {t.upper(): t for t in service.tenants}
+
+    def handle(request: Request) -> Reply:
+        body = request.json()
+        named = body.get("tenant_id")
+        if not isinstance(named, str) or named not in upper:
+            return Reply(status=403, body={"detail": "unknown tenant"})
+        status, payload, _ = service.respond({**body, "tenant_id": upper[named]}, {}, {})
+        return Reply(status=status, body=payload)
+
+    out = tmp_path / "renamed.json"
+    with LocalServer(handle) as server:
+        code = main(
+            [
+                *("audit-tenants", "--corpus", CORPUS, "--endpoint", server.url),
+                *("--out", str(out), "--no-progress", *SMALL_CLI),
+            ]
+        )
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert code == 1 and report["verdict"] == "leak"
+    assert {r["caller"] for r in report["leaks"]["records"]} <= set(upper)
+    assert "check that --corpus names the tenants as the service does" in report["isolation"]["reason"]

@@ -35,6 +35,12 @@ NOT_CHECKED = (
     "(docs/security.md, Threat model)"
 )
 """What a clean verdict does not cover: the classes a black-box audit cannot catch, said with every pass."""
+RENAMED_TENANTS = (
+    "; every one of the {n} requests naming a tenant of --corpus failed, so the ids that were served "
+    "(near misses, other spellings) may be the service's own names for these tenants (ACME for acme): "
+    "check that --corpus names the tenants as the service does (leaks.by_pair lists who got what)"
+)
+"""Said with a leak when no request naming a real tenant was answered: the data went only to other ids."""
 ALLOW_FLAG = "--allow-unattributed"
 MIN_FLAG = "--min-attributed"
 DEFAULT_MIN_ATTRIBUTED = 0.95
@@ -70,7 +76,12 @@ def audit_verdict(
         return "leak", CheckVerdict(
             TENANT_ISOLATION,
             "fail",
-            f"{leaks} foreign chunk(s) served; {counted}",
+            f"{leaks} foreign chunk(s) served; {counted}"
+            + (
+                RENAMED_TENANTS.format(n=tenant_requests)
+                if tenant_requests and failed == tenant_requests
+                else ""
+            ),
             attributed,
             checked,
             leaks,
