@@ -508,7 +508,12 @@ def _mutated_requests(
     tally.planned(catalogue, skipped, f"{type(retriever).__name__} sends only tenant_id, query and top_k")
     return [
         AuditRequest(
-            m.probe, m.caller, min(m.mutation.top_k or opts.top_k, largest_k), 0, "mutation", mutated=m
+            m.probe,
+            m.caller,
+            min(m.mutation.top_k, largest_k) if m.mutation.top_k else opts.top_k,
+            0,
+            "mutation",
+            mutated=m,
         )
         for m in planned
     ]
