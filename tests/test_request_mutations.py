@@ -71,8 +71,8 @@ def test_every_mutation_is_applied_to_a_sample_and_channels_decide_what_applies(
 
     plain, skipped = plan_mutations(probes, ["a", "b", "c"], catalogue, 2, frozenset())
     assert {m.axis for m in skipped} == {"pagination", "tenant-channel", "credential-conflict"}
-    assert {r.mutation.axis for r in plain} == {"query-shape"}
-    assert len(plain) == 11 * 6 + 2 * 3  # 2 probes of 3 tenants; empty and * once per calling tenant
+    assert {r.mutation.axis for r in plain} == {"query-shape", "page-size"}
+    assert len(plain) == 14 * 6 + 2 * 3  # 2 probes of 3 tenants; empty and * once per calling tenant
     assert all(r.caller != r.probe.tenant_id for r in plain)
     texts = {r.mutation.name: r.text for r in plain if r.probe.id == "a/0"}
     assert texts["OR"] == "Northwind OR Logistics OR contract" and texts["2 characters"] == "No"

@@ -190,14 +190,15 @@ def test_the_default_audit_is_clean_on_bm25_and_says_how_hard_it_looked(
     assert set(asking["requests"]["by_part"]) == {
         "owner", "cross-tenant", "generic", "hostile", "discovery", "mutation"
     }  # fmt: skip
-    # the request mutations: 13 query shapes on 2 probes of each tenant (empty and * once per tenant);
-    # pagination and tenant channels need HTTP: not applicable to a Python retriever, and said so
+    # the request mutations: 14 query shapes and 2 page sizes on 2 probes of each tenant (empty and *
+    # once per tenant); pagination and tenant channels need HTTP: not applicable to a Python retriever
     rows = {r["mutation"]: r for r in asking["mutations"]}
     assert (
         report["requests"]["mutation"]
-        == 11 * 6 + 2 * 3
-        == sum(r["requests"] for r in rows.values() if r["axis"] == "query-shape")
+        == 14 * 6 + 2 * 3
+        == sum(r["requests"] for r in rows.values() if r["axis"] in ("query-shape", "page-size"))
     )
+    assert rows["top_k=50 (page size)"]["requests"] == 6 and rows["non-Latin script query"]["answered"] == 6
     assert rows["OR"]["answered"] == 6 and rows["empty query"]["requests"] == 3
     assert not rows["?offset=10"]["applicable"] and "param channel" in rows["?offset=10"]["reason"]
     assert (
@@ -317,7 +318,7 @@ def test_cli_prints_requests_and_detection_power_and_checks_its_options(
     assert asking["rounds"] == 3 and asking["requests"]["total"] == 3 * asking["requests_per_round"] + mutated
     assert f"{asking['requests']['total']} sent in 3 rounds" in printed
     assert "detection power: a leak on 1 request in 1,000 would be seen with probability" in printed
-    wording = f"request mutations: 13 of 55 applicable, {mutated} requests sent"  # no channel in Python
+    wording = f"request mutations: 16 of 58 applicable, {mutated} requests sent"  # no channel in Python
     assert wording in printed
     assert "42 not applicable (pagination, tenant-channel, credential-conflict: " in printed
     for bad in (

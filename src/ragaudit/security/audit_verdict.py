@@ -30,10 +30,17 @@ UNATTRIBUTED_BECAUSE = (
 NOT_CHECKED = (
     "not checked by probing: a tenant read from token claims the service does not verify (unless "
     "--endpoint-keys holds JWTs naming their tenants), counts and timing side channels, a leak rarer "
-    "than the detection power, parameters and page tokens under names the audit does not try "
+    "than the detection power, parameters and page tokens under names the audit does not try, other "
+    "endpoints and HTTP methods than the one audited (a GET search, /suggest) and HTTP trailers "
     "(docs/security.md, Threat model)"
 )
 """What a clean verdict does not cover: the classes a black-box audit cannot catch, said with every pass."""
+RENAMED_TENANTS = (
+    "; every one of the {n} requests naming a tenant of --corpus failed, so the ids that were served "
+    "(near misses, other spellings) may be the service's own names for these tenants (ACME for acme): "
+    "check that --corpus names the tenants as the service does (leaks.by_pair lists who got what)"
+)
+"""Said with a leak when no request naming a real tenant was answered: the data went only to other ids."""
 ALLOW_FLAG = "--allow-unattributed"
 MIN_FLAG = "--min-attributed"
 DEFAULT_MIN_ATTRIBUTED = 0.95
@@ -69,7 +76,12 @@ def audit_verdict(
         return "leak", CheckVerdict(
             TENANT_ISOLATION,
             "fail",
-            f"{leaks} foreign chunk(s) served; {counted}",
+            f"{leaks} foreign chunk(s) served; {counted}"
+            + (
+                RENAMED_TENANTS.format(n=tenant_requests)
+                if tenant_requests and failed == tenant_requests
+                else ""
+            ),
             attributed,
             checked,
             leaks,

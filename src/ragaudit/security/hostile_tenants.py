@@ -129,6 +129,8 @@ def syntax_variants(tenant: str, other: str, real: Iterable[str]) -> list[tuple[
         (f"{tenant}/../{other}", "path a/../b"),
         (f"../{other}", "path ../b"),
         (f"./{tenant}", "path ./a"),
+        (f"{tenant}/", "trailing slash a/"),
+        (f"{tenant}.", "trailing dot a."),
     ]
     named = [(value, f"{what} (a={tenant!r}, b={other!r})") for value, what in candidates]
     return _unique(named, tenant, real)

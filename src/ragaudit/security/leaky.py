@@ -52,7 +52,9 @@ an HTTP answer travels (:mod:`ragaudit.security.leaky_transport`, :data:`TRANSPO
 reached through the service's own cursor or ``next`` link, a debug header, a refusal's body, an NDJSON
 stream, a 200 that carries an error. The third red team's (:mod:`ragaudit.security.leaky_round3`,
 :data:`ROUND3_LEAKS`): unverified JWT claims, tenant lists, prefix matching, a global search history,
-server-sent events, a count over every tenant, a rare leak, a sticky cookie, nested encodings.
+server-sent events, a count over every tenant, a rare leak, a sticky cookie, nested encodings. The
+fourth red team's (:mod:`ragaudit.security.leaky_round4`, :data:`ROUND4_LEAKS`): a non-Latin script
+query, trailing separators in tenant ids, a page-size path, a cold start, two JSON documents in a body.
 
 Leaks that need an unusual *request* (:mod:`ragaudit.security.leaky_requests`, listed in
 :data:`REQUEST_LEAKS`, each with an honest twin: :func:`request_leak`): an empty or short query, a long,
@@ -87,6 +89,7 @@ from ragaudit.security.leaky_requests import STYLES as REQUEST_STYLES
 from ragaudit.security.leaky_requests import make_request_service
 from ragaudit.security.leaky_response import RESPONSE_STYLES
 from ragaudit.security.leaky_round3 import ROUND3_STYLES
+from ragaudit.security.leaky_round4 import LEAK_STYLES as ROUND4_STYLES
 from ragaudit.security.leaky_transport import TRANSPORT_STYLES
 from ragaudit.text.words import normalize_text
 
@@ -377,6 +380,12 @@ ROUND3_LEAKS = ROUND3_STYLES
 twin): unverified JWT claims, tenant lists in the body, prefix-matched tenants, a global search
 history, server-sent events, a ``total`` over every tenant, a leak on one request in 5,000, a sticky
 session cookie, a snippet encoded two levels deep."""
+ROUND4_LEAKS = ROUND4_STYLES
+"""The leaky HTTP services of the fourth red team (:mod:`ragaudit.security.leaky_round4`, each with an
+honest twin; the module also holds honest services in styles the audit might wrongly accuse): a
+non-Latin script query path, tenant ids trimmed of a trailing ``/`` or ``.``, a page-size path, a cold
+start, ids rewritten as the caller's, two JSON documents in one body, a ``Link:`` header, a GET path and
+a ``/suggest`` endpoint (the last two beyond a black-box audit of one endpoint)."""
 
 RESPONSE_LEAKS = tuple(f"response-{style}" for style in RESPONSE_STYLES)
 """The kinds whose leak is beside the result list (:mod:`ragaudit.security.leaky_response`, whose

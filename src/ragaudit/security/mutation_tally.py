@@ -5,7 +5,7 @@ One row per mutation, every axis in one table (``asking.mutations`` in the JSON)
 - ``depth``: one row per ``top_k`` value of the rounds (the tenant requests asked at it);
 - ``concurrency``: one row per level (the requests of the rounds run at it);
 - ``tenant-id``: one row per family of hostile tenant ids (:mod:`ragaudit.security.hostile_tenants`);
-- ``query-shape``, ``pagination``, ``tenant-channel``, ``credential-conflict``: one row per mutation
+- ``query-shape``, ``page-size``, ``pagination``, ``tenant-channel``, ``credential-conflict``: one row per mutation
   (:mod:`ragaudit.security.request_mutations`), including those not applicable to the retriever.
 
 Each row counts the requests sent, answered, ``rejected`` (refused: an HTTP 4xx, a raised error; a
@@ -136,6 +136,7 @@ class MutationTally:
             "concurrency",
             "tenant-id",
             "query-shape",
+            "page-size",
             "pagination",
             "tenant-channel",
             "credential-conflict",

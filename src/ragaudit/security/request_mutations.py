@@ -7,7 +7,9 @@ axis:
 
 - ``query-shape``: the query replaced by an empty one, 1 or 2 characters, a long one (more than 20
   words), a quoted phrase, `` OR `` / `` AND `` / ``NOT``, ``title:word``, ``tenant_id:<owner>``, a
-  prefix wildcard ``wor*``, a bare ``*`` and the probe with accented vowels (a non-ASCII query);
+  prefix wildcard ``wor*``, a bare ``*``, the probe with accented vowels (a non-ASCII query) and the
+  probe with a word of four non-Latin scripts added;
+- ``page-size``: the probe at ``top_k`` 20 and 50, page sizes the rounds do not ask;
 - ``pagination``: the next page the service's own answer offers (its cursor, page token or ``next``
   link sent back: :mod:`ragaudit.security.pagination_tokens`), and a page beyond the first, as a body
   field and as a query-string parameter, one per name (``offset``, ``page``, ``from``, ``cursor`` by
@@ -57,7 +59,7 @@ from typing import Any, Literal
 from ragaudit.retrieval.request_extras import Channel, RequestExtras
 from ragaudit.security.probes import Probe
 
-Axis = Literal["query-shape", "pagination", "tenant-channel", "credential-conflict"]
+Axis = Literal["query-shape", "page-size", "pagination", "tenant-channel", "credential-conflict"]
 DEFAULT_TENANT_HEADERS = (
     "X-Tenant",
     "X-Tenant-Id",
@@ -103,6 +105,8 @@ class Mutation:
     follow: bool = False
     """Asked twice: plainly, then again with the next-page token the first answer holds
     (:mod:`ragaudit.security.pagination_tokens`); the second answer is the one checked."""
+    top_k: int | None = None
+    """The ``top_k`` asked (capped at the largest the service accepts; ``None``: the audit's ``top_k``)."""
 
     def channels(self) -> frozenset[Channel]:
         if self.follow:  # the token goes back as a body field and a query-string parameter
@@ -143,7 +147,24 @@ def query_mutations() -> list[Mutation]:
         Mutation(shape, "prefix wildcard", "a wildcard-query path without the filter", lambda p: f"{first(p)[:3]}*"),
         Mutation(shape, "match-all *", "a match-all query that skips the filter", lambda p: "*", per_caller=True),
         Mutation(shape, "non-ASCII query", "a multilingual (non-ASCII) query path without the filter", lambda p: _accented(p.text)),
+        Mutation(shape, "non-Latin script query", "a query path for other scripts (language detection) without the filter", lambda p: f"{p.text} {NON_LATIN_WORDS}"),
     ]  # fmt: skip
+
+
+NON_LATIN_WORDS = "поиск αναζήτηση 検索 بحث"
+""""Search" in Cyrillic, Greek, Japanese and Arabic, added to the probe: a service that detects a
+non-Latin script (or a language) and routes the query elsewhere takes that path, while the probe's own
+words still rank its documents. Accented Latin letters alone (the non-ASCII query) do not take it."""
+PAGE_SIZES = (20, 50)
+"""``top_k`` values of common page sizes the rounds (``1``, ``--top-k``, the service's maximum) do not
+ask: a path for one exact page size (a UI preset) is asked too."""
+
+
+def page_size_mutations() -> list[Mutation]:
+    """The ``page-size`` axis: the probe at each ``top_k`` of :data:`PAGE_SIZES` (capped at the largest the
+    rounds ask, itself capped at what the service accepts)."""
+    catches = "a path for one page size (a UI preset, a cached page) that forgets the tenant"
+    return [Mutation("page-size", f"top_k={k} (page size)", catches, top_k=k) for k in PAGE_SIZES]
 
 
 _ACCENTS = str.maketrans("aeiouAEIOU", "áéíóúÁÉÍÓÚ")
@@ -326,6 +347,7 @@ class MutationOptions:
             return []
         return [
             *query_mutations(),
+            *page_size_mutations(),
             *pagination_mutations(self.page_params, top_k),
             *channel_mutations(self.tenant_headers, self.tenant_params, self.tenant_field),
             *credential_mutations(

@@ -408,7 +408,7 @@ async def audit_tenants(
     try:
         wanted = top_k_values(opts.top_k, opts.max_top_k, opts.top_k_values)
         top_ks, max_k = await _top_ks_the_service_accepts(asker, probes, wanted, opts.top_k)
-        mutated = _mutated_requests(retriever, probes, tenants, opts, collector.tally)
+        mutated = _mutated_requests(retriever, probes, tenants, opts, collector.tally, max(top_ks))
         await asker.ask_all(mutated, opts.concurrency_levels[0])
         one_round = len(
             plan_round(
@@ -495,8 +495,10 @@ def _mutated_requests(
     tenants: Sequence[str],
     opts: AuditOptions,
     tally: MutationTally,
+    largest_k: int,
 ) -> list[AuditRequest]:
-    """The request mutations to send (registered in ``tally``, those without a channel as not applicable)."""
+    """The request mutations to send (registered in ``tally``, those without a channel as not applicable);
+    a mutation's own ``top_k`` is capped at ``largest_k``, the largest the rounds ask."""
     fields = getattr(retriever, "request_fields", None)
     tenant_field = fields.get("tenant_id", "tenant_id") if isinstance(fields, Mapping) else "tenant_id"
     catalogue = replace(opts.mutations, tenant_field=tenant_field).catalogue(opts.top_k)
@@ -504,7 +506,17 @@ def _mutated_requests(
         probes, tenants, catalogue, opts.mutations.per_tenant, channels_of(retriever)
     )
     tally.planned(catalogue, skipped, f"{type(retriever).__name__} sends only tenant_id, query and top_k")
-    return [AuditRequest(m.probe, m.caller, opts.top_k, 0, "mutation", mutated=m) for m in planned]
+    return [
+        AuditRequest(
+            m.probe,
+            m.caller,
+            min(m.mutation.top_k, largest_k) if m.mutation.top_k else opts.top_k,
+            0,
+            "mutation",
+            mutated=m,
+        )
+        for m in planned
+    ]
 
 
 async def _top_ks_the_service_accepts(

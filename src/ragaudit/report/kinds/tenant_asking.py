@@ -13,7 +13,7 @@ from ragaudit.report.kinds.fields import count
 from ragaudit.report.kinds.tenant_leaks import hostile_table
 from ragaudit.report.kinds.tenant_view import TenantAuditReport
 
-MUTATED_AXES = ("query-shape", "pagination", "tenant-channel", "credential-conflict")
+MUTATED_AXES = ("query-shape", "page-size", "pagination", "tenant-channel", "credential-conflict")
 """The axes of request mutations proper (the others are the plan's depth, concurrency and hostile ids)."""
 EXCERPT = 80
 """Characters of an unattributed chunk's excerpt shown (the JSON report holds 160)."""
