@@ -245,7 +245,7 @@ def test_http_services_with_cache_or_syntax_leaks_fail_the_default_audit(
     else:
         marker = "," if kind == "list-syntax" else ":"
         assert records and all(r["hostile_caller"] and marker in r["caller"] for r in records)
-    assert f"requests: {report['asking']['requests']['total']} sent" in printed
+    assert f"requests: {report['asking']['requests']['total']:,} sent" in printed
 
 
 def test_an_honest_http_service_with_limits_stays_clean(
@@ -316,7 +316,7 @@ def test_cli_prints_requests_and_detection_power_and_checks_its_options(
     assert code == 0 and asking["top_k_values"] == [2, 5] and asking["concurrency_levels"] == [1, 4, 16]
     mutated = report["requests"]["mutation"]
     assert asking["rounds"] == 3 and asking["requests"]["total"] == 3 * asking["requests_per_round"] + mutated
-    assert f"{asking['requests']['total']} sent in 3 rounds" in printed
+    assert f"{asking['requests']['total']:,} sent in 3 rounds" in printed
     assert "detection power: a leak on 1 request in 1,000 would be seen with probability" in printed
     wording = f"request mutations: 16 of 58 applicable, {mutated} requests sent"  # no channel in Python
     assert wording in printed

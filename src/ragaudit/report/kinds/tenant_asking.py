@@ -104,6 +104,11 @@ def _joined(counts: Mapping[str, Any]) -> str:
     return ", ".join(f"{n} {k}" for k, n in counts.items())
 
 
+def _retried(plain_retries: int) -> str:
+    """Why a part's count may exceed its planned requests (the mutation table counts planned ones)."""
+    return f"; {plain_retries:,} of them sent again in plain form after a refusal" if plain_retries else ""
+
+
 def _rounds(rounds: int, stopped: str | None) -> str:
     """``in 3 rounds``, or, when the audit stopped before sending every planned request, that it did
     (the rounds were planned, not necessarily run)."""
@@ -124,8 +129,8 @@ def asking_blocks(report: TenantAuditReport, reasons: bool = True) -> list[Block
             f"top_k {report.top_k}"
         ),
         Paragraph(
-            f"requests: {asking.requests} sent {_rounds(asking.rounds, report.stopped)} "
-            f"({_joined(asking.by_part)}); "
+            f"requests: {asking.requests:,} sent {_rounds(asking.rounds, report.stopped)} "
+            f"({_joined(asking.by_part)}{_retried(asking.plain_retries)}); "
             f"top_k {', '.join(map(str, asking.top_k_values))}{capped}; "
             f"concurrency {', '.join(map(str, asking.concurrency_levels))}; owner asks first"
         ),

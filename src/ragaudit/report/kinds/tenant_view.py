@@ -101,6 +101,9 @@ class AuditAsking:
     detection_power: str
     mutations: list[Mapping[str, Any]] = field(default_factory=list)
     """The mutation table (``asking.mutations``): one row per mutation of every axis."""
+    plain_retries: int = 0
+    """Requests sent again in plain form after the service refused a mutated shape (``asking.plain_retries
+    .count``): counted in ``by_part``, not in the mutation table's planned requests."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,7 @@ def read_audit(report: Fields) -> TenantAuditReport:
             list(asking.need("concurrency_levels")),
             str(asking.obj("detection_power").need("statement")),
             [m for m in asking.opt("mutations") or [] if isinstance(m, Mapping)],
+            _plain_retries(asking.opt("plain_retries")),
         ),
         hostile={
             **{k: int(hostile.need(k)) for k in ("requests", "refused", "empty", "served")},
@@ -207,6 +211,11 @@ def _served(record: Fields) -> HostileServed:
 def _source(found: Any) -> str | None:
     label = found.get("label") if isinstance(found, Mapping) else None
     return str(label) if label else None
+
+
+def _plain_retries(found: Any) -> int:
+    count = found.get("count") if isinstance(found, Mapping) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
 
 
 def _stopped(found: Any) -> str | None:
