@@ -70,12 +70,14 @@ def test_every_mutation_is_applied_to_a_sample_and_channels_decide_what_applies(
     assert "body tenant_id: <owner>" not in names  # the request's own tenant field is never doubled
 
     plain, skipped = plan_mutations(probes, ["a", "b", "c"], catalogue, 2, frozenset())
-    assert {m.axis for m in skipped} == {"pagination", "tenant-channel", "credential-conflict"}
+    assert {m.axis for m in skipped} == {"page-size", "pagination", "tenant-channel", "credential-conflict"}
+    assert [m.name for m in skipped if m.axis == "page-size"] == ["top_k as a JSON string"]  # a body field
     assert {r.mutation.axis for r in plain} == {"query-shape", "page-size"}
-    assert len(plain) == 14 * 6 + 2 * 3  # 2 probes of 3 tenants; empty and * once per calling tenant
+    assert len(plain) == 15 * 6 + 2 * 3  # 2 probes of 3 tenants; empty and * once per calling tenant
     assert all(r.caller != r.probe.tenant_id for r in plain)
     texts = {r.mutation.name: r.text for r in plain if r.probe.id == "a/0"}
     assert texts["OR"] == "Northwind OR Logistics OR contract" and texts["2 characters"] == "No"
+    assert texts["one word"] == "Northwind"
     assert texts["long query (24 words)"].startswith("Northwind Logistics contract a 0 Northwind ")
     assert len(texts["long query (24 words)"].split()) == 24 and texts["field:value"] == "title:Northwind"
     assert texts["tenant_id:<owner> in the query"] == "tenant_id:a Northwind"

@@ -190,12 +190,13 @@ def test_the_default_audit_is_clean_on_bm25_and_says_how_hard_it_looked(
     assert set(asking["requests"]["by_part"]) == {
         "owner", "cross-tenant", "generic", "hostile", "discovery", "mutation"
     }  # fmt: skip
-    # the request mutations: 14 query shapes and 2 page sizes on 2 probes of each tenant (empty and *
-    # once per tenant); pagination and tenant channels need HTTP: not applicable to a Python retriever
+    # the request mutations: 15 query shapes and 2 page sizes on 2 probes of each tenant (empty and *
+    # once per tenant); a string top_k, pagination and tenant channels need HTTP: not applicable to a
+    # Python retriever
     rows = {r["mutation"]: r for r in asking["mutations"]}
     assert (
         report["requests"]["mutation"]
-        == 14 * 6 + 2 * 3
+        == 15 * 6 + 2 * 3
         == sum(r["requests"] for r in rows.values() if r["axis"] in ("query-shape", "page-size"))
     )
     assert rows["top_k=50 (page size)"]["requests"] == 6 and rows["non-Latin script query"]["answered"] == 6
@@ -215,9 +216,14 @@ def _serve(answer: Callable[[str, str, int], list[dict[str, Any]]], reject: Call
     def handle(request: Request) -> Reply:
         body = request.json()
         tenant = body.get("tenant_id")
-        if not isinstance(tenant, str) or not tenant.strip() or reject(body):
+        if not isinstance(tenant, str) or not tenant.strip():
             return Reply(status=400, body={"detail": "rejected"})
-        hits = answer(tenant, body["query"], body["top_k"])
+        try:
+            if reject(body):
+                return Reply(status=400, body={"detail": "rejected"})
+            hits = answer(tenant, body["query"], body["top_k"])
+        except TypeError:  # "10" > 20: a web framework answers 500 (the string top_k mutation)
+            return Reply(status=500, body={"detail": "Internal Server Error"})
         return Reply(body=[{k: h[k] for k in ("chunk_id", "score", "content", "tenant_id")} for h in hits])
 
     return handle
@@ -271,6 +277,7 @@ def test_an_honest_http_service_with_limits_stays_clean(
     assert report["asking"]["plain_retries"]["count"] > 0
     retries, rows = report["asking"]["plain_retries"], report["asking"]["mutations"]
     refused = sum(r["rejected"] for r in rows if r["mutation"].startswith("body tenant_id: "))
+    refused += sum(r["errored"] for r in rows if r["mutation"] == "top_k as a JSON string")  # a 500
     assert 0 < retries["count"] - retries["recovered"] <= refused  # a tenant_id as a JSON value: refused
     assert report["unverified"]["count"] == 0 and "rejected top_k 100, 50, 25, 21" in printed
     # mutations with punctuation (quoted, field:value, wildcards) are rejected: recorded, never a failure
@@ -318,9 +325,9 @@ def test_cli_prints_requests_and_detection_power_and_checks_its_options(
     assert asking["rounds"] == 3 and asking["requests"]["total"] == 3 * asking["requests_per_round"] + mutated
     assert f"{asking['requests']['total']:,} sent in 3 rounds" in printed
     assert "detection power: a leak on 1 request in 1,000 would be seen with probability" in printed
-    wording = f"request mutations: 16 of 58 applicable, {mutated} requests sent"  # no channel in Python
+    wording = f"request mutations: 17 of 60 applicable, {mutated} requests sent"  # no channel in Python
     assert wording in printed
-    assert "42 not applicable (pagination, tenant-channel, credential-conflict: " in printed
+    assert "43 not applicable (page-size, pagination, tenant-channel, credential-conflict: " in printed
     for bad in (
         ["--top-k-values", "1,x"],
         ["--concurrency-levels", "0"],

@@ -291,6 +291,8 @@ class HttpRetriever:
         body.update({fields["tenant_id"]: tenant_id, fields["query"]: query, fields["top_k"]: top_k})
         if extras is not None and extras.tenant_value is not None:  # a JSON value instead of the id
             body[fields["tenant_id"]] = extras.tenant_value
+        if extras is not None and extras.top_k_as_string:  # "10" instead of 10
+            body[fields["top_k"]] = str(top_k)
         raw = None
         if extras is not None and extras.repeat_tenant is not None:  # the tenant field twice, by hand
             again = f"{json.dumps(fields['tenant_id'])}: {json.dumps(extras.repeat_tenant)}"

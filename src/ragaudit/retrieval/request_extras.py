@@ -44,6 +44,9 @@ class RequestExtras:
     forge: str | None = None
     """Send that credential (a JWT) forged for the ``tenant_id`` searched for: ``claim-swap`` (claims
     changed, signature kept) or ``alg-none`` (:mod:`ragaudit.retrieval.forged_tokens`)."""
+    top_k_as_string: bool = False
+    """Send ``top_k`` as a JSON string (``"10"``) instead of a number: a service whose lenient path for
+    string parameters (a form or legacy client) forgets the tenant must refuse it or stay partitioned."""
 
     def channels(self) -> frozenset[Channel]:
         """The channels this request needs."""
@@ -52,7 +55,12 @@ class RequestExtras:
             wanted.append("header")
         if self.params:
             wanted.append("param")
-        if self.body or self.repeat_tenant is not None or self.tenant_value is not None:
+        if (
+            self.body
+            or self.repeat_tenant is not None
+            or self.tenant_value is not None
+            or self.top_k_as_string
+        ):
             wanted.append("body")
         if self.credential_of is not None:
             wanted.append("credential")

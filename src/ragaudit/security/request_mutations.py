@@ -137,6 +137,7 @@ def query_mutations() -> list[Mutation]:
         Mutation(shape, "empty query", "a browse path for empty queries that forgets the tenant", lambda p: "", per_caller=True),
         Mutation(shape, "1 character", "a short-query (autocomplete) path without the filter", lambda p: first(p)[:1]),
         Mutation(shape, "2 characters", "a short-query (autocomplete) path without the filter", lambda p: first(p)[:2]),
+        Mutation(shape, "one word", "a one-word (keyword lookup) path without the filter", first),
         Mutation(shape, f"long query ({LONG_QUERY_WORDS} words)", "a 'more like this' path for long queries", lambda p: _long(p.text)),
         Mutation(shape, "quoted phrase", "a phrase-query path without the filter", lambda p: '"' + " ".join(p.text.split()[:8]) + '"'),
         Mutation(shape, "OR", "a boolean (query-string) parser path", lambda p: " OR ".join(_words(p.text))),
@@ -164,7 +165,14 @@ def page_size_mutations() -> list[Mutation]:
     """The ``page-size`` axis: the probe at each ``top_k`` of :data:`PAGE_SIZES` (capped at the largest the
     rounds ask, itself capped at what the service accepts)."""
     catches = "a path for one page size (a UI preset, a cached page) that forgets the tenant"
-    return [Mutation("page-size", f"top_k={k} (page size)", catches, top_k=k) for k in PAGE_SIZES]
+    sizes = [Mutation("page-size", f"top_k={k} (page size)", catches, top_k=k) for k in PAGE_SIZES]
+    as_string = "a lenient path for a string top_k (a form or legacy client) that forgets the tenant"
+    return [
+        *sizes,
+        Mutation(
+            "page-size", "top_k as a JSON string", as_string, extras=RequestExtras(top_k_as_string=True)
+        ),
+    ]
 
 
 _ACCENTS = str.maketrans("aeiouAEIOU", "áéíóúÁÉÍÓÚ")
@@ -325,7 +333,14 @@ def _for_probe(extras: RequestExtras, probe: Probe, caller: str) -> RequestExtra
     repeat = one(extras.repeat_tenant) if extras.repeat_tenant is not None else None
     value = one(extras.tenant_value)
     return RequestExtras(
-        fill(extras.headers), fill(extras.params), fill(extras.body), credential, value, repeat, extras.forge
+        fill(extras.headers),
+        fill(extras.params),
+        fill(extras.body),
+        credential,
+        value,
+        repeat,
+        extras.forge,
+        extras.top_k_as_string,
     )
 
 
