@@ -20,6 +20,7 @@ from ragaudit.cli.main import main
 from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
 from ragaudit.corpus.loading import load_corpus
 from ragaudit.corpus.model import Chunk
+from ragaudit.security.leaky import ROUND5_LEAKS
 from ragaudit.security.leaky_round5 import ROUND5_STYLES, make_round5_service
 from servers import LocalServer
 from test_red_team_round4 import SMALL_CLI, _assert_clean, _wire
@@ -46,6 +47,10 @@ def _audit(service: Any, out: Path) -> tuple[int, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("style", ROUND5_STYLES)
+def test_every_round5_style_is_registered_with_its_twin() -> None:
+    assert ROUND5_LEAKS == ROUND5_STYLES and len(ROUND5_STYLES) == 5
+
+
 def test_each_round5_leak_fails_over_http_and_its_twin_does_not(
     style: str, chunks: list[Chunk], tmp_path: Path
 ) -> None:

@@ -55,6 +55,8 @@ stream, a 200 that carries an error. The third red team's (:mod:`ragaudit.securi
 server-sent events, a count over every tenant, a rare leak, a sticky cookie, nested encodings. The
 fourth red team's (:mod:`ragaudit.security.leaky_round4`, :data:`ROUND4_LEAKS`): a non-Latin script
 query, trailing separators in tenant ids, a page-size path, a cold start, two JSON documents in a body.
+The fifth's (:mod:`ragaudit.security.leaky_round5`, :data:`ROUND5_LEAKS`): a one-word query, ``top_k``
+as a string, a filter applied only to longer queries, a ``more`` array, a gzip body.
 
 Leaks that need an unusual *request* (:mod:`ragaudit.security.leaky_requests`, listed in
 :data:`REQUEST_LEAKS`, each with an honest twin: :func:`request_leak`): an empty or short query, a long,
@@ -90,6 +92,7 @@ from ragaudit.security.leaky_requests import make_request_service
 from ragaudit.security.leaky_response import RESPONSE_STYLES
 from ragaudit.security.leaky_round3 import ROUND3_STYLES
 from ragaudit.security.leaky_round4 import LEAK_STYLES as ROUND4_STYLES
+from ragaudit.security.leaky_round5 import ROUND5_STYLES
 from ragaudit.security.leaky_transport import TRANSPORT_STYLES
 from ragaudit.text.words import normalize_text
 
@@ -386,6 +389,10 @@ honest twin; the module also holds honest services in styles the audit might wro
 non-Latin script query path, tenant ids trimmed of a trailing ``/`` or ``.``, a page-size path, a cold
 start, ids rewritten as the caller's, two JSON documents in one body, a ``Link:`` header, a GET path and
 a ``/suggest`` endpoint (the last two beyond a black-box audit of one endpoint)."""
+ROUND5_LEAKS = ROUND5_STYLES
+"""The leaky HTTP services of the fifth red team (:mod:`ragaudit.security.leaky_round5`, each with an
+honest twin taking the same path within the caller's partition): a one-word query, ``top_k`` sent as a
+string, a filter applied only to longer queries, a ``more`` array beyond ``top_k``, a gzip body."""
 
 RESPONSE_LEAKS = tuple(f"response-{style}" for style in RESPONSE_STYLES)
 """The kinds whose leak is beside the result list (:mod:`ragaudit.security.leaky_response`, whose
