@@ -46,11 +46,11 @@ def _audit(service: Any, out: Path) -> tuple[int, dict[str, Any]]:
     return code, json.loads(out.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("style", ROUND5_STYLES)
 def test_every_round5_style_is_registered_with_its_twin() -> None:
     assert ROUND5_LEAKS == ROUND5_STYLES and len(ROUND5_STYLES) == 5
 
 
+@pytest.mark.parametrize("style", ROUND5_STYLES)
 def test_each_round5_leak_fails_over_http_and_its_twin_does_not(
     style: str, chunks: list[Chunk], tmp_path: Path
 ) -> None:
