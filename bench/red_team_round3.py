@@ -11,10 +11,8 @@ from this script; about 5 s per audit on 2 shared cores.
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -22,11 +20,11 @@ from urllib.parse import parse_qsl, urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from ragaudit.cli.main import main  # noqa: E402
 from ragaudit.corpus.chunkers import chunk_corpus, make_chunker  # noqa: E402
 from ragaudit.corpus.loading import load_corpus  # noqa: E402
 from ragaudit.security.leaky_round3 import ROUND3_STYLES, Round3Service, make_round3_service  # noqa: E402
-from servers import LocalServer, Reply, Request  # noqa: E402
+from red_team_audit import audit_line  # noqa: E402
+from servers import Reply, Request  # noqa: E402
 
 KB = ROOT / "src" / "ragaudit" / "demo_data" / "kb"
 KEYED = ("jwt-claims", "duplicate-key")
@@ -55,20 +53,7 @@ def audit(style: str, honest: bool, work: Path, extra: list[str]) -> str:
         keys.write_text("[tenants]\n" + "".join(f'{t} = "{k}"\n' for t, k in service.keys().items()))
         flags += ["--endpoint-keys", str(keys)]
     out = work / f"{style}-{'honest' if honest else 'leaky'}.json"
-    started = time.perf_counter()
-    with LocalServer(_wire(service)) as server:
-        code = main(
-            [
-                *("audit-tenants", "--corpus", str(KB / "corpus.jsonl"), "--endpoint", server.url),
-                *("--out", str(out), "--no-progress", "--quiet", *flags),
-            ]
-        )
-    report = json.loads(out.read_text(encoding="utf-8"))
-    return (
-        f"{style:16} {'honest' if honest else 'leaky':6} exit {code} {report['verdict']:12} "
-        f"leaks {report['leaks']['count']:>6} unattributed {report['unattributed']['count']} "
-        f"requests {report['requests']['total']} ({time.perf_counter() - started:.0f} s)"
-    )
+    return audit_line(_wire(service), style, honest, KB / "corpus.jsonl", out, flags)
 
 
 def run(argv: list[str]) -> int:

@@ -12,10 +12,8 @@ requests sent. ``--corpus`` audits another corpus (the shared-text corpus of
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -23,11 +21,11 @@ from urllib.parse import parse_qsl, urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from ragaudit.cli.main import main  # noqa: E402
 from ragaudit.corpus.chunkers import chunk_corpus, make_chunker  # noqa: E402
 from ragaudit.corpus.loading import load_corpus  # noqa: E402
 from ragaudit.security.leaky_round4 import ROUND4_STYLES, Round4Service, make_round4_service  # noqa: E402
-from servers import LocalServer, Reply, Request  # noqa: E402
+from red_team_audit import audit_line  # noqa: E402
+from servers import Reply, Request  # noqa: E402
 
 KB_CORPUS = ROOT / "src" / "ragaudit" / "demo_data" / "kb" / "corpus.jsonl"
 
@@ -51,20 +49,7 @@ def audit(style: str, honest: bool, corpus: Path, work: Path, extra: list[str]) 
     chunks = chunk_corpus(load_corpus(corpus), make_chunker("whole"))
     service = make_round4_service(style, chunks, honest=honest)
     out = work / f"{style}-{'honest' if honest else 'leaky'}.json"
-    started = time.perf_counter()
-    with LocalServer(_wire(service)) as server:
-        code = main(
-            [
-                *("audit-tenants", "--corpus", str(corpus), "--endpoint", server.url),
-                *("--out", str(out), "--no-progress", "--quiet", *extra),
-            ]
-        )
-    report = json.loads(out.read_text(encoding="utf-8"))
-    return (
-        f"{style:18} {'honest' if honest else 'leaky':6} exit {code} {report['verdict']:12} "
-        f"leaks {report['leaks']['count']:>6} unattributed {report['unattributed']['count']} "
-        f"requests {report['requests']['total']} ({time.perf_counter() - started:.0f} s)"
-    )
+    return audit_line(_wire(service), style, honest, corpus, out, extra)
 
 
 def run(argv: list[str]) -> int:
