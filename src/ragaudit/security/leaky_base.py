@@ -52,3 +52,18 @@ class Partitioned:
 
     async def search(self, *, tenant_id: str, query: str, top_k: int) -> list[RetrievedChunk]:
         return self.answer(tenant_id, query, top_k)
+
+
+class StyledService(Partitioned):
+    """A red team's HTTP service in one of its ``STYLES`` (leaky, or its honest twin when ``honest``):
+    tenant-partitioned BM25 beside the shared index, and the corpus's tenants."""
+
+    STYLES: tuple[str, ...] = ()
+
+    def __init__(self, chunks: Sequence[Chunk], style: str, honest: bool = False) -> None:
+        super().__init__(chunks)
+        if style not in self.STYLES:
+            raise ValueError(f"unknown style {style!r}; one of {', '.join(self.STYLES)}")
+        self.style = style
+        self.honest = honest
+        self.tenants = frozenset(c.tenant_id for c in chunks)

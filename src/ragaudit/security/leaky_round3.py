@@ -41,7 +41,7 @@ from typing import Any
 
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.protocol import RetrievedChunk
-from ragaudit.security.leaky_base import Partitioned
+from ragaudit.security.leaky_base import StyledService
 
 ROUND3_STYLES = (
     "jwt-claims",
@@ -129,19 +129,16 @@ def _snippets(hits: Sequence[RetrievedChunk]) -> list[str]:
     return [" ".join(h.get("content", "").split()[:25]) for h in hits]
 
 
-class Round3Service(Partitioned):
+class Round3Service(StyledService):
     """Tenant-partitioned BM25 answering HTTP requests in one :data:`ROUND3_STYLES` style."""
+
+    STYLES = ROUND3_STYLES
 
     def __init__(
         self, chunks: Sequence[Chunk], style: str, honest: bool = False, every: int = EVERY_NTH
     ) -> None:
-        super().__init__(chunks)
-        if style not in ROUND3_STYLES:
-            raise ValueError(f"unknown style {style!r}; one of {', '.join(ROUND3_STYLES)}")
-        self.style = style
-        self.honest = honest
+        super().__init__(chunks, style, honest)
         self.every = every
-        self.tenants = frozenset(c.tenant_id for c in chunks)
         self.requests = itertools.count(1)
         self.history: dict[str | None, deque[str]] = {}
         self.sessions: dict[str, str] = {}

@@ -51,7 +51,7 @@ from typing import Any
 
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.protocol import RetrievedChunk
-from ragaudit.security.leaky_base import Partitioned
+from ragaudit.security.leaky_base import StyledService
 
 LEAK_STYLES = (
     "script-query",
@@ -106,16 +106,13 @@ def _highlight(text: str, query: str) -> str:
     return re.sub(r"\b(" + "|".join(words) + r")\b", r"<em>\1</em>", escaped, flags=re.IGNORECASE)
 
 
-class Round4Service(Partitioned):
+class Round4Service(StyledService):
     """Tenant-partitioned BM25 answering HTTP requests in one :data:`ROUND4_STYLES` style."""
 
+    STYLES = ROUND4_STYLES
+
     def __init__(self, chunks: Sequence[Chunk], style: str, honest: bool = False) -> None:
-        super().__init__(chunks)
-        if style not in ROUND4_STYLES:
-            raise ValueError(f"unknown style {style!r}; one of {', '.join(ROUND4_STYLES)}")
-        self.style = style
-        self.honest = honest
-        self.tenants = frozenset(c.tenant_id for c in chunks)
+        super().__init__(chunks, style, honest)
         self.titles = {c.chunk_id: c.title for c in chunks}
         self.requests = itertools.count(1)
         self.ids: dict[str, str] = {}

@@ -24,7 +24,7 @@ from typing import Any
 
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.protocol import RetrievedChunk
-from ragaudit.security.leaky_base import Partitioned
+from ragaudit.security.leaky_base import StyledService
 
 ROUND5_STYLES = ("one-word", "few-words", "string-top-k", "more-array", "gzip")
 Reply = tuple[int, Any, dict[str, str]]
@@ -48,16 +48,10 @@ def _top_k(raw: object) -> int | None:
     return None
 
 
-class Round5Service(Partitioned):
+class Round5Service(StyledService):
     """Tenant-partitioned BM25 answering HTTP requests in one :data:`ROUND5_STYLES` style."""
 
-    def __init__(self, chunks: Sequence[Chunk], style: str, honest: bool = False) -> None:
-        super().__init__(chunks)
-        if style not in ROUND5_STYLES:
-            raise ValueError(f"unknown style {style!r}; one of {', '.join(ROUND5_STYLES)}")
-        self.style = style
-        self.honest = honest
-        self.tenants = frozenset(c.tenant_id for c in chunks)
+    STYLES = ROUND5_STYLES
 
     def respond(
         self,
