@@ -213,3 +213,15 @@ def test_several_problems_are_all_listed_without_sending_a_pipeline_file_to_vali
     err = capsys.readouterr().err
     assert err.count(f"error: {pipeline}") == 2 and "2 problem(s), each listed above with its fix" in err
     assert "for a full list" not in err
+
+
+def test_a_missing_golden_set_for_the_audit_names_no_other_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``audit-tenants --golden /missing.jsonl`` said "check the --dataset path", an option it has not."""
+    from conftest import KB
+
+    args = ["audit-tenants", "--corpus", str(KB / "corpus.jsonl"), "--pipeline", "bm25"]
+    code = main([*args, "--golden", str(tmp_path / "missing.jsonl"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "missing.jsonl: dataset not found" in err and "--dataset" not in err

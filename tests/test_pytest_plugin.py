@@ -250,7 +250,7 @@ def test_misconfiguration_is_a_short_setup_error(pytester: pytest.Pytester) -> N
             "*ragaudit: no retriever configured; set ragaudit_retriever = module:factory*",
             "*ragaudit: pipeline 'bm25' needs a corpus; set ragaudit_corpus*",
             "*ragaudit: unknown option 'datset' in @pytest.mark.ragaudit; valid: dataset, corpus*",
-            "*ragaudit: *missing.jsonl: dataset not found (fix: check the --dataset path)*",
+            "*ragaudit: *missing.jsonl: dataset not found (fix: check the path: no such file or folder)*",
         ]
     )
     assert "Traceback" not in result.stdout.str()

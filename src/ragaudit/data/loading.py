@@ -31,7 +31,7 @@ def _first_text_line(path: Path) -> str:
 def detect_dataset_format(path: str | Path) -> Literal["jsonl", "beir", "qrels"]:
     p = Path(path)
     if not p.exists():
-        raise InputError(str(p), None, "dataset not found", "check the --dataset path")
+        raise InputError(str(p), None, "dataset not found", "check the path: no such file or folder")
     if p.is_dir():
         if (p / "qrels").is_dir() or (p / "queries.jsonl").is_file():
             return "beir"
