@@ -52,6 +52,19 @@ def trec_eval_root() -> Path:
 
 KB = Path(__file__).resolve().parents[1] / "src" / "ragaudit" / "demo_data" / "kb"
 
+SMALL_CLI = ("--probes-per-tenant", "4", "--rounds", "1", "--budget", "0", "--top-k-values", "10")
+SMALL_CLI += ("--concurrency-levels", "8", "--hostile-probes", "1", "--mutation-probes", "1")
+"""A small ``audit-tenants`` plan for proofs that a leak is caught (the default plan is tested on its own)."""
+
+
+@pytest.fixture(scope="module")
+def chunks() -> list[Any]:
+    """The demo knowledge base's chunks, one per document (a file may define its own)."""
+    from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
+    from ragaudit.corpus.loading import load_corpus
+
+    return chunk_corpus(load_corpus(KB / "corpus.jsonl"), make_chunker("whole"))
+
 
 def write_lines(path: Path, lines: list[str]) -> Path:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")

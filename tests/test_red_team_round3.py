@@ -15,10 +15,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from conftest import KB
+from conftest import KB, SMALL_CLI
 from ragaudit.cli.main import main
-from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
-from ragaudit.corpus.loading import load_corpus
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.forged_tokens import forge, names_tenant
 from ragaudit.retrieval.http import HttpRetriever, same_origin_redirect
@@ -29,8 +27,6 @@ from ragaudit.security.mutation_tally import NO_JWT_KEYS
 from servers import LocalServer, Reply, Request
 
 CORPUS = str(KB / "corpus.jsonl")
-SMALL_CLI = ("--probes-per-tenant", "4", "--rounds", "1", "--budget", "0", "--top-k-values", "10")
-SMALL_CLI += ("--concurrency-levels", "8", "--hostile-probes", "1", "--mutation-probes", "1")
 SEEN = tuple(s for s in ROUND3_STYLES if s not in UNSEEN_STYLES)
 FOUND_BY = {
     "jwt-claims": ("<caller>'s JWT",),
@@ -40,11 +36,6 @@ FOUND_BY = {
 }
 """The mutation (a prefix of its name) that must have found the leak; the others leak on plain requests
 (``tenant-prefix``: the hostile ids ``acm``, ``a``)."""
-
-
-@pytest.fixture(scope="module")
-def chunks() -> list[Chunk]:
-    return chunk_corpus(load_corpus(KB / "corpus.jsonl"), make_chunker("whole"))
 
 
 def _wire(service: Any) -> Any:

@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from conftest import KB
+from conftest import KB, SMALL_CLI
 from ragaudit.cli.main import main
 from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
 from ragaudit.corpus.loading import load_corpus
@@ -37,19 +37,12 @@ from ragaudit.security.request_mutations import NON_LATIN_WORDS
 from servers import LocalServer, Reply, Request
 
 CORPUS = str(KB / "corpus.jsonl")
-SMALL_CLI = ("--probes-per-tenant", "4", "--rounds", "1", "--budget", "0", "--top-k-values", "10")
-SMALL_CLI += ("--concurrency-levels", "8", "--hostile-probes", "1", "--mutation-probes", "1")
 SEEN = tuple(s for s in LEAK_STYLES if s not in UNSEEN_STYLES)
 FOUND_BY = {
     "script-query": ("non-Latin script query",),
     "page-size": ("top_k=20 (page size)", "top_k=50 (page size)"),
 }
 """The mutation that must have found the leak (the others leak on plain or hostile requests)."""
-
-
-@pytest.fixture(scope="module")
-def chunks() -> list[Chunk]:
-    return chunk_corpus(load_corpus(KB / "corpus.jsonl"), make_chunker("whole"))
 
 
 def _wire(service: Any) -> Any:

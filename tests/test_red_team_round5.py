@@ -17,8 +17,6 @@ import pytest
 
 from conftest import KB
 from ragaudit.cli.main import main
-from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
-from ragaudit.corpus.loading import load_corpus
 from ragaudit.corpus.model import Chunk
 from ragaudit.security.leaky import ROUND5_LEAKS
 from ragaudit.security.leaky_round5 import ROUND5_STYLES, make_round5_service
@@ -28,11 +26,6 @@ from test_red_team_round4 import SMALL_CLI, _assert_clean, _wire
 CORPUS = str(KB / "corpus.jsonl")
 FOUND_BY = {"one-word": "one word", "string-top-k": "top_k as a JSON string"}
 """The new mutation that alone found the leak (the others leak on plain or older mutated requests)."""
-
-
-@pytest.fixture(scope="module")
-def chunks() -> list[Chunk]:
-    return chunk_corpus(load_corpus(KB / "corpus.jsonl"), make_chunker("whole"))
 
 
 def _audit(service: Any, out: Path) -> tuple[int, dict[str, Any]]:

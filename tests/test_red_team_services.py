@@ -16,9 +16,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from conftest import KB
+from conftest import KB, SMALL_CLI
 from ragaudit.cli.main import main
-from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
 from ragaudit.corpus.loading import load_corpus
 from ragaudit.corpus.model import Chunk, Document
 from ragaudit.data.run import RankedItem
@@ -36,13 +35,6 @@ from test_tenant_audit import audit
 
 CORPUS = str(KB / "corpus.jsonl")
 SMALL: dict[str, Any] = {"top_k_values": (10,), "concurrency_levels": (8,), "rounds": 1}
-SMALL_CLI = ("--probes-per-tenant", "4", "--rounds", "1", "--budget", "0", "--top-k-values", "10")
-SMALL_CLI += ("--concurrency-levels", "8", "--hostile-probes", "1", "--mutation-probes", "1")
-
-
-@pytest.fixture(scope="module")
-def chunks() -> list[Chunk]:
-    return chunk_corpus(load_corpus(KB / "corpus.jsonl"), make_chunker("whole"))
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,6 @@ import pytest
 
 from conftest import KB
 from ragaudit.cli.main import main
-from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
 from ragaudit.corpus.loading import load_corpus
 from ragaudit.corpus.model import Chunk
 from ragaudit.retrieval.http import HttpRetriever
@@ -33,11 +32,6 @@ from servers import LocalServer, Reply, Request
 from test_tenant_audit import audit
 
 CORPUS = str(KB / "corpus.jsonl")
-
-
-@pytest.fixture(scope="module")
-def chunks() -> list[Chunk]:
-    return chunk_corpus(load_corpus(KB / "corpus.jsonl"), make_chunker("whole"))
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,6 @@ import pytest
 
 from conftest import KB
 from ragaudit.cli.main import main
-from ragaudit.corpus.chunkers import chunk_corpus, make_chunker
-from ragaudit.corpus.loading import load_corpus
 from ragaudit.corpus.model import Chunk
 from ragaudit.report.terminal import render_terminal
 from ragaudit.retrieval.bm25 import BM25Retriever
@@ -27,11 +25,6 @@ from ragaudit.security.request_loop import DOWN_AFTER, UNREACHABLE_AFTER, Stoppe
 from servers import LocalServer, Reply, Request
 
 CORPUS = str(KB / "corpus.jsonl")
-
-
-@pytest.fixture(scope="module")
-def chunks() -> list[Chunk]:
-    return chunk_corpus(load_corpus(KB / "corpus.jsonl"), make_chunker("whole"))
 
 
 def _free_port() -> int:
